@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The BLS12-381 fields: Fr (scalars) and Fq (coordinates), constants and vectors."""

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Multi-scalar multiplication on the CPU for G1 and G2: scalar split, signed
+ * digits, window choice; the per-group algorithm is msm_impl.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "msm.h"
+
+/* Pairs per shared inversion: large enough that the inversion (~450 products)
+ * is noise, small enough that the prefix products stay in L1/L2. */
+#define MSM_BATCH 4096
+/* Pairs ahead whose operands pass one prefetches. */
+#define MSM_PREFETCH 12
+
+enum { PAIR_COPY_P = 0, PAIR_COPY_Q = 1, PAIR_INF = 2, PAIR_ADD = 3, PAIR_DBL = 4 };
+
+/* Relative costs in field multiplications, for the window choice. */
+#define COST_BUCKET_ADD 6.5
+#define COST_REDUCE 24.0
+/* Largest chunk of points one task takes, bounding per-thread scratch. */
+#define MAX_CHUNK ((size_t)1 << 21)
+
+int msm_window_bits(size_t n)
+{
+    int best = 2;
+    double best_cost = 0;
+    if (n < 4) return 2;
+    for (int c = 2; c <= 20; c++) {
+        size_t windows = 255 / (size_t)c + 1;
+        double cost = (double)windows * ((double)n * COST_BUCKET_ADD + (double)((size_t)1 << (c - 1)) * COST_REDUCE);
+        if (c == 2 || cost < best_cost) {
+            best = c;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
+void msm_plan_free(msm_plan_t *plan)
+{
+    free(plan->ones);
+    free(plan->full);
+    free(plan->digits);
+    memset(plan, 0, sizeof *plan);
+}
+
+static int is_all_zero(const uint8_t *p, size_t size)
+{
+    const uint64_t *w = (const uint64_t *)p;
+    uint64_t acc = 0;
+    for (size_t i = 0; i < size / 8; i++) acc |= w[i];
+    return acc == 0;
+}
+
+/* Signed base-2^c digits of a canonical scalar < 2^255, each in (-2^(c-1), 2^(c-1)]. */
+static void signed_digits(int32_t *out, size_t stride, const fr_t *k, int c, size_t windows)
+{
+    uint32_t carry = 0, mask = (1u << c) - 1;
+    for (size_t w = 0; w < windows; w++) {
+        size_t bit = w * (size_t)c, limb = bit / 64, shift = bit % 64;
+        uint64_t v = limb < 4 ? k->l[limb] >> shift : 0;
+        if (shift + (size_t)c > 64 && limb + 1 < 4) v |= k->l[limb + 1] << (64 - shift);
+        uint32_t d = ((uint32_t)v & mask) + carry;
+        carry = d > (mask >> 1) + 1;
+        out[w * stride] = carry ? (int32_t)d - (int32_t)(1u << c) : (int32_t)d;
+    }
+}
+
+int msm_plan_build(msm_plan_t *plan, const fr_t *scalars, size_t n, const uint8_t *points, size_t point_size,
+                   int nthreads)
+{
+    static const fr_t one_mont = {FR_ONE};
+    uint8_t *kind = malloc(n + 1);
+    memset(plan, 0, sizeof *plan);
+    plan->ones = malloc((n + 1) * sizeof(uint32_t));
+    plan->full = malloc((n + 1) * sizeof(uint32_t));
+    if (!kind || !plan->ones || !plan->full) goto oom;
+    /* 0: skip (zero scalar or point at infinity), 1: one, 2: full. */
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        if (fr_is_zero(&scalars[i]) || is_all_zero(points + i * point_size, point_size)) kind[i] = 0;
+        else kind[i] = fr_eq(&scalars[i], &one_mont) ? 1 : 2;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (kind[i] == 1) plan->ones[plan->nones++] = (uint32_t)i;
+        else if (kind[i] == 2) plan->full[plan->nfull++] = (uint32_t)i;
+    }
+    free(kind);
+    kind = NULL;
+    plan->c = msm_window_bits(plan->nfull);
+    plan->windows = 255 / (size_t)plan->c + 1;
+    plan->chunks = (2 * (size_t)nthreads + plan->windows - 1) / plan->windows;
+    if (plan->chunks < (plan->nfull + MAX_CHUNK - 1) / MAX_CHUNK) plan->chunks = (plan->nfull + MAX_CHUNK - 1) / MAX_CHUNK;
+    if (plan->chunks < 1 || plan->nfull < 4096) plan->chunks = 1;
+    if (plan->nfull) {
+        plan->digits = malloc(plan->nfull * plan->windows * sizeof(int32_t));
+        if (!plan->digits) goto oom;
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (size_t i = 0; i < plan->nfull; i++) {
+            fr_t k;
+            fr_from_mont(&k, &scalars[plan->full[i]]);
+            signed_digits(plan->digits + i, plan->nfull, &k, plan->c, plan->windows);
+        }
+    }
+    return 0;
+oom:
+    free(kind);
+    msm_plan_free(plan);
+    return -1;
+}
+
+#define EC g1
+#define F fq
+#define F_T fq_t
+#include "msm_impl.h"
+#undef EC
+#undef F
+#undef F_T
+
+#define EC g2
+#define F fq2
+#define F_T fq2_t
+#include "msm_impl.h"
+#undef EC
+#undef F
+#undef F_T

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* CPU multi-scalar multiplication for G1 and G2.
+ *
+ * Contract for every entry point: points are affine in the package layout
+ * (Montgomery coordinates, infinity all zero), scalars are Fr in Montgomery
+ * form, out receives an affine point. nthreads >= 1 OpenMP threads are used.
+ * The return value is 0, or -1 when an allocation failed (nothing is written
+ * to out then). The functions release no locks and touch no Python state, so
+ * callers run them without the GIL. */
+#ifndef POREP_MSM_H
+#define POREP_MSM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ec.h"
+
+/* How the scalars of one MSM were split, for timings and tests. */
+typedef struct {
+    size_t zeros, ones, full;
+    int window_bits;
+} msm_stats_t;
+
+/* The scalar split and signed digits shared by G1 and G2. */
+typedef struct {
+    uint32_t *ones, *full;
+    size_t nones, nfull;
+    int32_t *digits;          /* digits[w * nfull + i] for full scalar i, window w */
+    size_t windows, chunks;
+    int c;
+} msm_plan_t;
+
+int msm_window_bits(size_t n);
+int msm_plan_build(msm_plan_t *plan, const fr_t *scalars, size_t n, const uint8_t *points, size_t point_size,
+                   int nthreads);
+void msm_plan_free(msm_plan_t *plan);
+
+int g1_msm(g1_affine_t *out, const g1_affine_t *points, const fr_t *scalars, size_t n, int nthreads,
+           msm_stats_t *stats);
+int g2_msm(g2_affine_t *out, const g2_affine_t *points, const fr_t *scalars, size_t n, int nthreads,
+           msm_stats_t *stats);
+int g1_batch_sum(g1_affine_t *out, const g1_affine_t *points, size_t n, int nthreads);
+int g2_batch_sum(g2_affine_t *out, const g2_affine_t *points, size_t n, int nthreads);
+void g1_msm_naive(g1_affine_t *out, const g1_affine_t *points, const fr_t *scalars, size_t n);
+void g2_msm_naive(g2_affine_t *out, const g2_affine_t *points, const fr_t *scalars, size_t n);
+
+#endif
