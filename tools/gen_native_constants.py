@@ -28,7 +28,7 @@ def _fq(v: int, mont: bool = True) -> str:
 
 
 def _fq2(v) -> str:
-    return "{" + _fq(v[0]) + ", " + _fq(v[1]) + "}"
+    return "{{" + _fq(v[0]) + "}, {" + _fq(v[1]) + "}}"
 
 
 def _fr(v: int, mont: bool = True) -> str:

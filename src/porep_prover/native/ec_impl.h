@@ -232,7 +232,7 @@ static inline int ECN(xyzz_eq)(const XYZZ *p, const XYZZ *q)
 
 /* Affine forms of n xyzz points with one field inversion (Montgomery's trick).
  * scratch holds n field elements. */
-static void ECN(xyzz_batch_to_affine)(AFF *out, const XYZZ *in, size_t n, F_T *scratch)
+static inline void ECN(xyzz_batch_to_affine)(AFF *out, const XYZZ *in, size_t n, F_T *scratch)
 {
     F_T acc, inv, zinv;
     FN(set_one)(&acc);
@@ -429,7 +429,7 @@ static inline void ECN(jac_to_xyzz)(XYZZ *r, const JAC *p)
 
 /* k * p for a canonical little-endian scalar of nbits bits (double-and-add; not
  * constant time: used for public data only). */
-static void ECN(xyzz_mul_limbs)(XYZZ *r, const AFF *p, const uint64_t *k, int nbits)
+static inline void ECN(xyzz_mul_limbs)(XYZZ *r, const AFF *p, const uint64_t *k, int nbits)
 {
     XYZZ acc;
     ECN(xyzz_set_inf)(&acc);

@@ -32,6 +32,7 @@ static const uint64_t FQ_P[6] = FQ_MODULUS;
  * C path). */
 #if defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__) && !defined(POREP_PORTABLE)
 #define POREP_MONT_ASM 1
+#define POREP_MONT_ASM_ENABLED 1
 #include "mont_asm.h"
 #define fr_mul_impl(r, a, b) fr_mul_asm((r), (a), (b))
 #define fq_mul_impl(r, a, b) fq_mul_asm((r), (a), (b))
@@ -40,6 +41,7 @@ static const uint64_t FQ_P[6] = FQ_MODULUS;
 #define fr_sub_impl(r, a, b) fr_sub_asm((r), (a), (b))
 #define fq_sub_impl(r, a, b) fq_sub_asm((r), (a), (b))
 #else
+#define POREP_MONT_ASM_ENABLED 0
 #define fr_mul_impl(r, a, b) mont_mul((r), (a), (b), FR_P, FR_INV, 4)
 #define fq_mul_impl(r, a, b) mont_mul((r), (a), (b), FQ_P, FQ_INV, 6)
 #define fr_add_impl(r, a, b) mont_add((r), (a), (b), FR_P, 4)

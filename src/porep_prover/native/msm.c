@@ -14,9 +14,15 @@
 
 enum { PAIR_COPY_P = 0, PAIR_COPY_Q = 1, PAIR_INF = 2, PAIR_ADD = 3, PAIR_DBL = 4 };
 
-/* Relative costs in field multiplications, for the window choice. */
-#define COST_BUCKET_ADD 6.5
-#define COST_REDUCE 24.0
+/* Below this many full scalars the xyzz-bucket Pippenger wins. */
+#define MSM_SMALL 256
+
+/* Relative costs in field multiplications, for the window choice: a bucket
+ * addition (batch-affine, measured with its overheads) and one bucket of the
+ * running-sum reduction (fitted to the measured best window at 2^16-2^18). */
+#define COST_BUCKET_ADD 9.0
+#define COST_BUCKET_ADD_SMALL 10.0
+#define COST_REDUCE 14.0
 /* Largest chunk of points one task takes, bounding per-thread scratch. */
 #define MAX_CHUNK ((size_t)1 << 21)
 
@@ -27,7 +33,8 @@ int msm_window_bits(size_t n)
     if (n < 4) return 2;
     for (int c = 2; c <= 20; c++) {
         size_t windows = 255 / (size_t)c + 1;
-        double cost = (double)windows * ((double)n * COST_BUCKET_ADD + (double)((size_t)1 << (c - 1)) * COST_REDUCE);
+        double add = n < MSM_SMALL ? COST_BUCKET_ADD_SMALL : COST_BUCKET_ADD;
+        double cost = (double)windows * ((double)n * add + (double)((size_t)1 << (c - 1)) * COST_REDUCE);
         if (c == 2 || cost < best_cost) {
             best = c;
             best_cost = cost;
@@ -52,8 +59,7 @@ static int is_all_zero(const uint8_t *p, size_t size)
     return acc == 0;
 }
 
-/* Signed base-2^c digits of a canonical scalar < 2^255, each in (-2^(c-1), 2^(c-1)]. */
-static void signed_digits(int32_t *out, size_t stride, const fr_t *k, int c, size_t windows)
+void msm_signed_digits(int32_t *out, size_t stride, const fr_t *k, int c, size_t windows)
 {
     uint32_t carry = 0, mask = (1u << c) - 1;
     for (size_t w = 0; w < windows; w++) {
@@ -99,7 +105,7 @@ int msm_plan_build(msm_plan_t *plan, const fr_t *scalars, size_t n, const uint8_
         for (size_t i = 0; i < plan->nfull; i++) {
             fr_t k;
             fr_from_mont(&k, &scalars[plan->full[i]]);
-            signed_digits(plan->digits + i, plan->nfull, &k, plan->c, plan->windows);
+            msm_signed_digits(plan->digits + i, plan->nfull, &k, plan->c, plan->windows);
         }
     }
     return 0;

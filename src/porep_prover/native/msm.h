@@ -31,6 +31,9 @@ typedef struct {
 } msm_plan_t;
 
 int msm_window_bits(size_t n);
+/* Signed base-2^c digits of a canonical scalar < 2^255, each in
+ * (-2^(c-1), 2^(c-1)]: out[w * stride] for w < windows = 255 / c + 1. */
+void msm_signed_digits(int32_t *out, size_t stride, const fr_t *k, int c, size_t windows);
 int msm_plan_build(msm_plan_t *plan, const fr_t *scalars, size_t n, const uint8_t *points, size_t point_size,
                    int nthreads);
 void msm_plan_free(msm_plan_t *plan);
@@ -41,6 +44,8 @@ int g2_msm(g2_affine_t *out, const g2_affine_t *points, const fr_t *scalars, siz
            msm_stats_t *stats);
 int g1_batch_sum(g1_affine_t *out, const g1_affine_t *points, size_t n, int nthreads);
 int g2_batch_sum(g2_affine_t *out, const g2_affine_t *points, size_t n, int nthreads);
+int g1_fixed_base_batch(g1_affine_t *out, const g1_affine_t *base, const fr_t *scalars, size_t n, int nthreads);
+int g2_fixed_base_batch(g2_affine_t *out, const g2_affine_t *base, const fr_t *scalars, size_t n, int nthreads);
 void g1_msm_naive(g1_affine_t *out, const g1_affine_t *points, const fr_t *scalars, size_t n);
 void g2_msm_naive(g2_affine_t *out, const g2_affine_t *points, const fr_t *scalars, size_t n);
 

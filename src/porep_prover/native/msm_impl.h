@@ -333,6 +333,113 @@ static int ECN(pippenger)(XYZZ *r, const AFF *points, const msm_plan_t *plan, in
     return failed ? -1 : 0;
 }
 
+/* Pippenger with xyzz buckets, one thread: for inputs too small for the
+ * batch-affine rounds to amortise their inversions. */
+static int ECN(pippenger_small)(XYZZ *r, const AFF *points, const msm_plan_t *plan)
+{
+    size_t nb = (size_t)1 << (plan->c - 1);
+    XYZZ *buckets = malloc(nb * sizeof(XYZZ)), acc, running, total;
+    if (!buckets) return -1;
+    ECN(xyzz_set_inf)(&acc);
+    for (size_t w = plan->windows; w-- > 0;) {
+        const int32_t *digits = plan->digits + w * plan->nfull;
+        for (int i = 0; i < plan->c; i++) ECN(xyzz_dbl)(&acc, &acc);
+        for (size_t b = 0; b < nb; b++) ECN(xyzz_set_inf)(&buckets[b]);
+        for (size_t i = 0; i < plan->nfull; i++) {
+            AFF p;
+            if (!digits[i]) continue;
+            ECN(load)(&p, &points[plan->full[i]], digits[i] < 0);
+            ECN(xyzz_add_affine)(&buckets[(digits[i] < 0 ? -digits[i] : digits[i]) - 1],
+                                 &buckets[(digits[i] < 0 ? -digits[i] : digits[i]) - 1], &p);
+        }
+        ECN(xyzz_set_inf)(&running);
+        ECN(xyzz_set_inf)(&total);
+        for (size_t b = nb; b-- > 0;) {
+            ECN(xyzz_add)(&running, &running, &buckets[b]);
+            ECN(xyzz_add)(&total, &total, &running);
+        }
+        ECN(xyzz_add)(&acc, &acc, &total);
+    }
+    *r = acc;
+    free(buckets);
+    return 0;
+}
+
+/* out[i] = scalars[i] * base for i < n (scalars in Montgomery form): signed
+ * windows over a table of d * 2^(c w) * base, accumulated batch-affine across
+ * all scalars of a thread, one window at a time. Returns 0 or -1 (memory). */
+int ECN(fixed_base_batch)(AFF *out, const AFF *base, const fr_t *scalars, size_t n, int nthreads)
+{
+    int c = msm_window_bits(n) > 4 ? msm_window_bits(n) - 2 : 3;
+    size_t windows = 255 / (size_t)c + 1, nd = (size_t)1 << (c - 1);
+    AFF *table = malloc(windows * nd * sizeof(AFF));
+    int failed = 0;
+    if (nthreads < 1) nthreads = 1;
+    if (!table) return -1;
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) reduction(| : failed)
+    for (size_t w = 0; w < windows; w++) {
+        XYZZ step, cur, *row = malloc(nd * sizeof(XYZZ));
+        F_T *scratch = malloc(nd * sizeof(F_T));
+        if (!row || !scratch) {
+            failed = 1;
+        } else {
+            ECN(xyzz_from_affine)(&step, base);
+            for (size_t i = 0; i < w * (size_t)c; i++) ECN(xyzz_dbl)(&step, &step);
+            cur = step;
+            row[0] = cur;
+            for (size_t d = 1; d < nd; d++) {
+                ECN(xyzz_add)(&cur, &cur, &step);
+                row[d] = cur;
+            }
+            ECN(xyzz_batch_to_affine)(table + w * nd, row, nd, scratch);
+        }
+        free(row);
+        free(scratch);
+    }
+    if (failed) {
+        free(table);
+        return -1;
+    }
+#pragma omp parallel num_threads(nthreads) reduction(| : failed)
+    {
+        ECN(tree_scratch_t) s;
+        int32_t *digits = malloc(windows * sizeof(int32_t) * 1024);
+        if (!digits || ECN(tree_scratch_alloc)(&s, 2, 1)) {
+            failed = 1;
+            free(digits);
+            digits = NULL;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (size_t lo = 0; lo < n; lo += 1024) {
+            size_t hi = lo + 1024 < n ? lo + 1024 : n;
+            if (!digits) continue;
+            for (size_t i = lo; i < hi; i++) {
+                fr_t k;
+                fr_from_mont(&k, &scalars[i]);
+                msm_signed_digits(digits + (i - lo), 1024, &k, c, windows);
+                ECN(affine_set_inf)(&out[i]);
+            }
+            s.batch.inf_possible = 1;
+            /* Each scalar appears once per window: flush between windows so
+             * no accumulator is in a batch twice. */
+            for (size_t w = 0; w < windows; w++) {
+                for (size_t i = lo; i < hi; i++) {
+                    int32_t d = digits[w * 1024 + (i - lo)];
+                    if (d) ECN(pair_batch_push)(&s.batch, &out[i], 0, &table[w * nd + (size_t)(d < 0 ? -d : d) - 1],
+                                                d < 0, &out[i]);
+                }
+                ECN(pair_batch_flush)(&s.batch);
+            }
+        }
+        if (digits) {
+            ECN(tree_scratch_free)(&s);
+            free(digits);
+        }
+    }
+    free(table);
+    return failed ? -1 : 0;
+}
+
 /* Sum of the points whose scalar is one, split across threads. */
 static int ECN(sum_ones)(XYZZ *r, const AFF *points, const uint32_t *ones, size_t n, int nthreads)
 {
@@ -365,7 +472,8 @@ int ECN(msm)(AFF *out, const AFF *points, const fr_t *scalars, size_t n, int nth
     if (rc) return rc;
     rc = ECN(sum_ones)(&acc, points, plan.ones, plan.nones, nthreads);
     if (!rc && plan.nfull) {
-        rc = ECN(pippenger)(&part, points, &plan, nthreads);
+        if (plan.nfull < MSM_SMALL) rc = ECN(pippenger_small)(&part, points, &plan);
+        else rc = ECN(pippenger)(&part, points, &plan, nthreads);
         ECN(xyzz_add)(&acc, &acc, &part);
     }
     if (!rc) ECN(xyzz_to_affine)(out, &acc);

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The CPU backend: native C kernels through Cython, run without the GIL."""
+from __future__ import annotations
+
+from ..curve.points import G1Array, G2Array
+from ..errors import NativeMemoryError
+from ..field.fr_array import FrArray
+from ..msm import _cpu as msm_cpu
+from ..ntt import _cpu as ntt_cpu
+
+
+def _check(rc: int, what: str) -> None:
+    if rc == -1:
+        raise NativeMemoryError(f"{what}: out of memory")
+    if rc:
+        raise NativeMemoryError(f"{what}: native error {rc}")
+
+
+class CpuBackend:
+    """Reference implementation of `Backend` and the default one."""
+
+    name = "cpu"
+
+    def msm(self, points, scalars, threads):
+        out = type(points).POINT.identity()
+        rc, stats = msm_cpu.msm(points.GROUP, points.limbs, scalars.limbs, out.limbs, threads)
+        _check(rc, f"{points.NAME} MSM of {len(points)}")
+        return out, stats
+
+    def msm_naive(self, points, scalars):
+        out = type(points).POINT.identity()
+        msm_cpu.msm_naive(points.GROUP, points.limbs, scalars.limbs, out.limbs)
+        return out
+
+    def batch_sum(self, points, threads):
+        out = type(points).POINT.identity()
+        _check(msm_cpu.batch_sum(points.GROUP, points.limbs, out.limbs, threads), f"{points.NAME} sum")
+        return out
+
+    def ntt(self, values, inverse, coset, threads):
+        out = values.copy()
+        if len(out):
+            _check(ntt_cpu.ntt(out.limbs, len(out).bit_length() - 1, inverse, coset, threads), "NTT")
+        return out
+
+    def h_poly(self, a, b, c, threads):
+        log_n = len(a).bit_length() - 1
+        _check(ntt_cpu.h_poly_bellman(a.limbs, b.limbs, c.limbs, log_n, threads), "H polynomial")
+        return FrArray(a.limbs[: len(a) - 1])
+
+    def fixed_base(self, base, scalars, threads):
+        out = type(base).zeros(len(scalars)) if isinstance(base, (G1Array, G2Array)) else None
+        _check(msm_cpu.fixed_base(base.GROUP, base.limbs, scalars.limbs, out.limbs, threads), "fixed-base products")
+        return out

@@ -1,0 +1,262 @@
+# SPDX-License-Identifier: Apache-2.0
+"""G1 and G2 point arrays and single points over numpy buffers.
+
+Layout contract: `limbs` is a C-contiguous numpy uint64 array of shape (n, 12)
+for G1 (x, y in Fq) or (n, 24) for G2 (x.c0, x.c1, y.c0, y.c1), affine,
+Montgomery form, little-endian limbs; the point at infinity is all zero. The
+same bytes are what the MSM kernels read and what a GPU upload copies.
+
+Encodings are zcash's (48/96 bytes compressed, 96/192 uncompressed; see
+native/encoding.c). Decoding checks flags, canonical coordinates and the curve
+equation always, and subgroup membership unless `check=False`.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from ..config import resolve_threads
+from ..errors import EncodingError, InvalidInputError, NotInSubgroupError, NotOnCurveError, ScalarRangeError
+from ..field.constants import FQ_MONT, P, R, limbs
+from ..field.fr_array import limbs_array
+from . import _curve
+
+_ERRORS = {
+    1: (EncodingError, "invalid flag bits"),
+    2: (EncodingError, "coordinate not below p"),
+    3: (NotOnCurveError, "not on the curve"),
+    4: (NotInSubgroupError, "not in the prime-order subgroup"),
+}
+
+
+class _PointArray:
+    GROUP = 0
+    WIDTH = 0
+    COMPRESSED = 0
+    NAME = ""
+
+    __slots__ = ("limbs",)
+
+    def __init__(self, limbs_: np.ndarray):
+        self.limbs = limbs_array(limbs_, self.WIDTH, type(self).__name__)
+
+    @classmethod
+    def zeros(cls, n: int):
+        """n points at infinity."""
+        return cls(np.zeros((n, cls.WIDTH), dtype=np.uint64))
+
+    @classmethod
+    def generator(cls, n: int = 1):
+        out = cls.zeros(1)
+        _curve.generator(cls.GROUP, out.limbs)
+        if n != 1:
+            out = cls(np.repeat(out.limbs, n, axis=0))
+        return out
+
+    @classmethod
+    def from_bytes(cls, buf, compressed: bool = True, check: bool = True, threads: int | None = None):
+        """Points from back-to-back encodings. Raises EncodingError (or its
+        NotOnCurveError / NotInSubgroupError subclasses) naming the first bad index."""
+        data = memoryview(buf).cast("B")
+        size = cls.COMPRESSED * (1 if compressed else 2)
+        if len(data) % size:
+            raise EncodingError(f"{cls.NAME} bytes: length {len(data)} is not a multiple of {size}")
+        out = cls.zeros(len(data) // size)
+        code, index = _curve.decode(cls.GROUP, data, out.limbs, compressed, check, resolve_threads(threads))
+        if code:
+            err, what = _ERRORS[code]
+            raise err(f"{cls.NAME} point {index}: {what}")
+        return out
+
+    @classmethod
+    def concat(cls, parts):
+        return cls(np.concatenate([p.limbs for p in parts])) if parts else cls.zeros(0)
+
+    def to_bytes(self, compressed: bool = True, threads: int | None = None) -> bytes:
+        size = self.COMPRESSED * (1 if compressed else 2)
+        out = bytearray(len(self) * size)
+        _curve.encode(self.GROUP, self.limbs, out, compressed, resolve_threads(threads))
+        return bytes(out)
+
+    def first_not_on_curve(self, threads: int | None = None) -> int:
+        """Index of the first point off the curve, or -1."""
+        return _curve.first_invalid(self.GROUP, self.limbs, False, resolve_threads(threads))
+
+    def first_not_in_subgroup(self, threads: int | None = None) -> int:
+        """Index of the first point outside the prime-order subgroup (or off the curve), or -1."""
+        return _curve.first_invalid(self.GROUP, self.limbs, True, resolve_threads(threads))
+
+    def validate(self, subgroup: bool = True, threads: int | None = None) -> None:
+        """Raise NotOnCurveError / NotInSubgroupError for the first invalid point."""
+        bad = self.first_not_on_curve(threads)
+        if bad >= 0:
+            raise NotOnCurveError(f"{self.NAME} point {bad} is not on the curve")
+        if subgroup:
+            bad = self.first_not_in_subgroup(threads)
+            if bad >= 0:
+                raise NotInSubgroupError(f"{self.NAME} point {bad} is not in the prime-order subgroup")
+
+    def is_infinity(self) -> np.ndarray:
+        return ~self.limbs.any(axis=1)
+
+    def __len__(self) -> int:
+        return self.limbs.shape[0]
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)):
+            row = self.limbs[key]
+            return self.POINT(np.ascontiguousarray(row.reshape(1, self.WIDTH)))
+        if isinstance(key, slice):
+            return type(self)(self.limbs[key])
+        return type(self)(np.ascontiguousarray(self.limbs[np.asarray(key)]))
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and np.array_equal(self.limbs, other.limbs)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={len(self)})"
+
+    # Group operations, element-wise (used for small counts: proof assembly, tests).
+
+    def __add__(self, other):
+        if type(other) is not type(self) and not (isinstance(other, _PointArray) and other.GROUP == self.GROUP):
+            return NotImplemented
+        out = type(self).zeros(len(self))
+        _curve.add(self.GROUP, self.limbs, np.ascontiguousarray(np.broadcast_to(other.limbs, self.limbs.shape)),
+                   out.limbs)
+        return out
+
+    def __neg__(self):
+        out = type(self).zeros(len(self))
+        _curve.neg(self.GROUP, self.limbs, out.limbs)
+        return out
+
+    def __sub__(self, other):
+        return self + (-other)
+
+    def scale(self, scalars: Iterable[int], jacobian: bool = False):
+        """Element-wise k_i * P_i for Python ints 0 <= k_i < 2^256 (not constant
+        time). A single point is broadcast over all the scalars."""
+        ks = list(scalars)
+        base = self
+        if len(self) == 1 and len(ks) != 1:
+            base = type(self)(np.repeat(self.limbs, len(ks), axis=0))
+        if len(ks) != len(base):
+            raise InvalidInputError(f"{len(ks)} scalars for {len(self)} points")
+        for k in ks:
+            if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < 1 << 256:
+                raise ScalarRangeError(f"scalar {k!r} is not an int in [0, 2^256)")
+        k_limbs = np.array([limbs(k, 4) for k in ks], dtype=np.uint64).reshape(len(ks), 4)
+        out = (type(self) if len(base) == len(self) else type(self).ARRAY_TYPE).zeros(len(base))
+        (_curve.mul_jacobian if jacobian else _curve.mul)(self.GROUP, base.limbs, k_limbs, out.limbs)
+        return out
+
+    def __mul__(self, k):
+        if isinstance(k, bool) or not isinstance(k, int):
+            return NotImplemented
+        return self.scale([k % R] * len(self))
+
+    __rmul__ = __mul__
+
+
+class _Point:
+    """One point: a length-1 array with scalar-like behaviour."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_bytes().hex()})"
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and np.array_equal(self.limbs, other.limbs)
+
+    __hash__ = None
+
+    def is_zero(self) -> bool:
+        """True for the point at infinity."""
+        return not self.limbs.any()
+
+    @classmethod
+    def from_bytes(cls, buf, compressed: bool = True, check: bool = True):
+        data = bytes(buf)
+        size = cls.COMPRESSED * (1 if compressed else 2)
+        if len(data) != size:
+            raise EncodingError(f"{cls.NAME} point: {len(data)} bytes, expected {size}")
+        return cls(cls.ARRAY.from_bytes(data, compressed, check).limbs)
+
+    @classmethod
+    def identity(cls):
+        return cls(np.zeros((1, cls.WIDTH), dtype=np.uint64))
+
+    @classmethod
+    def generator(cls):
+        return cls(cls.ARRAY.generator().limbs)
+
+
+def _fq_to_mont_ints(values: list[int]) -> list[int]:
+    return [v * FQ_MONT % P for v in values]
+
+
+class G1Array(_PointArray):
+    """Array of G1 points (rows of 12 uint64: x, y)."""
+
+    GROUP, WIDTH, COMPRESSED, NAME = 1, 12, 48, "G1"
+
+    @classmethod
+    def from_affine_ints(cls, points: Iterable):
+        """From (x, y) int pairs (canonical coordinates) or None for infinity. Not validated."""
+        rows = []
+        for pt in points:
+            rows.append([0] * 12 if pt is None else sum((limbs(v, 6) for v in _fq_to_mont_ints(list(pt))), []))
+        return cls(np.array(rows, dtype=np.uint64).reshape(len(rows), 12))
+
+    def to_affine_ints(self) -> list:
+        return [_affine_ints(row, 1) for row in self.limbs]
+
+
+class G2Array(_PointArray):
+    """Array of G2 points (rows of 24 uint64: x.c0, x.c1, y.c0, y.c1)."""
+
+    GROUP, WIDTH, COMPRESSED, NAME = 2, 24, 96, "G2"
+
+    @classmethod
+    def from_affine_ints(cls, points: Iterable):
+        """From ((x0, x1), (y0, y1)) int pairs or None for infinity. Not validated."""
+        rows = []
+        for pt in points:
+            if pt is None:
+                rows.append([0] * 24)
+            else:
+                coords = [pt[0][0], pt[0][1], pt[1][0], pt[1][1]]
+                rows.append(sum((limbs(v, 6) for v in _fq_to_mont_ints(coords)), []))
+        return cls(np.array(rows, dtype=np.uint64).reshape(len(rows), 24))
+
+    def to_affine_ints(self) -> list:
+        return [_affine_ints(row, 2) for row in self.limbs]
+
+
+def _affine_ints(row: np.ndarray, group: int):
+    if not row.any():
+        return None
+    inv = pow(FQ_MONT, -1, P)
+    vals = [int.from_bytes(row[6 * i : 6 * i + 6].tobytes(), "little") * inv % P for i in range(2 * group)]
+    return (vals[0], vals[1]) if group == 1 else ((vals[0], vals[1]), (vals[2], vals[3]))
+
+
+class G1Point(_Point, G1Array):
+    """One G1 point (the result of an MSM, a proof element)."""
+
+    ARRAY = G1Array
+
+
+class G2Point(_Point, G2Array):
+    """One G2 point."""
+
+    ARRAY = G2Array
+
+
+G1Array.POINT = G1Point
+G2Array.POINT = G2Point
+G1Array.ARRAY_TYPE = G1Array
+G2Array.ARRAY_TYPE = G2Array

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Named exceptions. Every public function raises one of these on bad input.
+
+All derive from `PorepProverError`; the input errors also derive from
+`ValueError` so generic callers can catch them the usual way.
+"""
+from __future__ import annotations
+
+
+class PorepProverError(Exception):
+    """Base of every error raised by porep_prover."""
+
+
+class InvalidInputError(PorepProverError, ValueError):
+    """An argument has the wrong type, shape, length or value."""
+
+
+class LengthMismatchError(InvalidInputError):
+    """Two sequences that must have the same length do not (e.g. points and scalars)."""
+
+
+class ScalarRangeError(InvalidInputError):
+    """A scalar is negative or not below the group order r."""
+
+
+class DomainSizeError(InvalidInputError):
+    """An NTT length is not a power of two, or exceeds 2^32 (the 2-adicity of r - 1)."""
+
+
+class EncodingError(InvalidInputError):
+    """Bytes are not a valid encoding: bad flag bits, wrong length, non-canonical coordinate."""
+
+
+class NotOnCurveError(EncodingError):
+    """A point is not on the curve (or a compressed x has no matching y)."""
+
+
+class NotInSubgroupError(EncodingError):
+    """A point is on the curve but not in the prime-order subgroup."""
+
+
+class UnknownBackendError(InvalidInputError):
+    """A backend name other than "cpu", "gpu" or "auto"."""
+
+
+class BackendUnavailableError(PorepProverError):
+    """The requested backend exists but cannot run here (e.g. "gpu" with no device)."""
+
+
+class NativeMemoryError(PorepProverError, MemoryError):
+    """Native code could not allocate its working memory."""
+
+
+class R1CSError(InvalidInputError):
+    """A constraint system is malformed (index out of range, inconsistent sizes)."""
+
+
+class WitnessError(InvalidInputError):
+    """A witness has the wrong length or does not start with the constant one."""
+
+
+class UnsatisfiedError(PorepProverError):
+    """The witness does not satisfy the constraint system.
+
+    Attributes
+    ----------
+    constraint : int
+        Index of the first failing constraint.
+    """
+
+    def __init__(self, message: str, constraint: int):
+        super().__init__(message)
+        self.constraint = constraint
+
+
+class ParamsError(PorepProverError):
+    """Groth16 parameters are unusable."""
+
+
+class ParamsFormatError(ParamsError, EncodingError):
+    """A parameters file is truncated, has trailing bytes, or holds an invalid point."""
+
+
+class ParamsMismatchError(ParamsError, InvalidInputError):
+    """Parameters do not belong to the circuit they are used with."""
+
+
+class ProofFormatError(EncodingError):
+    """A proof (bytes or JSON) is malformed."""
+
+
+class VerifyingKeyFormatError(EncodingError):
+    """A verification key (bytes or JSON) is malformed."""
+
+
+class CircuitFormatError(InvalidInputError):
+    """A circuit or witness file is malformed."""

@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: Apache-2.0
+"""FrArray: a vector of scalars over a numpy buffer.
+
+Layout contract (shared with every native kernel, the parameter files' readers
+and the GPU): `limbs` is a C-contiguous numpy uint64 array of shape (n, 4),
+each row one element of Fr in Montgomery form (a * 2^256 mod r), little-endian
+limbs, fully reduced. Views share memory with their parent.
+"""
+from __future__ import annotations
+
+import secrets
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..config import resolve_threads
+from ..errors import EncodingError, InvalidInputError, LengthMismatchError, ScalarRangeError
+from . import _field
+from .constants import FR_LIMBS, R
+
+FR_BYTES = 32
+
+
+def limbs_array(value, width: int, kind: str) -> np.ndarray:
+    """value as a C-contiguous uint64 array of shape (n, width), or InvalidInputError."""
+    if not isinstance(value, np.ndarray):
+        raise InvalidInputError(f"{kind} needs a numpy array, got {type(value).__name__}")
+    if value.dtype != np.uint64 or value.ndim != 2 or value.shape[1] != width:
+        raise InvalidInputError(f"{kind} needs a uint64 array of shape (n, {width}), got {value.dtype} {value.shape}")
+    return np.ascontiguousarray(value)
+
+
+class FrArray:
+    """Vector of Fr elements (scalars mod r)."""
+
+    __slots__ = ("limbs",)
+
+    def __init__(self, limbs: np.ndarray):
+        self.limbs = limbs_array(limbs, FR_LIMBS, "FrArray")
+
+    # ------------------------------------------------------------ construction
+
+    @classmethod
+    def zeros(cls, n: int) -> "FrArray":
+        return cls(np.zeros((n, FR_LIMBS), dtype=np.uint64))
+
+    @classmethod
+    def from_ints(cls, values: Iterable[int]) -> "FrArray":
+        """Elements from Python ints in [0, r). Raises ScalarRangeError otherwise."""
+        values = list(values)
+        for i, v in enumerate(values):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InvalidInputError(f"element {i} is {type(v).__name__}, not int")
+            if not 0 <= v < R:
+                raise ScalarRangeError(f"element {i} = {v} is outside [0, r)")
+        return cls.from_bytes(b"".join(v.to_bytes(FR_BYTES, "little") for v in values))
+
+    @classmethod
+    def from_ints_mod(cls, values: Iterable[int]) -> "FrArray":
+        """Elements from any Python ints, reduced mod r (negative ones too)."""
+        return cls.from_ints(v % R for v in values)
+
+    @classmethod
+    def from_bytes(cls, buf, threads: int | None = None) -> "FrArray":
+        """Elements from 32-byte little-endian canonical encodings (< r) back to back."""
+        data = memoryview(buf).cast("B")
+        if len(data) % FR_BYTES:
+            raise EncodingError(f"Fr bytes: length {len(data)} is not a multiple of {FR_BYTES}")
+        out = np.empty((len(data) // FR_BYTES, FR_LIMBS), dtype=np.uint64)
+        bad = _field.fr_decode(data, out, resolve_threads(threads))
+        if bad >= 0:
+            raise ScalarRangeError(f"Fr bytes: element {bad} is not below r")
+        return cls(out)
+
+    @classmethod
+    def random(cls, n: int, rng=None) -> "FrArray":
+        """n uniform elements; rng is a random.Random-like object (default: secrets)."""
+        draw = rng.randrange if rng is not None else secrets.randbelow
+        return cls.from_ints(draw(R) for _ in range(n))
+
+    @classmethod
+    def concat(cls, parts: Sequence["FrArray"]) -> "FrArray":
+        if not parts:
+            return cls.zeros(0)
+        return cls(np.concatenate([p.limbs for p in parts]))
+
+    # ------------------------------------------------------------ conversion
+
+    def to_bytes(self, threads: int | None = None) -> bytes:
+        out = bytearray(len(self) * FR_BYTES)
+        _field.fr_encode(self.limbs, out, resolve_threads(threads))
+        return bytes(out)
+
+    def to_ints(self) -> list[int]:
+        data = self.to_bytes()
+        return [int.from_bytes(data[i : i + FR_BYTES], "little") for i in range(0, len(data), FR_BYTES)]
+
+    def copy(self) -> "FrArray":
+        return FrArray(self.limbs.copy())
+
+    # ------------------------------------------------------------ container
+
+    def __len__(self) -> int:
+        return self.limbs.shape[0]
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)):
+            return FrArray(self.limbs[key : key + 1 if key != -1 else None]).to_ints()[0]
+        if isinstance(key, slice):
+            return FrArray(self.limbs[key])
+        return FrArray(np.ascontiguousarray(self.limbs[np.asarray(key)]))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, FrArray) and np.array_equal(self.limbs, other.limbs)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        head = ", ".join(hex(v) for v in self[:3].to_ints())
+        return f"FrArray(n={len(self)}, [{head}{', ...' if len(self) > 3 else ''}])"
+
+    # ------------------------------------------------------------ arithmetic
+
+    def _binary(self, op: str, other: "FrArray") -> "FrArray":
+        if not isinstance(other, FrArray):
+            return NotImplemented
+        if len(other) != len(self):
+            raise LengthMismatchError(f"FrArray {op}: lengths {len(self)} and {len(other)} differ")
+        out = FrArray.zeros(len(self))
+        _field.fr_apply(_field.OPS[op], self.limbs, other.limbs, out.limbs)
+        return out
+
+    def _unary(self, op: str) -> "FrArray":
+        out = FrArray.zeros(len(self))
+        _field.fr_apply(_field.OPS[op], self.limbs, self.limbs, out.limbs)
+        return out
+
+    def __add__(self, other):
+        return self._binary("add", other)
+
+    def __sub__(self, other):
+        return self._binary("sub", other)
+
+    def __mul__(self, other):
+        return self._binary("mul", other)
+
+    def __neg__(self):
+        return self._unary("neg")
+
+    def inverse(self) -> "FrArray":
+        """Element-wise 1/x (the inverse of 0 is 0)."""
+        return self._unary("inv")
+
+    def is_zero(self) -> np.ndarray:
+        """Boolean mask of the zero elements."""
+        return ~self.limbs.any(axis=1)

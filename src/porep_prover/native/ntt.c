@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Number-theoretic transform (the radix-2 FFT over Fr) on the CPU, and the
+ * Groth16 quotient polynomial H built from it.
+ *
+ * Conventions (bellman, arkworks, snarkjs agree): omega_n = 7^((r-1)/n) is the
+ * primitive n-th root of unity for n = 2^log_n <= 2^32.
+ *   forward:  X_k = sum_j x_j omega^(jk)                 natural order in and out
+ *   inverse:  x_j = n^-1 sum_k X_k omega^(-jk)
+ *   coset:    forward evaluates on g*<omega>: x_j is first scaled by g^j;
+ *             inverse scales the result by g^-j afterwards.
+ * Iterative Cooley-Tukey (DIT) after a bit-reversal permutation. The first
+ * NTT_BLOCK_LOG stages run block by block so that a block stays in L2; the
+ * remaining stages are one parallel sweep each. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntt.h"
+
+#define NTT_BLOCK_LOG 12
+/* Elements per parallel chunk for the power tables and pointwise passes. */
+#define NTT_CHUNK 4096
+
+/* out[i] = start * step^i for i < n, in parallel chunks (each chunk computes
+ * its own start power). */
+static void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads)
+{
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (size_t c = 0; c < (n + NTT_CHUNK - 1) / NTT_CHUNK; c++) {
+        size_t lo = c * NTT_CHUNK, hi = lo + NTT_CHUNK < n ? lo + NTT_CHUNK : n;
+        fr_t cur;
+        fr_pow_u64(&cur, step, (uint64_t)lo);
+        fr_mul(&cur, &cur, start);
+        for (size_t i = lo; i < hi; i++) {
+            out[i] = cur;
+            fr_mul(&cur, &cur, step);
+        }
+    }
+}
+
+/* data[i] *= start * step^i */
+static void fr_scale_by_powers(fr_t *data, size_t n, const fr_t *start, const fr_t *step, int nthreads)
+{
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (size_t c = 0; c < (n + NTT_CHUNK - 1) / NTT_CHUNK; c++) {
+        size_t lo = c * NTT_CHUNK, hi = lo + NTT_CHUNK < n ? lo + NTT_CHUNK : n;
+        fr_t cur;
+        fr_pow_u64(&cur, step, (uint64_t)lo);
+        fr_mul(&cur, &cur, start);
+        for (size_t i = lo; i < hi; i++) {
+            fr_mul(&data[i], &data[i], &cur);
+            fr_mul(&cur, &cur, step);
+        }
+    }
+}
+
+void fr_root_of_unity(fr_t *r, int log_n)
+{
+    static const fr_t root = {FR_ROOT_OF_UNITY};
+    *r = root;
+    for (int i = log_n; i < FR_TWO_ADICITY; i++) fr_sqr(r, r);
+}
+
+static inline size_t bit_reverse(size_t x, int bits)
+{
+    size_t r = 0;
+    for (int i = 0; i < bits; i++) {
+        r = (r << 1) | (x & 1);
+        x >>= 1;
+    }
+    return r;
+}
+
+FF_INLINE void butterfly(fr_t *u, fr_t *v, const fr_t *w)
+{
+    fr_t t;
+    fr_mul(&t, v, w);
+    fr_sub(v, u, &t);
+    fr_add(u, u, &t);
+}
+
+/* Stages with half-length 2^s for s in [s_lo, s_hi) on one contiguous block. */
+static void dit_stages(fr_t *a, size_t len, int s_lo, int s_hi, const fr_t *tw, int log_n)
+{
+    for (int s = s_lo; s < s_hi; s++) {
+        size_t half = (size_t)1 << s, stride = (size_t)1 << (log_n - 1 - s);
+        for (size_t start = 0; start < len; start += 2 * half)
+            for (size_t j = 0; j < half; j++) butterfly(&a[start + j], &a[start + j + half], &tw[j * stride]);
+    }
+}
+
+int fr_ntt(fr_t *data, int log_n, int inverse, int coset, int nthreads)
+{
+    size_t n = (size_t)1 << log_n, half_n = n / 2;
+    fr_t omega, one;
+    fr_t *tw;
+    if (log_n < 0 || log_n > FR_TWO_ADICITY) return -2;
+    if (nthreads < 1) nthreads = 1;
+    if (coset && !inverse) {
+        static const fr_t g = {FR_GENERATOR};
+        fr_set_one(&one);
+        fr_scale_by_powers(data, n, &one, &g, nthreads);
+    }
+    if (log_n == 0) goto finish;
+    tw = malloc(half_n * sizeof(fr_t));
+    if (!tw) return -1;
+    fr_root_of_unity(&omega, log_n);
+    if (inverse) fr_inv(&omega, &omega);
+    fr_set_one(&one);
+    fr_powers(tw, half_n, &one, &omega, nthreads);
+
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        size_t j = bit_reverse(i, log_n);
+        if (i < j) {
+            fr_t t = data[i];
+            data[i] = data[j];
+            data[j] = t;
+        }
+    }
+    {
+        int block_log = log_n < NTT_BLOCK_LOG ? log_n : NTT_BLOCK_LOG;
+        size_t block = (size_t)1 << block_log;
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (size_t b = 0; b < n / block; b++) dit_stages(data + b * block, block, 0, block_log, tw, log_n);
+        for (int s = block_log; s < log_n; s++) {
+            size_t half = (size_t)1 << s, stride = (size_t)1 << (log_n - 1 - s);
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+            for (size_t k = 0; k < half_n; k++) {
+                size_t j = k & (half - 1), start = (k >> s) << (s + 1);
+                butterfly(&data[start + j], &data[start + j + half], &tw[j * stride]);
+            }
+        }
+    }
+    free(tw);
+finish:
+    if (inverse) {
+        fr_t n_inv, step;
+        static const fr_t g_inv = {FR_GENERATOR_INV};
+        fr_t n_fr = {{(uint64_t)n, 0, 0, 0}};
+        fr_to_mont(&n_fr, &n_fr);
+        fr_inv(&n_inv, &n_fr);
+        if (coset) step = g_inv;
+        else fr_set_one(&step);
+        fr_scale_by_powers(data, n, &n_inv, &step, nthreads);
+    }
+    return 0;
+}
+
+int fr_h_poly_bellman(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
+{
+    size_t n = (size_t)1 << log_n;
+    int rc = 0;
+    fr_t z_inv, g_n, one;
+    static const fr_t g = {FR_GENERATOR};
+    /* a, b, c: evaluations on <omega> -> coefficients -> evaluations on g<omega> */
+    rc |= fr_ntt(a, log_n, 1, 0, nthreads);
+    rc |= fr_ntt(a, log_n, 0, 1, nthreads);
+    rc |= fr_ntt(b, log_n, 1, 0, nthreads);
+    rc |= fr_ntt(b, log_n, 0, 1, nthreads);
+    rc |= fr_ntt(c, log_n, 1, 0, nthreads);
+    rc |= fr_ntt(c, log_n, 0, 1, nthreads);
+    if (rc) return rc;
+    /* Z(x) = x^n - 1 is the constant g^n - 1 on the whole coset. */
+    fr_pow_u64(&g_n, &g, (uint64_t)n);
+    fr_set_one(&one);
+    fr_sub(&z_inv, &g_n, &one);
+    fr_inv(&z_inv, &z_inv);
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        fr_t t;
+        fr_mul(&t, &a[i], &b[i]);
+        fr_sub(&t, &t, &c[i]);
+        fr_mul(&a[i], &t, &z_inv);
+    }
+    return fr_ntt(a, log_n, 1, 1, nthreads);
+}

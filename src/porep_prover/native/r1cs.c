@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntt.h"
+#include "r1cs.h"
+
+void r1cs_matvec(fr_t *out, const int64_t *indptr, const uint32_t *col, const fr_t *coeff, size_t rows,
+                 const fr_t *w, int nthreads)
+{
+    static const fr_t one = {FR_ONE};
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 4096)
+    for (size_t i = 0; i < rows; i++) {
+        fr_t acc = {{0, 0, 0, 0}}, t;
+        for (int64_t k = indptr[i]; k < indptr[i + 1]; k++) {
+            /* Most coefficients in real circuits are one: skip the product. */
+            if (fr_eq(&coeff[k], &one)) fr_add(&acc, &acc, &w[col[k]]);
+            else {
+                fr_mul(&t, &coeff[k], &w[col[k]]);
+                fr_add(&acc, &acc, &t);
+            }
+        }
+        out[i] = acc;
+    }
+}
+
+size_t r1cs_first_unsatisfied(const fr_t *a, const fr_t *b, const fr_t *c, size_t n, int nthreads)
+{
+    size_t first = n;
+#pragma omp parallel for num_threads(nthreads) schedule(static) reduction(min : first)
+    for (size_t i = 0; i < n; i++) {
+        fr_t t;
+        fr_mul(&t, &a[i], &b[i]);
+        if (!fr_eq(&t, &c[i]) && i < first) first = i;
+    }
+    return first;
+}
+
+int r1cs_eval_columns(fr_t *out, size_t ncols, const int64_t *indptr, const uint32_t *col, const fr_t *coeff,
+                      size_t rows, const fr_t *lagrange, int nthreads)
+{
+    size_t nnz = (size_t)indptr[rows];
+    int64_t *cstart = calloc(ncols + 1, sizeof(int64_t));
+    uint64_t *entry = malloc((nnz + 1) * sizeof(uint64_t)); /* k of each entry, sorted by column */
+    uint32_t *row_of = malloc((nnz + 1) * sizeof(uint32_t));
+    if (!cstart || !entry || !row_of) {
+        free(cstart);
+        free(entry);
+        free(row_of);
+        return -1;
+    }
+    /* Counting sort of the entries by column (CSR -> CSC), then one
+     * independent dot product per column. */
+    for (size_t k = 0; k < nnz; k++) cstart[col[k] + 1]++;
+    for (size_t j = 0; j < ncols; j++) cstart[j + 1] += cstart[j];
+    {
+        int64_t *fill = malloc((ncols + 1) * sizeof(int64_t));
+        if (!fill) {
+            free(cstart);
+            free(entry);
+            free(row_of);
+            return -1;
+        }
+        memcpy(fill, cstart, (ncols + 1) * sizeof(int64_t));
+        for (size_t i = 0; i < rows; i++)
+            for (int64_t k = indptr[i]; k < indptr[i + 1]; k++) {
+                int64_t pos = fill[col[k]]++;
+                entry[pos] = (uint64_t)k;
+                row_of[pos] = (uint32_t)i;
+            }
+        free(fill);
+    }
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1024)
+    for (size_t j = 0; j < ncols; j++) {
+        fr_t acc = {{0, 0, 0, 0}}, t;
+        for (int64_t p = cstart[j]; p < cstart[j + 1]; p++) {
+            fr_mul(&t, &coeff[entry[p]], &lagrange[row_of[p]]);
+            fr_add(&acc, &acc, &t);
+        }
+        out[j] = acc;
+    }
+    free(cstart);
+    free(entry);
+    free(row_of);
+    return 0;
+}
+
+void fr_batch_inverse(fr_t *v, size_t n, fr_t *scratch)
+{
+    fr_t acc, inv, t;
+    fr_set_one(&acc);
+    for (size_t i = 0; i < n; i++) {
+        scratch[i] = acc;
+        fr_mul(&acc, &acc, &v[i]);
+    }
+    fr_inv(&inv, &acc);
+    for (size_t i = n; i-- > 0;) {
+        fr_mul(&t, &inv, &scratch[i]);
+        fr_mul(&inv, &inv, &v[i]);
+        v[i] = t;
+    }
+}
+
+int fr_lagrange_at(fr_t *lagrange, int log_n, const fr_t *tau, int nthreads)
+{
+    size_t n = (size_t)1 << log_n, chunk = 1 << 14;
+    size_t nchunks = (n + chunk - 1) / chunk;
+    fr_t omega, one, z, n_fr = {{(uint64_t)n, 0, 0, 0}};
+    int bad = 0;
+    fr_root_of_unity(&omega, log_n);
+    fr_set_one(&one);
+    fr_pow_u64(&z, tau, (uint64_t)n);
+    fr_sub(&z, &z, &one);                    /* tau^n - 1 */
+    if (fr_is_zero(&z)) return -2;
+    fr_to_mont(&n_fr, &n_fr);
+    fr_inv(&n_fr, &n_fr);
+    fr_mul(&z, &z, &n_fr);                   /* (tau^n - 1) / n */
+#pragma omp parallel for num_threads(nthreads) schedule(static) reduction(| : bad)
+    for (size_t c = 0; c < nchunks; c++) {
+        size_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
+        fr_t w, *scratch = malloc((hi - lo) * sizeof(fr_t));
+        if (!scratch) {
+            bad = 1;
+            continue;
+        }
+        fr_pow_u64(&w, &omega, (uint64_t)lo);
+        for (size_t i = lo; i < hi; i++) {   /* tau - omega^i, later inverted */
+            fr_sub(&lagrange[i], tau, &w);
+            scratch[i - lo] = w;
+            fr_mul(&w, &w, &omega);
+        }
+        {
+            fr_t *tmp = malloc((hi - lo) * sizeof(fr_t));
+            if (!tmp) {
+                bad = 1;
+                free(scratch);
+                continue;
+            }
+            fr_batch_inverse(lagrange + lo, hi - lo, tmp);
+            free(tmp);
+        }
+        for (size_t i = lo; i < hi; i++) {
+            fr_mul(&lagrange[i], &lagrange[i], &scratch[i - lo]);
+            fr_mul(&lagrange[i], &lagrange[i], &z);
+        }
+        free(scratch);
+    }
+    return bad ? -1 : 0;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Sparse R1CS kernels on the CPU.
+ *
+ * A matrix is CSR over constraints: row i holds entries [indptr[i],
+ * indptr[i+1]) with variable index col[k] (inputs first, then aux) and
+ * coefficient coeff[k] (Fr, Montgomery). Callers validate indptr and col
+ * beforehand; these kernels trust them. */
+#ifndef POREP_R1CS_H
+#define POREP_R1CS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "field.h"
+
+/* out[i] = sum_k coeff[k] * w[col[k]] for every row i < rows. */
+void r1cs_matvec(fr_t *out, const int64_t *indptr, const uint32_t *col, const fr_t *coeff, size_t rows,
+                 const fr_t *w, int nthreads);
+
+/* Index of the first i < n with a[i] * b[i] != c[i], or n when all hold. */
+size_t r1cs_first_unsatisfied(const fr_t *a, const fr_t *b, const fr_t *c, size_t n, int nthreads);
+
+/* out[j] = sum_i M[i][j] * lagrange[i] for every variable j < ncols: the
+ * column polynomials evaluated at tau, given the Lagrange basis at tau.
+ * Returns 0, or -1 when memory runs out. */
+int r1cs_eval_columns(fr_t *out, size_t ncols, const int64_t *indptr, const uint32_t *col, const fr_t *coeff,
+                      size_t rows, const fr_t *lagrange, int nthreads);
+
+/* lagrange[i] = L_i(tau) over the size-n = 2^log_n domain:
+ * L_i(tau) = omega^i (tau^n - 1) / (n (tau - omega^i)). tau must not be a
+ * root of unity of that order (returns -2 then); -1 when memory runs out. */
+int fr_lagrange_at(fr_t *lagrange, int log_n, const fr_t *tau, int nthreads);
+
+/* Montgomery's trick: v[i] = 1/v[i] for all i (all must be non-zero). */
+void fr_batch_inverse(fr_t *v, size_t n, fr_t *scratch);
+
+#endif
