@@ -28,7 +28,17 @@ class DomainSizeError(InvalidInputError):
 
 
 class EncodingError(InvalidInputError):
-    """Bytes are not a valid encoding: bad flag bits, wrong length, non-canonical coordinate."""
+    """Bytes are not a valid encoding: bad flag bits, wrong length, non-canonical coordinate.
+
+    Attributes
+    ----------
+    index : int or None
+        Position of the offending element in a batch, when there is one.
+    """
+
+    def __init__(self, message: str, index: int | None = None):
+        super().__init__(message)
+        self.index = index
 
 
 class NotOnCurveError(EncodingError):

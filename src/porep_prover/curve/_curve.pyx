@@ -32,7 +32,7 @@ def decode(int group, const uint8_t[::1] data, uint64_t[:, ::1] out, bint compre
     return 0, -1
 
 
-def encode(int group, uint64_t[:, ::1] points, uint8_t[::1] out, bint compressed, int nthreads):
+def encode(int group, const uint64_t[:, ::1] points, uint8_t[::1] out, bint compressed, int nthreads):
     cdef size_t n = points.shape[0]
     if n == 0:
         return
@@ -43,7 +43,7 @@ def encode(int group, uint64_t[:, ::1] points, uint8_t[::1] out, bint compressed
             g2_encode_batch(&out[0], <g2_affine_t *> &points[0, 0], n, compressed, nthreads)
 
 
-def first_invalid(int group, uint64_t[:, ::1] points, bint subgroup, int nthreads):
+def first_invalid(int group, const uint64_t[:, ::1] points, bint subgroup, int nthreads):
     """Lowest index not on the curve (or, with subgroup, not in the subgroup); -1 if none."""
     cdef size_t n = points.shape[0], bad
     if n == 0:
@@ -65,7 +65,7 @@ def generator(int group, uint64_t[:, ::1] out):
         g2_generator(<g2_affine_t *> &out[0, 0])
 
 
-def add(int group, uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] out):
+def add(int group, const uint64_t[:, ::1] a, const uint64_t[:, ::1] b, uint64_t[:, ::1] out):
     """out[i] = a[i] + b[i] (xyzz mixed addition, then normalised)."""
     cdef size_t i
     cdef g1_xyzz_t t1
@@ -81,7 +81,7 @@ def add(int group, uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] out)
             g2_xyzz_to_affine(<g2_affine_t *> &out[i, 0], &t2)
 
 
-def neg(int group, uint64_t[:, ::1] a, uint64_t[:, ::1] out):
+def neg(int group, const uint64_t[:, ::1] a, uint64_t[:, ::1] out):
     cdef size_t i
     for i in range(out.shape[0]):
         if group == 1:
@@ -90,7 +90,7 @@ def neg(int group, uint64_t[:, ::1] a, uint64_t[:, ::1] out):
             g2_affine_neg(<g2_affine_t *> &out[i, 0], <g2_affine_t *> &a[i, 0])
 
 
-def mul(int group, uint64_t[:, ::1] a, uint64_t[:, ::1] k, uint64_t[:, ::1] out):
+def mul(int group, const uint64_t[:, ::1] a, const uint64_t[:, ::1] k, uint64_t[:, ::1] out):
     """out[i] = k[i] * a[i]; k canonical 256-bit little-endian limbs (xyzz double-and-add)."""
     cdef size_t i
     cdef g1_xyzz_t t1
@@ -105,7 +105,7 @@ def mul(int group, uint64_t[:, ::1] a, uint64_t[:, ::1] k, uint64_t[:, ::1] out)
                 g2_xyzz_to_affine(<g2_affine_t *> &out[i, 0], &t2)
 
 
-def mul_jacobian(int group, uint64_t[:, ::1] a, uint64_t[:, ::1] k, uint64_t[:, ::1] out):
+def mul_jacobian(int group, const uint64_t[:, ::1] a, const uint64_t[:, ::1] k, uint64_t[:, ::1] out):
     """The same product through the Jacobian formulas, an independent check of
     the xyzz ones: left-to-right double-and-add using full additions for odd bit
     positions and mixed additions for even ones, so every formula is exercised."""

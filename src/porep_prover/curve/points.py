@@ -66,7 +66,7 @@ class _PointArray:
         code, index = _curve.decode(cls.GROUP, data, out.limbs, compressed, check, resolve_threads(threads))
         if code:
             err, what = _ERRORS[code]
-            raise err(f"{cls.NAME} point {index}: {what}")
+            raise err(f"{cls.NAME} point {index}: {what}", index=index)
         return out
 
     @classmethod

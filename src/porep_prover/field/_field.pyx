@@ -34,7 +34,7 @@ def fr_decode(const uint8_t[::1] data, uint64_t[:, ::1] out, int nthreads):
     return -1 if bad == n else <Py_ssize_t> bad
 
 
-def fr_encode(uint64_t[:, ::1] a, uint8_t[::1] out, int nthreads):
+def fr_encode(const uint64_t[:, ::1] a, uint8_t[::1] out, int nthreads):
     cdef size_t n = a.shape[0]
     if n:
         with nogil:
@@ -53,16 +53,16 @@ def fr_montgomery(uint64_t[:, ::1] a, bint into, int nthreads):
             fr_from_mont_batch(<fr_t *> &a[0, 0], n, nthreads)
 
 
-def fr_apply(int op, uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] out):
+def fr_apply(int op, const uint64_t[:, ::1] a, const uint64_t[:, ::1] b, uint64_t[:, ::1] out):
     """out = a op b element-wise (b unused for unary ops; inverse of 0 is 0)."""
     cdef size_t i, n = out.shape[0]
-    cdef fr_t *pa
-    cdef fr_t *pb
+    cdef const fr_t *pa
+    cdef const fr_t *pb
     cdef fr_t *po
     if n == 0:
         return
-    pa = <fr_t *> &a[0, 0]
-    pb = <fr_t *> &b[0, 0]
+    pa = <const fr_t *> &a[0, 0]
+    pb = <const fr_t *> &b[0, 0]
     po = <fr_t *> &out[0, 0]
     with nogil:
         for i in range(n):
@@ -78,19 +78,19 @@ def fr_apply(int op, uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] ou
                 fr_inv(&po[i], &pa[i])
 
 
-def fq_apply(int op, uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] out):
+def fq_apply(int op, const uint64_t[:, ::1] a, const uint64_t[:, ::1] b, uint64_t[:, ::1] out):
     """out = a op b over Fq (Montgomery). For OP_SQRT, returns a uint8 list of
     which inputs were squares."""
     cdef size_t i, n = out.shape[0]
-    cdef fq_t *pa
-    cdef fq_t *pb
+    cdef const fq_t *pa
+    cdef const fq_t *pb
     cdef fq_t *po
     ok = bytearray(n)
     cdef uint8_t[::1] okv = ok
     if n == 0:
         return ok
-    pa = <fq_t *> &a[0, 0]
-    pb = <fq_t *> &b[0, 0]
+    pa = <const fq_t *> &a[0, 0]
+    pb = <const fq_t *> &b[0, 0]
     po = <fq_t *> &out[0, 0]
     with nogil:
         for i in range(n):
@@ -123,18 +123,18 @@ def fq_montgomery(uint64_t[:, ::1] a, bint into):
                 fq_from_mont(&p[i], &p[i])
 
 
-def fq2_apply(int op, uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] out):
+def fq2_apply(int op, const uint64_t[:, ::1] a, const uint64_t[:, ::1] b, uint64_t[:, ::1] out):
     """Fq2 products, squares, inverses and square roots (rows of 12 limbs: c0, c1)."""
     cdef size_t i, n = out.shape[0]
-    cdef fq2_t *pa
-    cdef fq2_t *pb
+    cdef const fq2_t *pa
+    cdef const fq2_t *pb
     cdef fq2_t *po
     ok = bytearray(n)
     cdef uint8_t[::1] okv = ok
     if n == 0:
         return ok
-    pa = <fq2_t *> &a[0, 0]
-    pb = <fq2_t *> &b[0, 0]
+    pa = <const fq2_t *> &a[0, 0]
+    pb = <const fq2_t *> &b[0, 0]
     po = <fq2_t *> &out[0, 0]
     with nogil:
         for i in range(n):

@@ -121,7 +121,10 @@ class FrArray:
 
     # ------------------------------------------------------------ arithmetic
 
-    def _binary(self, op: str, other: "FrArray") -> "FrArray":
+    def _binary(self, op: str, other) -> "FrArray":
+        if isinstance(other, int) and not isinstance(other, bool):
+            other = FrArray(np.ascontiguousarray(np.broadcast_to(FrArray.from_ints([other % R]).limbs,
+                                                                 self.limbs.shape)))
         if not isinstance(other, FrArray):
             return NotImplemented
         if len(other) != len(self):
@@ -142,7 +145,10 @@ class FrArray:
         return self._binary("sub", other)
 
     def __mul__(self, other):
+        """Element-wise product; an int is broadcast (reduced mod r)."""
         return self._binary("mul", other)
+
+    __rmul__ = __mul__
 
     def __neg__(self):
         return self._unary("neg")

@@ -1,1 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
+"""Groth16 over BLS12-381, bellman flavour: constraint systems, parameters and
+their files, proving, verifying, and an insecure setup for tests."""
+from .insecure_setup import InsecureSetupWarning, insecure_setup
+from .keys import Parameters, VerifyingKey
+from .params_file import read_params, write_params
+from .proof import PROOF_BYTES, Proof
+from .prover import prove
+from .r1cs import R1CS, Density, SparseMatrix, load_witness, save_witness
+from .verifier import PreparedVerifyingKey, verify
+
+__all__ = [
+    "Density", "InsecureSetupWarning", "PROOF_BYTES", "Parameters", "PreparedVerifyingKey", "Proof", "R1CS",
+    "SparseMatrix", "VerifyingKey", "insecure_setup", "load_witness", "prove", "read_params", "save_witness",
+    "verify", "write_params",
+]

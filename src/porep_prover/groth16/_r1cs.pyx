@@ -5,7 +5,7 @@ ranges, monotone indptr) before any of these run."""
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 from porep_prover.native.cnative cimport (
-    fr_lagrange_at, fr_t, r1cs_eval_columns, r1cs_first_unsatisfied, r1cs_matvec)
+    fr_lagrange_at, fr_powers, fr_t, r1cs_eval_columns, r1cs_first_unsatisfied, r1cs_matvec)
 
 
 def matvec(const int64_t[::1] indptr, const uint32_t[::1] col, const uint64_t[:, ::1] coeff,
@@ -53,3 +53,12 @@ def lagrange_at(const uint64_t[:, ::1] tau, uint64_t[:, ::1] out, int log_n, int
     with nogil:
         rc = fr_lagrange_at(<fr_t *> &out[0, 0], log_n, <const fr_t *> &tau[0, 0], nthreads)
     return rc
+
+
+def powers(const uint64_t[:, ::1] start, const uint64_t[:, ::1] step, uint64_t[:, ::1] out, int nthreads):
+    """out[i] = start * step^i."""
+    cdef size_t n = out.shape[0]
+    if n == 0:
+        return
+    with nogil:
+        fr_powers(<fr_t *> &out[0, 0], n, <const fr_t *> &start[0, 0], <const fr_t *> &step[0, 0], nthreads)

@@ -10,7 +10,7 @@ from porep_prover.native.cnative cimport (
     g2_fixed_base_batch, g2_msm, g2_msm_naive, msm_stats_t)
 
 
-def msm(int group, uint64_t[:, ::1] points, uint64_t[:, ::1] scalars, uint64_t[:, ::1] out, int nthreads):
+def msm(int group, const uint64_t[:, ::1] points, const uint64_t[:, ::1] scalars, uint64_t[:, ::1] out, int nthreads):
     """out[0] = sum scalars[i] * points[i]. Returns (rc, stats dict)."""
     cdef size_t n = points.shape[0]
     cdef msm_stats_t st
@@ -26,7 +26,7 @@ def msm(int group, uint64_t[:, ::1] points, uint64_t[:, ::1] scalars, uint64_t[:
     return rc, {"zeros": st.zeros, "ones": st.ones, "full": st.full, "window_bits": st.window_bits}
 
 
-def msm_naive(int group, uint64_t[:, ::1] points, uint64_t[:, ::1] scalars, uint64_t[:, ::1] out):
+def msm_naive(int group, const uint64_t[:, ::1] points, const uint64_t[:, ::1] scalars, uint64_t[:, ::1] out):
     """Double-and-add per point: the slow reference."""
     cdef size_t n = points.shape[0]
     cdef uint64_t dummy[24]
@@ -39,7 +39,7 @@ def msm_naive(int group, uint64_t[:, ::1] points, uint64_t[:, ::1] scalars, uint
             g2_msm_naive(<g2_affine_t *> &out[0, 0], <g2_affine_t *> pp, <fr_t *> sp, n)
 
 
-def batch_sum(int group, uint64_t[:, ::1] points, uint64_t[:, ::1] out, int nthreads):
+def batch_sum(int group, const uint64_t[:, ::1] points, uint64_t[:, ::1] out, int nthreads):
     cdef size_t n = points.shape[0]
     cdef int rc
     cdef uint64_t dummy[24]
@@ -52,7 +52,7 @@ def batch_sum(int group, uint64_t[:, ::1] points, uint64_t[:, ::1] out, int nthr
     return rc
 
 
-def fixed_base(int group, uint64_t[:, ::1] base, uint64_t[:, ::1] scalars, uint64_t[:, ::1] out, int nthreads):
+def fixed_base(int group, const uint64_t[:, ::1] base, const uint64_t[:, ::1] scalars, uint64_t[:, ::1] out, int nthreads):
     """out[i] = scalars[i] * base[0]."""
     cdef size_t n = scalars.shape[0]
     cdef int rc

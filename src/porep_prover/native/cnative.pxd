@@ -113,6 +113,7 @@ cdef extern from "msm.h" nogil:
 
 
 cdef extern from "ntt.h" nogil:
+    void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads)
     int fr_ntt(fr_t *data, int log_n, int inverse, int coset, int nthreads)
     int fr_h_poly_bellman(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
 

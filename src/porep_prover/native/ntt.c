@@ -20,9 +20,7 @@
 /* Elements per parallel chunk for the power tables and pointwise passes. */
 #define NTT_CHUNK 4096
 
-/* out[i] = start * step^i for i < n, in parallel chunks (each chunk computes
- * its own start power). */
-static void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads)
+void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads)
 {
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (size_t c = 0; c < (n + NTT_CHUNK - 1) / NTT_CHUNK; c++) {

@@ -10,6 +10,9 @@
 /* The primitive 2^log_n-th root of unity 7^((r-1)/2^log_n). */
 void fr_root_of_unity(fr_t *r, int log_n);
 
+/* out[i] = start * step^i for i < n (parallel chunks). */
+void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads);
+
 /* In place, n = 2^log_n elements. */
 int fr_ntt(fr_t *data, int log_n, int inverse, int coset, int nthreads);
 

@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: Apache-2.0
+"""INSECURE test-only Groth16 parameter generation.
+
+The toxic waste (tau, alpha, beta, gamma, delta) is drawn here, used and then
+dropped, but this process knew it: anyone who can read this process's memory
+or who controls `rng` can forge proofs for these parameters. Use the result
+for tests, demos and benchmarks only; real deployments use parameters from a
+multi-party ceremony (e.g. Filecoin's, read with read_params).
+
+All heavy work is native: Lagrange basis at tau, column evaluation (CSR -> CSC),
+and fixed-base scalar multiplication (signed windows, batch-affine).
+"""
+from __future__ import annotations
+
+import secrets
+import warnings
+
+import numpy as np
+
+from ..backend import get_backend
+from ..config import resolve_threads
+from ..curve.points import G1Array, G1Point, G2Array, G2Point
+from ..errors import NativeMemoryError
+from ..field.constants import R
+from ..field.fr_array import FrArray
+from . import _r1cs
+from .keys import Parameters, VerifyingKey
+from .r1cs import R1CS
+
+
+class InsecureSetupWarning(UserWarning):
+    """Emitted by insecure_setup: the parameters are for testing only."""
+
+
+def _column_evals(r1cs: R1CS, lagrange: FrArray, threads: int):
+    """A_j(tau), B_j(tau), C_j(tau) for every variable j, including bellman's
+    extra constraints input_k * 1 = 0 at rows m + k (they add L_{m+k} to A_k)."""
+    out = []
+    for m in (r1cs.a, r1cs.b, r1cs.c):
+        col = FrArray.zeros(r1cs.num_variables)
+        rc = _r1cs.eval_columns(m.indptr, m.col, m.coeff.limbs, lagrange.limbs, col.limbs, threads)
+        if rc:
+            raise NativeMemoryError("column evaluation: out of memory")
+        out.append(col)
+    k, m = r1cs.num_inputs, r1cs.num_constraints
+    out[0].limbs[:k] = (out[0][:k] + lagrange[m:m + k]).limbs
+    return out
+
+
+def insecure_setup(r1cs: R1CS, rng=None, backend: str = "cpu", threads: int | None = None,
+                   warn: bool = True) -> Parameters:
+    """Parameters for r1cs from fresh random toxic waste. FOR TESTING ONLY.
+
+    rng: a random.Random-like object for reproducible parameters (default: secrets).
+    """
+    if warn:
+        warnings.warn("insecure_setup: these Groth16 parameters come from known toxic waste; "
+                      "never use them to secure anything", InsecureSetupWarning, stacklevel=2)
+    threads = resolve_threads(threads)
+    be = get_backend(backend)
+    draw = (lambda: rng.randrange(2, R)) if rng is not None else (lambda: 2 + secrets.randbelow(R - 2))
+    n = r1cs.domain_size
+    log_n = n.bit_length() - 1
+    tau, alpha, beta, gamma, delta = (draw() for _ in range(5))
+    while pow(tau, n, R) == 1:  # tau must lie outside the domain
+        tau = draw()
+    lagrange = FrArray.zeros(n)
+    _r1cs.lagrange_at(FrArray.from_ints([tau]).limbs, lagrange.limbs, log_n, threads)
+    at, bt, ct = _column_evals(r1cs, lagrange, threads)
+
+    gamma_inv, delta_inv = pow(gamma, -1, R), pow(delta, -1, R)
+    k = r1cs.num_inputs
+    lin = at * beta + bt * alpha + ct
+    ic_scalars = lin[:k] * gamma_inv
+    l_scalars = lin[k:] * delta_inv
+    z_over_delta = (pow(tau, n, R) - 1) * delta_inv % R
+    h_scalars = FrArray.zeros(max(n - 1, 0))
+    if n > 1:
+        _r1cs.powers(FrArray.from_ints([z_over_delta]).limbs, FrArray.from_ints([tau]).limbs, h_scalars.limbs, threads)
+    d = r1cs.density()
+    a_scalars = FrArray.concat([at[:k], at[k:][np.flatnonzero(d.a_aux)]])
+    b_scalars = FrArray.concat([bt[:k][np.flatnonzero(d.b_input)], bt[k:][np.flatnonzero(d.b_aux)]])
+
+    g1, g2 = G1Array.generator(), G2Array.generator()
+
+    def g1_mul(s: FrArray) -> G1Array:
+        return be.fixed_base(g1, s, threads) if len(s) else G1Array.zeros(0)
+
+    vk = VerifyingKey(
+        alpha_g1=G1Point((g1 * alpha).limbs), beta_g1=G1Point((g1 * beta).limbs),
+        beta_g2=G2Point((g2 * beta).limbs), gamma_g2=G2Point((g2 * gamma).limbs),
+        delta_g1=G1Point((g1 * delta).limbs), delta_g2=G2Point((g2 * delta).limbs),
+        ic=g1_mul(ic_scalars))
+    return Parameters(vk=vk, h=g1_mul(h_scalars), l=g1_mul(l_scalars), a=g1_mul(a_scalars),
+                      b_g1=g1_mul(b_scalars),
+                      b_g2=be.fixed_base(g2, b_scalars, threads) if len(b_scalars) else G2Array.zeros(0))

@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The Groth16 prover, bellman flavour (Groth 2016, https://eprint.iacr.org/2016/260;
+notation and conventions of bellman / bellperson).
+
+    a, b, c = A w, B w, C w                        one value per constraint, then
+                                                   the inputs appended to a
+    H       = (a b - c) / Z  on the coset 7<omega>  (backend.h_poly: 7 NTTs)
+    A = alpha + sum_j w_j a_j + r delta            G1
+    B = beta  + sum_j w_j b_j + s delta            G2 (and G1 for C)
+    C = sum_aux w_j l_j + sum_i H_i h_i + s A + r B_1 - r s delta
+
+with r, s fresh uniform scalars per proof. The a and b sums run over the
+variables the density keeps (bellman's density trackers). Every MSM goes to
+the backend, which skips zero scalars and batch-adds the ones.
+"""
+from __future__ import annotations
+
+import secrets
+import time
+
+import numpy as np
+
+from ..backend import get_backend
+from ..config import resolve_threads
+from ..curve.points import G1Point, G2Point
+from ..field.constants import R
+from ..field.fr_array import FrArray
+from .keys import Parameters
+from .proof import Proof
+from .r1cs import R1CS
+
+
+class _Stopwatch:
+    def __init__(self, sink: dict | None):
+        self.sink, self.t = sink, time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        if self.sink is not None:
+            self.sink[name] = self.sink.get(name, 0.0) + now - self.t
+        self.t = now
+
+
+def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu", threads: int | None = None,
+          rng=None, check: bool = True, timings: dict | None = None) -> Proof:
+    """A proof that witness satisfies r1cs, under params.
+
+    witness: the full assignment (the constant one, the public inputs, then aux).
+    check: verify the witness satisfies every constraint first (cheap; raises
+        UnsatisfiedError naming the first failing one). With check=False an
+        unsatisfying witness gives a proof that does not verify.
+    rng: random.Random-like source of r and s, for reproducible tests only
+        (default: the secrets module).
+    timings: if a dict is given, seconds per stage are added to it.
+
+    Raises WitnessError, UnsatisfiedError, ParamsMismatchError and the backend's errors.
+    """
+    threads = resolve_threads(threads)
+    be = get_backend(backend)
+    clock = _Stopwatch(timings)
+    params.check_matches(r1cs)
+    abc = r1cs.evaluate(witness, threads)
+    if check:
+        r1cs.check(witness, threads, abc=abc)
+    clock.lap("synthesis")
+
+    h = _h_scalars(r1cs, witness, abc, be, threads)
+    clock.lap("h_poly")
+
+    k = r1cs.num_inputs
+    inputs, aux = witness[:k], witness[k:]
+    d = r1cs.density()
+    a_scalars = FrArray.concat([inputs, aux[np.flatnonzero(d.a_aux)]])
+    b_scalars = FrArray.concat([inputs[np.flatnonzero(d.b_input)], aux[np.flatnonzero(d.b_aux)]])
+    h_acc, _ = be.msm(params.h, h, threads)
+    l_acc, _ = be.msm(params.l, aux, threads)
+    a_acc, _ = be.msm(params.a, a_scalars, threads)
+    b1_acc, _ = be.msm(params.b_g1, b_scalars, threads)
+    clock.lap("msm_g1")
+    b2_acc, _ = be.msm(params.b_g2, b_scalars, threads)
+    clock.lap("msm_g2")
+
+    draw = rng.randrange if rng is not None else secrets.randbelow
+    r, s = draw(R), draw(R)
+    proof = _assemble(params, r, s, h_acc, l_acc, a_acc, b1_acc, b2_acc)
+    clock.lap("assemble")
+    return proof
+
+
+def _h_scalars(r1cs: R1CS, witness: FrArray, abc, be, threads: int) -> FrArray:
+    """The n - 1 coefficients of H, from a, b, c padded to the domain (the inputs
+    go into a at rows m .. m + k - 1: bellman's input constraints)."""
+    n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
+    padded = []
+    for i, v in enumerate(abc):
+        full = FrArray.zeros(n)
+        full.limbs[:m] = v.limbs
+        if i == 0:
+            full.limbs[m:m + k] = witness.limbs[:k]
+        padded.append(full)
+    return be.h_poly(*padded, threads)
+
+
+def _assemble(params: Parameters, r: int, s: int, h_acc, l_acc, a_acc, b1_acc, b2_acc) -> Proof:
+    vk = params.vk
+    a = vk.alpha_g1 + a_acc + vk.delta_g1 * r
+    b = vk.beta_g2 + b2_acc + vk.delta_g2 * s
+    b1 = vk.beta_g1 + b1_acc + vk.delta_g1 * s
+    c = l_acc + h_acc + a * s + b1 * r - vk.delta_g1 * (r * s % R)
+    return Proof(G1Point(a.limbs), G2Point(b.limbs), G1Point(c.limbs))

@@ -1,0 +1,249 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Rank-1 constraint systems and their evaluation.
+
+Variables are numbered inputs first, then aux: index 0 is the constant one,
+1 .. num_inputs-1 the public inputs, num_inputs .. num_inputs+num_aux-1 the
+private (aux) variables. A witness is the full assignment as an FrArray of
+num_inputs + num_aux elements whose first element is 1. Constraint i holds when
+<A_i, w> * <B_i, w> = <C_i, w>.
+
+Matrices are CSR over constraints (SparseMatrix) in canonical form: within a
+row, columns strictly increase and no coefficient is zero. Everything heavy
+(the MatVecs, the satisfaction check) runs natively without the GIL.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from ..config import resolve_threads
+from ..errors import CircuitFormatError, R1CSError, UnsatisfiedError, WitnessError
+from ..field.constants import R
+from ..field.fr_array import FrArray
+from . import _r1cs
+
+
+@dataclasses.dataclass(frozen=True)
+class SparseMatrix:
+    """CSR matrix over Fr: indptr (int64, rows + 1), col (uint32, nnz), coeff (FrArray, nnz)."""
+
+    indptr: np.ndarray
+    col: np.ndarray
+    coeff: FrArray
+
+    @property
+    def rows(self) -> int:
+        return len(self.indptr) - 1
+
+    @property
+    def nnz(self) -> int:
+        return len(self.col)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Mapping[int, int]]) -> "SparseMatrix":
+        """From one {variable: coefficient} mapping per constraint (ints, any sign, reduced mod r)."""
+        indptr, cols, coeffs = [0], [], []
+        for row in rows:
+            for var, k in sorted(row.items()):
+                if k % R:
+                    cols.append(var)
+                    coeffs.append(k % R)
+            indptr.append(len(cols))
+        if any(c < 0 or c >= 1 << 32 for c in cols):
+            raise R1CSError("variable index outside [0, 2^32)")
+        return cls(np.array(indptr, dtype=np.int64), np.array(cols, dtype=np.uint32), FrArray.from_ints(coeffs))
+
+    @classmethod
+    def from_arrays(cls, rows: np.ndarray, cols: np.ndarray, coeff: FrArray, nrows: int) -> "SparseMatrix":
+        """From COO triplets in any order; duplicates are summed, zeros dropped."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        if not (len(rows) == len(cols) == len(coeff)):
+            raise R1CSError(f"COO arrays of lengths {len(rows)}, {len(cols)}, {len(coeff)} differ")
+        if len(rows) and (rows.min() < 0 or rows.max() >= nrows or cols.min() < 0 or cols.max() >= 1 << 32):
+            raise R1CSError("COO entry with a row or column index out of range")
+        order = np.lexsort((cols, rows))
+        rows, cols, coeff = rows[order], cols[order], coeff[order]
+        dup = np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])) + 1 if len(rows) else []
+        if len(dup):
+            coeff = cls._merge_duplicates(rows, cols, coeff)
+            keep = np.ones(len(rows), dtype=bool)
+            keep[dup] = False
+            rows, cols, coeff = rows[keep], cols[keep], coeff[np.flatnonzero(keep)]
+        nonzero = ~coeff.is_zero()
+        rows, cols, coeff = rows[nonzero], cols[nonzero], coeff[np.flatnonzero(nonzero)]
+        indptr = np.zeros(nrows + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=nrows), out=indptr[1:])
+        return cls(indptr, cols.astype(np.uint32), coeff)
+
+    @staticmethod
+    def _merge_duplicates(rows, cols, coeff: FrArray) -> FrArray:
+        """Sum each run of equal (row, col) into its first entry."""
+        values = coeff.to_ints()
+        start = 0
+        for i in range(1, len(rows) + 1):
+            if i == len(rows) or rows[i] != rows[start] or cols[i] != cols[start]:
+                values[start] = sum(values[start:i]) % R
+                start = i
+        return FrArray.from_ints(values)
+
+    def validate(self, nrows: int, ncols: int, name: str) -> None:
+        """Raise R1CSError unless this is a well-formed nrows x ncols CSR matrix."""
+        ip = self.indptr
+        if ip.dtype != np.int64 or ip.ndim != 1 or len(ip) != nrows + 1:
+            raise R1CSError(f"matrix {name}: indptr must be int64 of length {nrows + 1}")
+        if ip[0] != 0 or ip[-1] != self.nnz or np.any(np.diff(ip) < 0):
+            raise R1CSError(f"matrix {name}: indptr is not a monotone offset table over {self.nnz} entries")
+        if self.col.dtype != np.uint32 or len(self.coeff) != self.nnz:
+            raise R1CSError(f"matrix {name}: col (uint32) and coeff must both have {self.nnz} entries")
+        if self.nnz and int(self.col.max()) >= ncols:
+            bad = int(np.argmax(self.col >= ncols))
+            row = int(np.searchsorted(ip, bad, side="right")) - 1
+            raise R1CSError(f"matrix {name}: constraint {row} uses variable {int(self.col[bad])} "
+                            f"but there are only {ncols}")
+
+    def column_mask(self, ncols: int) -> np.ndarray:
+        """Which variables appear in this matrix."""
+        mask = np.zeros(ncols, dtype=bool)
+        mask[self.col] = True
+        return mask
+
+    def matvec(self, w: FrArray, threads: int) -> FrArray:
+        out = FrArray.zeros(self.rows)
+        _r1cs.matvec(self.indptr, self.col, self.coeff.limbs, w.limbs, out.limbs, threads)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Density:
+    """Which variables have points in the a and b queries (bellman's density trackers)."""
+
+    a_aux: np.ndarray     # aux variables appearing in A
+    b_input: np.ndarray   # inputs appearing in B
+    b_aux: np.ndarray     # aux variables appearing in B
+
+
+class R1CS:
+    """A constraint system A w o B w = C w with num_inputs inputs (the constant one
+    included) and num_aux aux variables."""
+
+    def __init__(self, num_inputs: int, num_aux: int, a: SparseMatrix, b: SparseMatrix, c: SparseMatrix):
+        if not isinstance(num_inputs, int) or num_inputs < 1:
+            raise R1CSError(f"num_inputs must count the constant one (>= 1), got {num_inputs!r}")
+        if not isinstance(num_aux, int) or num_aux < 0:
+            raise R1CSError(f"num_aux must be >= 0, got {num_aux!r}")
+        self.num_inputs, self.num_aux = num_inputs, num_aux
+        self.a, self.b, self.c = a, b, c
+        rows = a.rows
+        for name, m in (("A", a), ("B", b), ("C", c)):
+            m.validate(rows, self.num_variables, name)
+        self._density: Density | None = None
+
+    @classmethod
+    def from_constraints(cls, num_inputs: int, num_aux: int,
+                         constraints: Iterable[tuple[Mapping[int, int], Mapping[int, int], Mapping[int, int]]]):
+        """From (A_i, B_i, C_i) triples of {variable: coefficient} mappings."""
+        constraints = list(constraints)
+        return cls(num_inputs, num_aux, *(SparseMatrix.from_rows(t[k] for t in constraints) for k in range(3)))
+
+    @property
+    def num_constraints(self) -> int:
+        return self.a.rows
+
+    @property
+    def num_variables(self) -> int:
+        return self.num_inputs + self.num_aux
+
+    @property
+    def domain_size(self) -> int:
+        """n: the smallest power of two >= constraints + inputs (one extra
+        constraint input_i * 0 = 0 per input, as bellman adds)."""
+        return 1 << max(0, (self.num_constraints + self.num_inputs - 1).bit_length())
+
+    def density(self) -> Density:
+        if self._density is None:
+            a_mask = self.a.column_mask(self.num_variables)
+            b_mask = self.b.column_mask(self.num_variables)
+            k = self.num_inputs
+            self._density = Density(a_aux=a_mask[k:], b_input=b_mask[:k], b_aux=b_mask[k:])
+        return self._density
+
+    def check_witness(self, witness: FrArray) -> None:
+        """Raise WitnessError unless witness is an FrArray of num_variables with w[0] = 1."""
+        if not isinstance(witness, FrArray):
+            raise WitnessError(f"witness must be an FrArray, got {type(witness).__name__}")
+        if len(witness) != self.num_variables:
+            raise WitnessError(f"witness has {len(witness)} values, the circuit has {self.num_variables} variables "
+                               f"({self.num_inputs} inputs with the one, {self.num_aux} aux)")
+        if witness[0] != 1:
+            raise WitnessError("witness[0] must be the constant one")
+
+    def evaluate(self, witness: FrArray, threads: int | None = None) -> tuple[FrArray, FrArray, FrArray]:
+        """(A w, B w, C w), one value per constraint."""
+        self.check_witness(witness)
+        t = resolve_threads(threads)
+        return self.a.matvec(witness, t), self.b.matvec(witness, t), self.c.matvec(witness, t)
+
+    def check(self, witness: FrArray, threads: int | None = None, abc=None) -> None:
+        """Raise UnsatisfiedError naming the first failing constraint (abc: a
+        precomputed evaluate() result)."""
+        a, b, c = abc if abc is not None else self.evaluate(witness, threads)
+        bad = _r1cs.first_unsatisfied(a.limbs, b.limbs, c.limbs, resolve_threads(threads))
+        if bad >= 0:
+            raise UnsatisfiedError(f"constraint {bad} is not satisfied: A.w * B.w != C.w "
+                                   f"({a[bad]:#x} * {b[bad]:#x} != {c[bad]:#x})", constraint=bad)
+
+    def is_satisfied(self, witness: FrArray, threads: int | None = None) -> bool:
+        try:
+            self.check(witness, threads)
+        except UnsatisfiedError:
+            return False
+        return True
+
+    # ------------------------------------------------------------ files
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the circuit as a numpy .npz archive (see load)."""
+        arrays = {"format": np.array([1, self.num_inputs, self.num_aux], dtype=np.int64)}
+        for name, m in (("a", self.a), ("b", self.b), ("c", self.c)):
+            arrays[f"{name}_indptr"], arrays[f"{name}_col"], arrays[f"{name}_coeff"] = m.indptr, m.col, m.coeff.limbs
+        with open(path, "wb") as f:
+            np.savez(f, **arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "R1CS":
+        """Read a circuit written by save(); CircuitFormatError when malformed."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                fmt = z["format"]
+                if fmt.shape != (3,) or fmt[0] != 1:
+                    raise CircuitFormatError(f"{path}: not a porep_prover circuit file (format {fmt!r})")
+                mats = [SparseMatrix(z[f"{n}_indptr"], z[f"{n}_col"], FrArray(z[f"{n}_coeff"])) for n in "abc"]
+        except (OSError, KeyError, ValueError) as exc:
+            if isinstance(exc, CircuitFormatError):
+                raise
+            raise CircuitFormatError(f"{path}: cannot read circuit: {exc}") from None
+        try:
+            return cls(int(fmt[1]), int(fmt[2]), *mats)
+        except R1CSError as exc:
+            raise CircuitFormatError(f"{path}: {exc}") from None
+
+
+def load_witness(path: str | os.PathLike) -> FrArray:
+    """A witness file: 32-byte little-endian canonical values back to back."""
+    try:
+        data = open(path, "rb").read()
+    except OSError as exc:
+        raise CircuitFormatError(f"{path}: cannot read witness: {exc}") from None
+    try:
+        return FrArray.from_bytes(data)
+    except ValueError as exc:
+        raise CircuitFormatError(f"{path}: {exc}") from None
+
+
+def save_witness(path: str | os.PathLike, witness: FrArray) -> None:
+    with open(path, "wb") as f:
+        f.write(witness.to_bytes())
