@@ -72,12 +72,13 @@ def read_params(path: str | os.PathLike, check_subgroup: bool = False, threads: 
         size = os.fstat(f.fileno()).st_size
         if size < VK_FIXED_BYTES + 4:
             raise ParamsFormatError(f"{path}: {size} bytes is too short for a parameters file")
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            buf = memoryview(mm)
-            try:
-                return _parse(buf, check_subgroup, threads, progress, path)
-            finally:
-                buf.release()
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    # No `with` for the map: an error's traceback can still hold views into it,
+    # and closing it under them would replace the error with a BufferError.
+    # On error the map is closed when the last view goes away.
+    params = _parse(memoryview(mm), check_subgroup, threads, progress, path)
+    mm.close()
+    return params
 
 
 def _parse(buf: memoryview, check_subgroup: bool, threads: int, progress: Progress | None, path) -> Parameters:

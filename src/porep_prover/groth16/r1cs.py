@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import zipfile
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -222,7 +223,7 @@ class R1CS:
                 if fmt.shape != (3,) or fmt[0] != 1:
                     raise CircuitFormatError(f"{path}: not a porep_prover circuit file (format {fmt!r})")
                 mats = [SparseMatrix(z[f"{n}_indptr"], z[f"{n}_col"], FrArray(z[f"{n}_coeff"])) for n in "abc"]
-        except (OSError, KeyError, ValueError) as exc:
+        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             if isinstance(exc, CircuitFormatError):
                 raise
             raise CircuitFormatError(f"{path}: cannot read circuit: {exc}") from None

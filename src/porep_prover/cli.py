@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The `porep-prover` command.
+
+    porep-prover demo                     the main job: circuit, setup, prove, verify, timings
+    porep-prover circuit generate ...     a demo circuit, its witness and public inputs
+    porep-prover setup CIRCUIT -o PARAMS  INSECURE test parameters
+    porep-prover prove PARAMS CIRCUIT WITNESS -o PROOF
+    porep-prover verify KEY PUBLIC PROOF  exit 0 and "OK" when valid, 1 when not
+    porep-prover params info PARAMS       sizes and layout of a parameters file
+
+Errors of porep_prover are printed as one line naming what is wrong (exit 2).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+
+from . import __version__, circuits
+from .backend import BACKENDS, get_backend, gpu_available
+from .config import resolve_threads
+from .errors import InvalidInputError, PorepProverError
+from .field.constants import R
+from .groth16 import (InsecureSetupWarning, Parameters, PreparedVerifyingKey, Proof, R1CS, VerifyingKey,
+                      insecure_setup, load_witness, prove, read_params, save_witness, verify, write_params)
+
+CIRCUITS = {"porep-like": circuits.porep_like, "square-chain": circuits.square_chain}
+
+
+def _progress(enabled: bool):
+    if not enabled:
+        return None
+
+    def report(section: str, done: int, total: int) -> None:
+        print(f"\r  {section}: {done}/{total} points", end="\n" if done == total else "", file=sys.stderr, flush=True)
+    return report
+
+
+def _write_json(path: str, obj) -> None:
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+
+
+def _read_public(path: str) -> list[int]:
+    try:
+        with open(path) as f:
+            values = json.load(f)
+        out = [int(v) for v in values]
+    except (OSError, ValueError, TypeError) as exc:
+        raise InvalidInputError(f"{path}: public inputs must be a JSON list of decimal strings ({exc})") from None
+    if any(not 0 <= v < R for v in out):
+        raise InvalidInputError(f"{path}: a public input is not in [0, r)")
+    return out
+
+
+def _read_key(path: str) -> VerifyingKey:
+    """A verifying key from a params file, vk.json or a binary vk."""
+    with open(path, "rb") as f:
+        head = f.read(1)
+    if head in (b"{", b"[", b" ", b"\n"):
+        with open(path) as f:
+            return VerifyingKey.from_json(f.read())
+    data = open(path, "rb").read()
+    try:
+        return VerifyingKey.from_bytes(data)
+    except PorepProverError:
+        return VerifyingKey.read_prefix(memoryview(data))[0]
+
+
+def _read_proof(path: str) -> list[Proof]:
+    data = open(path, "rb").read()
+    if data[:1] in (b"{", b"["):
+        obj = json.loads(data)
+        return [Proof.from_json(p) for p in obj] if isinstance(obj, list) else [Proof.from_json(obj)]
+    return Proof.split(data)
+
+
+# ------------------------------------------------------------------ commands
+
+
+def cmd_demo(args) -> int:
+    threads = resolve_threads(args.threads)
+    backend = args.backend
+    be = get_backend(backend)
+    print(f"porep-prover {__version__} demo: {args.circuit}, {args.constraints} constraints, "
+          f"backend {be.name}, {threads} threads")
+    rows = []
+    t = time.perf_counter()
+    r1cs, witness, public = CIRCUITS[args.circuit](args.constraints, seed=args.seed)
+    rows.append(("synthesize circuit + witness", time.perf_counter() - t))
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureSetupWarning)
+        params = insecure_setup(r1cs, backend=backend, threads=threads)
+    rows.append(("setup (INSECURE, test only)", time.perf_counter() - t))
+    timings: dict = {}
+    proofs = []
+    for _ in range(args.proofs):
+        t = time.perf_counter()
+        proofs.append(prove(params, r1cs, witness, backend=backend, threads=threads, timings=timings))
+        rows.append(("prove", time.perf_counter() - t))
+    t = time.perf_counter()
+    pvk = PreparedVerifyingKey(params.vk)
+    ok = all(verify(pvk, public, p) for p in proofs)
+    rows.append(("verify (arkworks pairings)", time.perf_counter() - t))
+    print(f"  constraints {r1cs.num_constraints}, inputs {r1cs.num_inputs}, aux {r1cs.num_aux}, "
+          f"domain {r1cs.domain_size}")
+    for name, secs in rows:
+        print(f"  {name:<32} {secs * 1000:10.1f} ms")
+    for name, secs in timings.items():
+        print(f"    prove/{name:<25} {secs / args.proofs * 1000:10.1f} ms (mean)")
+    print("  proof " + proofs[0].to_bytes().hex()[:64] + "...")
+    print("OK: every proof verifies" if ok else "FAILED: a proof did not verify")
+    return 0 if ok else 1
+
+
+def cmd_circuit_generate(args) -> int:
+    r1cs, witness, public = CIRCUITS[args.kind](args.constraints, seed=args.seed)
+    r1cs.save(args.output)
+    save_witness(args.witness, witness)
+    _write_json(args.public, [str(v) for v in public])
+    print(f"{args.output}: {r1cs.num_constraints} constraints, {r1cs.num_inputs} inputs, {r1cs.num_aux} aux; "
+          f"witness {args.witness}; public inputs {args.public}")
+    return 0
+
+
+def cmd_setup(args) -> int:
+    print("WARNING: insecure test setup; the toxic waste is known to this process. "
+          "Never use these parameters to secure anything.", file=sys.stderr)
+    r1cs = R1CS.load(args.circuit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureSetupWarning)
+        params = insecure_setup(r1cs, backend=args.backend, threads=args.threads)
+    write_params(args.output, params, threads=args.threads)
+    if args.vk:
+        _write_json(args.vk, params.vk.to_json())
+    print(f"{args.output}: {params.summary()}")
+    return 0
+
+
+def cmd_prove(args) -> int:
+    params = read_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+                         progress=_progress(args.progress))
+    r1cs = R1CS.load(args.circuit)
+    witness = load_witness(args.witness)
+    timings: dict = {}
+    t = time.perf_counter()
+    proof = prove(params, r1cs, witness, backend=args.backend, threads=args.threads, check=not args.no_check,
+                  timings=timings)
+    secs = time.perf_counter() - t
+    with open(args.output, "wb") as f:
+        f.write(proof.to_bytes())
+    if args.json:
+        _write_json(args.json, proof.to_json())
+    if args.public:
+        _write_json(args.public, [str(v) for v in witness[1:r1cs.num_inputs].to_ints()])
+    print(f"{args.output}: proof in {secs * 1000:.1f} ms " +
+          " ".join(f"{k}={v * 1000:.1f}ms" for k, v in timings.items()))
+    return 0
+
+
+def cmd_verify(args) -> int:
+    vk = _read_key(args.key)
+    public = _read_public(args.public)
+    proofs = _read_proof(args.proof)
+    pvk = PreparedVerifyingKey(vk)
+    if all(verify(pvk, public, p) for p in proofs):
+        print("OK!")
+        return 0
+    print("INVALID proof", file=sys.stderr)
+    return 1
+
+
+def cmd_params_info(args) -> int:
+    t = time.perf_counter()
+    params: Parameters = read_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+                                     progress=_progress(args.progress))
+    info = params.summary()
+    info["read_seconds"] = round(time.perf_counter() - t, 3)
+    info["subgroup_checked"] = args.check_subgroup
+    print(json.dumps(info, indent=1))
+    return 0
+
+
+# ------------------------------------------------------------------ parser
+
+
+def _common(p: argparse.ArgumentParser, backend: bool = True) -> None:
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    if backend:
+        p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default: auto)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="porep-prover", description="Groth16 prover over BLS12-381")
+    parser.add_argument("--version", action="version", version=f"porep-prover {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("demo", help="generate a circuit, set up, prove, verify and print timings")
+    p.add_argument("--circuit", choices=sorted(CIRCUITS), default="porep-like")
+    p.add_argument("--constraints", type=int, default=(1 << 16) - 5)
+    p.add_argument("--proofs", type=int, default=3, help="proofs to make (default 3)")
+    p.add_argument("--seed", type=int, default=1)
+    _common(p)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("circuit", help="demo circuits").add_subparsers(dest="action", required=True)
+    g = p.add_parser("generate", help="write a demo circuit, witness and public inputs")
+    g.add_argument("--kind", choices=sorted(CIRCUITS), default="porep-like")
+    g.add_argument("--constraints", type=int, required=True)
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("-o", "--output", required=True, help="circuit file (.npz)")
+    g.add_argument("--witness", required=True, help="witness file (32-byte LE values)")
+    g.add_argument("--public", required=True, help="public inputs (JSON)")
+    g.set_defaults(func=cmd_circuit_generate)
+
+    p = sub.add_parser("setup", help="INSECURE test parameters for a circuit")
+    p.add_argument("circuit")
+    p.add_argument("-o", "--output", required=True, help="parameters file (bellperson format)")
+    p.add_argument("--vk", help="also write the verifying key as JSON")
+    _common(p)
+    p.set_defaults(func=cmd_setup)
+
+    p = sub.add_parser("prove", help="prove a witness for a circuit")
+    p.add_argument("params")
+    p.add_argument("circuit")
+    p.add_argument("witness")
+    p.add_argument("-o", "--output", required=True, help="proof file (192 bytes)")
+    p.add_argument("--json", help="also write the proof as JSON")
+    p.add_argument("--public", help="also write the public inputs as JSON")
+    p.add_argument("--no-check", action="store_true", help="skip the witness satisfaction check")
+    p.add_argument("--check-subgroup", action="store_true", help="subgroup-check every parameter point")
+    p.add_argument("--progress", action="store_true", help="report parameter loading progress")
+    _common(p)
+    p.set_defaults(func=cmd_prove)
+
+    p = sub.add_parser("verify", help="verify a proof (exit 0 and OK! when valid)")
+    p.add_argument("key", help="parameters file, verifying key JSON or binary")
+    p.add_argument("public", help="public inputs JSON (list of decimal strings)")
+    p.add_argument("proof", help="proof file (192 bytes per partition) or JSON")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("params", help="parameter files").add_subparsers(dest="action", required=True)
+    i = p.add_parser("info", help="sizes of a parameters file (reads and validates it)")
+    i.add_argument("params")
+    i.add_argument("--check-subgroup", action="store_true")
+    i.add_argument("--progress", action="store_true")
+    _common(i, backend=False)
+    i.set_defaults(func=cmd_params_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except PorepProverError as exc:
+        print(f"porep-prover: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"porep-prover: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Constraint systems: construction, validation, evaluation, satisfaction, files."""
+import numpy as np
+import pytest
+
+from porep_prover import FrArray
+from porep_prover.circuits import porep_like, square_chain
+from porep_prover.errors import CircuitFormatError, R1CSError, UnsatisfiedError, WitnessError
+from porep_prover.field.constants import R
+from porep_prover.groth16 import R1CS, SparseMatrix
+
+
+def random_r1cs(rng, m, k, aux, density=3):
+    """Random constraints and a witness satisfying them (C_i is a fresh aux var = A.w * B.w)."""
+    nv = k + aux + m
+    w = [1] + [rng.randrange(R) for _ in range(k - 1 + aux)]
+    cons = []
+    for i in range(m):
+        a = {rng.randrange(k + aux): rng.randrange(R) for _ in range(density)}
+        b = {rng.randrange(k + aux): rng.choice([1, R - 1, rng.randrange(R)]) for _ in range(density)}
+        av = sum(c * w[v] for v, c in a.items()) % R
+        bv = sum(c * w[v] for v, c in b.items()) % R
+        cons.append((a, b, {k + aux + i: 1}))
+        w.append(av * bv % R)
+    return R1CS.from_constraints(k, nv - k, cons), FrArray.from_ints(w)
+
+
+def test_evaluate_matches_python(rng):
+    r1cs, w = random_r1cs(rng, 50, 3, 20)
+    a, b, c = r1cs.evaluate(w)
+    wi = w.to_ints()
+    for mat, got in ((r1cs.a, a), (r1cs.b, b), (r1cs.c, c)):
+        coeff = mat.coeff.to_ints()
+        want = [sum(coeff[j] * wi[mat.col[j]] for j in range(mat.indptr[i], mat.indptr[i + 1])) % R
+                for i in range(mat.rows)]
+        assert got.to_ints() == want
+    r1cs.check(w)
+    assert r1cs.is_satisfied(w)
+
+
+def test_unsatisfied_names_first_failure(rng):
+    r1cs, w = random_r1cs(rng, 40, 2, 10)
+    ints = w.to_ints()
+    # break the outputs of constraints 17 and 30
+    for i in (30, 17):
+        ints[2 + 10 + i] = (ints[2 + 10 + i] + 1) % R
+    with pytest.raises(UnsatisfiedError, match="constraint 17") as info:
+        r1cs.check(FrArray.from_ints(ints))
+    assert info.value.constraint == 17
+
+
+def test_witness_errors(rng):
+    r1cs, w = random_r1cs(rng, 5, 2, 3)
+    with pytest.raises(WitnessError):
+        r1cs.evaluate(w[:-1])
+    bad = w.to_ints()
+    bad[0] = 2
+    with pytest.raises(WitnessError, match="constant one"):
+        r1cs.evaluate(FrArray.from_ints(bad))
+    with pytest.raises(WitnessError):
+        r1cs.evaluate(bad)
+
+
+def test_validation_errors():
+    ok = SparseMatrix.from_rows([{0: 1}])
+    with pytest.raises(R1CSError, match="variable 5"):
+        R1CS(1, 2, SparseMatrix.from_rows([{5: 1}]), ok, ok)
+    with pytest.raises(R1CSError):
+        R1CS(0, 2, ok, ok, ok)
+    broken = SparseMatrix(np.array([0, 2], dtype=np.int64), np.array([0], dtype=np.uint32), FrArray.from_ints([1]))
+    with pytest.raises(R1CSError, match="indptr"):
+        R1CS(1, 0, broken, ok, ok)
+    with pytest.raises(R1CSError, match="indptr"):
+        R1CS(1, 0, ok, SparseMatrix.from_rows([{0: 1}, {0: 1}]), ok)
+
+
+def test_canonical_form_merges_and_drops():
+    m = SparseMatrix.from_arrays(np.array([1, 0, 1, 1, 0]), np.array([2, 3, 2, 0, 1]),
+                                 FrArray.from_ints([5, 7, R - 5, 9, 0]), 2)
+    assert m.indptr.tolist() == [0, 1, 2] and m.col.tolist() == [3, 0]
+    assert m.coeff.to_ints() == [7, 9]
+    assert SparseMatrix.from_rows([{3: R, 1: -1}]).col.tolist() == [1]
+
+
+def test_density_and_domain():
+    r1cs, w, _ = square_chain(10)
+    d = r1cs.density()
+    assert d.a_aux.all() and d.b_aux.all() and not d.b_input.any()
+    assert r1cs.domain_size == 16
+    assert R1CS.from_constraints(1, 1, [({1: 1}, {1: 1}, {1: 1})] * 3).domain_size == 4
+    assert R1CS.from_constraints(2, 1, [({1: 1}, {1: 1}, {2: 1})] * 3).domain_size == 8
+
+
+def test_demo_circuits_satisfied():
+    for make, m in ((square_chain, 33), (porep_like, 1000), (porep_like, 4096 - 5)):
+        r1cs, w, public = make(m)
+        assert r1cs.num_constraints == m
+        r1cs.check(w)
+        assert w[1:r1cs.num_inputs].to_ints() == public
+    r1cs, w, _ = porep_like(20000)
+    values = w.to_ints()
+    assert sum(v in (0, 1) for v in values) > 0.75 * len(values)   # mostly bits
+
+
+def test_save_load_roundtrip(tmp_path, rng):
+    r1cs, w = random_r1cs(rng, 30, 3, 7)
+    r1cs.save(tmp_path / "c.npz")
+    back = R1CS.load(tmp_path / "c.npz")
+    assert back.num_inputs == 3 and back.num_aux == r1cs.num_aux
+    assert back.evaluate(w)[2] == r1cs.evaluate(w)[2]
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(CircuitFormatError):
+        R1CS.load(tmp_path / "junk.npz")
+    data = (tmp_path / "c.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[:len(data) // 2])
+    with pytest.raises(CircuitFormatError):
+        R1CS.load(tmp_path / "cut.npz")
