@@ -7,14 +7,26 @@ With --check, exit 1 if the header on disk differs from what would be written.
 """
 from __future__ import annotations
 
+import importlib
 import pathlib
 import sys
+import types
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
-from porep_prover.field import constants as k  # noqa: E402
-from porep_prover.field import reference as ref  # noqa: E402
+
+def field_module(name: str):
+    """porep_prover/field/<name>.py loaded on its own, so this works without the
+    package's compiled extensions (e.g. from a plain source tree)."""
+    if "_pp_field" not in sys.modules:
+        pkg = types.ModuleType("_pp_field")
+        pkg.__path__ = [str(ROOT / "src" / "porep_prover" / "field")]
+        sys.modules["_pp_field"] = pkg
+    return importlib.import_module(f"_pp_field.{name}")
+
+
+k = field_module("constants")
+ref = field_module("reference")
 
 HEADER = ROOT / "src" / "porep_prover" / "native" / "bls12_381.h"
 
