@@ -17,6 +17,9 @@ enum { PAIR_COPY_P = 0, PAIR_COPY_Q = 1, PAIR_INF = 2, PAIR_ADD = 3, PAIR_DBL = 
 /* Below this many full scalars the xyzz-bucket Pippenger wins. */
 #define MSM_SMALL 256
 
+/* From this many buckets on, the bucket reduction splits into tree sums. */
+#define MSM_SPLIT_REDUCE 256
+
 /* Relative costs in field multiplications, for the window choice: a bucket
  * addition (batch-affine, measured with its overheads) and one bucket of the
  * running-sum reduction (fitted to the measured best window at 2^16-2^18). */

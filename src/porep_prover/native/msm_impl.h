@@ -228,17 +228,58 @@ static void ECN(bucket_sums)(AFF *sums, const AFF *points, const uint32_t *entri
     }
 }
 
-/* sum_{b} (b + 1) * sums[b], by running sums from the top bucket down. */
-static void ECN(bucket_reduce)(XYZZ *r, const AFF *sums, size_t nb)
+/* *total = sum_b (b + 1) sums[b] and *running = sum_b sums[b], by running
+ * sums from the top bucket down (two xyzz additions per bucket). */
+static void ECN(running_sums)(XYZZ *total, XYZZ *running, const AFF *sums, size_t nb)
 {
-    XYZZ running, total;
-    ECN(xyzz_set_inf)(&running);
-    ECN(xyzz_set_inf)(&total);
+    ECN(xyzz_set_inf)(running);
+    ECN(xyzz_set_inf)(total);
     for (size_t b = nb; b-- > 0;) {
-        ECN(xyzz_add_affine)(&running, &running, &sums[b]);
-        ECN(xyzz_add)(&total, &total, &running);
+        ECN(xyzz_add_affine)(running, running, &sums[b]);
+        ECN(xyzz_add)(total, total, running);
     }
-    *r = total;
+}
+
+/* *r = sum_b (b + 1) sums[b] for nb = 2^k buckets, at about half the cost of
+ * running sums: with b = hi 2^h + lo,
+ *   sum (b + 1) S_b = 2^h sum_hi hi T_hi + sum_lo (lo + 1) U_lo,
+ *   T_hi = sum_lo S_(hi,lo),  U_lo = sum_hi S_(hi,lo),
+ * where the T and U sums are plain batch-affine tree sums (each bucket enters
+ * two of them) and only the 2^h + nb / 2^h short weighted sums run serially.
+ * entries needs 2 nb slots, part nb slots. */
+static void ECN(bucket_reduce)(XYZZ *r, const AFF *sums, size_t nb, ECN(tree_scratch_t) *s, uint32_t *entries,
+                               AFF *part)
+{
+    XYZZ t_total, t_sum, u_total, u_sum;
+    int k = 0, h;
+    size_t nlo, nhi, pos = 0;
+    while (((size_t)1 << k) < nb) k++;
+    if (nb < MSM_SPLIT_REDUCE || ((size_t)1 << k) != nb) {
+        ECN(running_sums)(r, &t_sum, sums, nb);
+        return;
+    }
+    h = k / 2;
+    nlo = (size_t)1 << h;
+    nhi = nb >> h;
+    for (size_t hi = 0; hi < nhi; hi++) {
+        s->off[hi] = (uint32_t)pos;
+        for (size_t lo = 0; lo < nlo; lo++)
+            if (!ECN(affine_is_inf)(&sums[hi * nlo + lo])) entries[pos++] = (uint32_t)(hi * nlo + lo);
+        s->cnt[hi] = (uint32_t)pos - s->off[hi];
+    }
+    for (size_t lo = 0; lo < nlo; lo++) {
+        s->off[nhi + lo] = (uint32_t)pos;
+        for (size_t hi = 0; hi < nhi; hi++)
+            if (!ECN(affine_is_inf)(&sums[hi * nlo + lo])) entries[pos++] = (uint32_t)(hi * nlo + lo);
+        s->cnt[nhi + lo] = (uint32_t)pos - s->off[nhi + lo];
+    }
+    ECN(bucket_sums)(part, sums, entries, nhi + nlo, s);
+    ECN(running_sums)(&t_total, &t_sum, part, nhi);       /* sum (hi + 1) T_hi, sum T_hi */
+    ECN(running_sums)(&u_total, &u_sum, part + nhi, nlo); /* sum (lo + 1) U_lo */
+    ECN(xyzz_neg)(&t_sum, &t_sum);
+    ECN(xyzz_add)(&t_total, &t_total, &t_sum);            /* sum hi T_hi */
+    for (int i = 0; i < h; i++) ECN(xyzz_dbl)(&t_total, &t_total);
+    ECN(xyzz_add)(r, &t_total, &u_total);
 }
 
 /* Sum of points[idx[i]] for i < n (idx NULL: the first n points), in *r. */
@@ -267,7 +308,7 @@ static int ECN(sum_points)(XYZZ *r, const AFF *points, const uint32_t *idx, size
 /* One Pippenger window over full-scalar indices [lo, hi): the window's sum in *r. */
 static int ECN(window_task)(XYZZ *r, const AFF *points, const uint32_t *full, const int32_t *digits,
                             size_t lo, size_t hi, size_t nb, ECN(tree_scratch_t) *s,
-                            uint32_t *entries, AFF *sums)
+                            uint32_t *entries, AFF *sums, AFF *part)
 {
     memset(s->cnt, 0, nb * sizeof(uint32_t));
     for (size_t i = lo; i < hi; i++) {
@@ -288,7 +329,7 @@ static int ECN(window_task)(XYZZ *r, const AFF *points, const uint32_t *full, co
     }
     for (size_t b = 0; b < nb; b++) s->off[b] -= s->cnt[b];
     ECN(bucket_sums)(sums, points, entries, nb, s);
-    ECN(bucket_reduce)(r, sums, nb);
+    ECN(bucket_reduce)(r, sums, nb, s, entries, part);
     return 0;
 }
 
@@ -302,10 +343,11 @@ static int ECN(pippenger)(XYZZ *r, const AFF *points, const msm_plan_t *plan, in
 #pragma omp parallel num_threads(nthreads) reduction(| : failed)
     {
         size_t chunk_max = (plan->nfull + plan->chunks - 1) / plan->chunks;
+        size_t cap = chunk_max > 2 * nb ? chunk_max : 2 * nb; /* the reduction reuses the scratch */
         ECN(tree_scratch_t) s;
-        uint32_t *entries = malloc((chunk_max + 1) * sizeof(uint32_t));
-        AFF *sums = malloc(nb * sizeof(AFF));
-        int ok = entries && sums && !ECN(tree_scratch_alloc)(&s, chunk_max, nb);
+        uint32_t *entries = malloc((cap + 1) * sizeof(uint32_t));
+        AFF *sums = malloc(nb * sizeof(AFF)), *part = malloc(nb * sizeof(AFF));
+        int ok = entries && sums && part && !ECN(tree_scratch_alloc)(&s, cap, nb);
         failed |= !ok;
 #pragma omp for schedule(dynamic, 1)
         for (size_t t = 0; t < ntasks; t++) {
@@ -314,11 +356,12 @@ static int ECN(pippenger)(XYZZ *r, const AFF *points, const msm_plan_t *plan, in
             if (hi > plan->nfull) hi = plan->nfull;
             if (!ok || lo >= hi) continue;
             ECN(window_task)(&partial[t], points, plan->full, plan->digits + w * plan->nfull, lo, hi, nb, &s,
-                             entries, sums);
+                             entries, sums, part);
         }
         if (ok) ECN(tree_scratch_free)(&s);
         free(entries);
         free(sums);
+        free(part);
     }
     if (!failed) {
         XYZZ acc;
