@@ -117,3 +117,19 @@ def test_fixed_base_products(rng):
     for cls in (G1Array, G2Array):
         base = random_points(cls, rng, 1)
         assert CPU.fixed_base(base, ks, 2) == base.scale(ks.to_ints())
+
+
+def test_large_msm_streaming_and_degenerate_windows(rng):
+    """n past 2^15: windows of 2^12+ buckets stream, unless their digits crowd
+    into few buckets (top window, repeated scalars), which take the tree path."""
+    n = (1 << 15) + 3
+    pts = get_backend("cpu").fixed_base(G1Array.generator(), FrArray.random(n, rng), 2)
+    raw = pts.to_bytes()
+    arks = [ArkG1.from_compressed_bytes_unchecked(raw[48 * i:48 * i + 48]) for i in range(n)]
+    k = rng.randrange(R)
+    for ks in ([rng.randrange(R) for _ in range(n)], [k] * n,
+               [rng.choice([k, R - k, rng.randrange(R)]) for _ in range(n)]):
+        want = ArkG1.multiexp_unchecked(arks, [Scalar(x) for x in ks]).to_compressed_bytes()
+        stats = {}
+        assert pp.msm(pts, FrArray.from_ints(ks), stats=stats).to_bytes() == want
+        assert stats["window_bits"] >= 13

@@ -17,12 +17,16 @@ enum { PAIR_COPY_P = 0, PAIR_COPY_Q = 1, PAIR_INF = 2, PAIR_ADD = 3, PAIR_DBL = 
 /* Below this many full scalars the xyzz-bucket Pippenger wins. */
 #define MSM_SMALL 256
 
+/* Deferred points per streaming window before a forced flush. */
+#define MSM_QUEUE 256
+/* From this many buckets on, buckets accumulate by streaming (window_stream). */
+#define MSM_STREAM 4096
 /* From this many buckets on, the bucket reduction splits into tree sums. */
 #define MSM_SPLIT_REDUCE 256
 
-/* Relative costs in field multiplications, for the window choice: a bucket
- * addition (batch-affine, measured with its overheads) and one bucket of the
- * running-sum reduction (fitted to the measured best window at 2^16-2^18). */
+/* Relative costs in field multiplications, for the window choice below 2^12
+ * points: a bucket addition (batch-affine tree with its overheads, or xyzz for
+ * the small path) and one bucket of the reduction. */
 #define COST_BUCKET_ADD 9.0
 #define COST_BUCKET_ADD_SMALL 10.0
 #define COST_REDUCE 14.0
@@ -31,10 +35,15 @@ enum { PAIR_COPY_P = 0, PAIR_COPY_Q = 1, PAIR_INF = 2, PAIR_ADD = 3, PAIR_DBL = 
 
 int msm_window_bits(size_t n)
 {
-    int best = 2;
+    int best = 2, lg = 0;
     double best_cost = 0;
     if (n < 4) return 2;
-    for (int c = 2; c <= 20; c++) {
+    while (((size_t)2 << lg) <= n) lg++;
+    /* From 2^12 points on: the best window measured for 2^12..2^18 G1 and G2
+     * random-scalar MSMs (streaming buckets from 2^13 buckets up), extended
+     * flat beyond. */
+    if (lg >= 12) return lg <= 12 ? 10 : lg == 13 ? 11 : lg == 14 ? 12 : lg == 15 ? 13 : lg <= 18 ? 15 : 16;
+    for (int c = 2; c <= 12; c++) {
         size_t windows = 255 / (size_t)c + 1;
         double add = n < MSM_SMALL ? COST_BUCKET_ADD_SMALL : COST_BUCKET_ADD;
         double cost = (double)windows * ((double)n * add + (double)((size_t)1 << (c - 1)) * COST_REDUCE);

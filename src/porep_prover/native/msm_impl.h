@@ -305,6 +305,68 @@ static int ECN(sum_points)(XYZZ *r, const AFF *points, const uint32_t *idx, size
     return 0;
 }
 
+/* State of one streaming window (see window_stream). */
+typedef struct {
+    AFF *buckets;
+    const AFF *points;
+    const uint32_t *full;
+    const int32_t *digits;
+    uint8_t *busy;          /* bucket has an addition waiting in the batch */
+    uint32_t *queue;        /* deferred full-scalar indices */
+    size_t nq;
+    ECN(pair_batch_t) *batch;
+} ECN(stream_t);
+
+FF_INLINE void ECN(stream_one)(ECN(stream_t) *st, uint32_t i)
+{
+    int32_t d = st->digits[i];
+    uint32_t b = (uint32_t)(d < 0 ? -d : d) - 1;
+    const AFF *p = &st->points[st->full[i]];
+    if (st->busy[b]) {
+        st->queue[st->nq++] = i;
+    } else if (ECN(affine_is_inf)(&st->buckets[b])) {
+        ECN(load)(&st->buckets[b], p, d < 0);
+    } else {
+        st->busy[b] = 1;
+        ECN(pair_batch_push)(st->batch, &st->buckets[b], 0, p, d < 0, &st->buckets[b]);
+    }
+}
+
+/* Run the batch, then replay the deferred points (which may defer again). */
+static void ECN(stream_flush)(ECN(stream_t) *st, size_t nb)
+{
+    size_t replay = st->nq;
+    ECN(pair_batch_flush)(st->batch);
+    memset(st->busy, 0, nb);
+    st->nq = 0;
+    for (size_t j = 0; j < replay; j++) ECN(stream_one)(st, st->queue[j]); /* writes at <= j */
+}
+
+/* Bucket accumulation for many buckets: points stream in index order and
+ * each is added to its affine bucket as one batched addition; a bucket
+ * already waiting in the batch defers the point to a queue. Against the tree
+ * (bucket_sums), point reads are sequential instead of random and no sort is
+ * needed, which pays once the points outgrow the caches. */
+static void ECN(window_stream)(AFF *buckets, const AFF *points, const uint32_t *full, const int32_t *digits,
+                               size_t lo, size_t hi, size_t nb, ECN(tree_scratch_t) *s, uint8_t *busy,
+                               uint32_t *queue)
+{
+    ECN(stream_t) st = {buckets, points, full, digits, busy, queue, 0, &s->batch};
+    /* Keep the batch well below the bucket count so collisions stay rare, and
+     * below MSM_BATCH so pair_batch_push never flushes behind our back. */
+    size_t cap = nb / 8 < MSM_BATCH - MSM_QUEUE ? nb / 8 : MSM_BATCH - MSM_QUEUE;
+    memset(busy, 0, nb);
+    for (size_t b = 0; b < nb; b++) ECN(affine_set_inf)(&buckets[b]);
+    s->batch.inf_possible = 0;
+    for (size_t i = lo; i < hi; i++) {
+        if (!digits[i]) continue;
+        if (s->batch.count >= cap || st.nq >= MSM_QUEUE) ECN(stream_flush)(&st, nb);
+        if (i + MSM_PREFETCH < hi) __builtin_prefetch(&points[full[i + MSM_PREFETCH]]);
+        ECN(stream_one)(&st, (uint32_t)i);
+    }
+    while (st.nq || s->batch.count) ECN(stream_flush)(&st, nb);
+}
+
 /* One Pippenger window over full-scalar indices [lo, hi): the window's sum in *r. */
 static int ECN(window_task)(XYZZ *r, const AFF *points, const uint32_t *full, const int32_t *digits,
                             size_t lo, size_t hi, size_t nb, ECN(tree_scratch_t) *s,
@@ -314,6 +376,22 @@ static int ECN(window_task)(XYZZ *r, const AFF *points, const uint32_t *full, co
     for (size_t i = lo; i < hi; i++) {
         int32_t d = digits[i];
         if (d) s->cnt[(d < 0 ? -d : d) - 1]++;
+    }
+    if (nb >= MSM_STREAM) {
+        /* Streaming needs the points spread over many buckets: a window with
+         * few live buckets (the top one, repeated scalars) would stall on
+         * collisions, and goes through the tree instead. */
+        size_t live = 0, most = 0, total = 0;
+        for (size_t b = 0; b < nb; b++) {
+            live += s->cnt[b] != 0;
+            total += s->cnt[b];
+            if (s->cnt[b] > most) most = s->cnt[b];
+        }
+        if (live >= nb / 2 && most <= 8 * (total / live) + 16) {
+            ECN(window_stream)(sums, points, full, digits, lo, hi, nb, s, (uint8_t *)part, entries);
+            ECN(bucket_reduce)(r, sums, nb, s, entries, part);
+            return 0;
+        }
     }
     uint32_t acc = 0;
     for (size_t b = 0; b < nb; b++) {
