@@ -9,8 +9,20 @@ from porep_prover.backend import get_backend
 from porep_prover.errors import InvalidInputError, LengthMismatchError, UnknownBackendError
 from porep_prover.field import reference as ref
 from porep_prover.field.constants import R
+from porep_prover.msm import _cpu as msm_cpu
 
 CPU = get_backend("cpu")
+SIMD_MODES = [False] + ([True] if msm_cpu.simd_available() else [])
+
+
+@pytest.fixture(params=SIMD_MODES, ids=lambda on: "ifma" if on else "portable", autouse=True)
+def simd_mode(request):
+    """Every MSM test runs on the portable path and, where the CPU has it, the IFMA one."""
+    before = CPU.simd()
+    CPU.simd(request.param)
+    assert CPU.simd() == request.param
+    yield request.param
+    CPU.simd(before)
 
 
 def random_points(cls, rng, n):

@@ -47,7 +47,12 @@ def _fr(v: int, mont: bool = True) -> str:
     return _limbs(v * k.FR_MONT % k.R if mont else v, k.FR_LIMBS)
 
 
+def _limbs52(value: int) -> str:
+    return "{" + ", ".join(f"0x{(value >> (52 * i)) & ((1 << 52) - 1):013x}ULL" for i in range(8)) + "}"
+
+
 def render() -> str:
+    r52 = 1 << 416
     entries = [
         ("FR_MODULUS", _fr(k.R, False), "r"),
         ("FR_ONE", _fr(1), "1 in Montgomery form: 2^256 mod r"),
@@ -72,6 +77,11 @@ def render() -> str:
         ("G1_BETA", _fq(k.BETA_G1), "cube root of unity: (BETA x, y) = -u^2 (x, y) on G1"),
         ("G2_PSI_X", _fq2(ref.PSI_X), "psi x factor 1/(1+i)^((p-1)/3)"),
         ("G2_PSI_Y", _fq2(ref.PSI_Y), "psi y factor 1/(1+i)^((p-1)/2)"),
+        ("FQ52_MODULUS", _limbs52(k.P), "p in 8 limbs of 52 bits (the IFMA form, f52.h)"),
+        ("FQ52_MODULUS_2", _limbs52(2 * k.P), "2p in 52-bit limbs"),
+        ("FQ52_ONE", _limbs52(r52 % k.P), "1 in the IFMA form: 2^416 mod p"),
+        ("FQ_TO52", _fq(r52 % k.P, False), "2^416 mod p, canonical: std Montgomery -> IFMA form"),
+        ("FQ_FROM52", _fq((1 << 352) % k.P, False), "2^352 mod p, canonical: IFMA form -> std Montgomery"),
     ]
     lines = [
         "/* SPDX-License-Identifier: Apache-2.0 */",
@@ -85,6 +95,7 @@ def render() -> str:
         f"#define FR_INV 0x{(-pow(k.R, -1, 1 << 64)) % (1 << 64):016x}ULL /* -r^-1 mod 2^64 */",
         f"#define FQ_INV 0x{(-pow(k.P, -1, 1 << 64)) % (1 << 64):016x}ULL /* -p^-1 mod 2^64 */",
         f"#define FR_TWO_ADICITY {k.FR_TWO_ADICITY}",
+        f"#define FQ52_INV 0x{(-pow(k.P, -1, 1 << 52)) % (1 << 52):013x}ULL /* -p^-1 mod 2^52 */",
         f"#define BLS_X_ABS 0x{-k.BLS_X:016x}ULL /* |u|; u is negative */",
         "",
     ]

@@ -2,6 +2,7 @@
 """Process-wide settings. The only module that reads the environment.
 
 POREP_PROVER_THREADS   CPU threads for native kernels (default: all cores)
+POREP_PROVER_SIMD      0 turns off the AVX-512 IFMA MSM path (default: on where the CPU has it)
 """
 from __future__ import annotations
 
@@ -31,3 +32,11 @@ def resolve_threads(threads: int | None) -> int:
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise InvalidInputError(f"threads must be a positive integer or None, got {threads!r}")
     return threads
+
+
+def simd_wanted() -> bool:
+    """Whether the AVX-512 IFMA kernels may be used (POREP_PROVER_SIMD, default yes)."""
+    value = os.environ.get("POREP_PROVER_SIMD", "1").strip().lower()
+    if value not in ("0", "1", "false", "true", "no", "yes", "off", "on"):
+        raise InvalidInputError(f"POREP_PROVER_SIMD={value!r}: use 1 or 0")
+    return value in ("1", "true", "yes", "on")

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Both builds of the field arithmetic (portable C and MULX/ADX assembly)
-against Python ints. The installed extensions use one of them; this compiles
-each with the system C compiler so the other is tested too."""
+against Python ints, and the AVX-512 IFMA form against the field.h one. The
+installed extensions use one build; this compiles each with the system C
+compiler so the others are tested too."""
 import pathlib
 import shutil
 import subprocess
@@ -45,3 +46,15 @@ def test_field_build(name, flags, tmp_path, rng):
     out = subprocess.run([str(exe)], input="\n".join(cases) + "\n", capture_output=True, text=True,
                          check=True).stdout.split()
     assert [int(v, 16) for v in out] == want
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_ifma_field_arithmetic(tmp_path, rng):
+    exe = tmp_path / "f52_check"
+    flags = ["-mbmi2", "-madx"] if has_adx() else []
+    subprocess.run(["gcc", "-O2", *flags, "-I", str(INCLUDE_DIR), str(HERE / "f52_check.c"), "-o", str(exe)],
+                   check=True)
+    out = subprocess.run([str(exe), str(rng.randrange(1 << 62))], capture_output=True, text=True).stdout.strip()
+    if out == "skip":
+        pytest.skip("this CPU has no AVX-512 IFMA")
+    assert out == "ok"

@@ -6,7 +6,7 @@ returned as is for the caller to raise."""
 from libc.stdint cimport uint64_t
 
 from porep_prover.native.cnative cimport (
-    fr_t, g1_affine_t, g1_batch_sum, g1_fixed_base_batch, g1_msm, g1_msm_naive, g2_affine_t, g2_batch_sum,
+    fr_t, msm_simd, msm_simd_available, g1_affine_t, g1_batch_sum, g1_fixed_base_batch, g1_msm, g1_msm_naive, g2_affine_t, g2_batch_sum,
     g2_fixed_base_batch, g2_msm, g2_msm_naive, msm_stats_t)
 
 
@@ -66,3 +66,18 @@ def fixed_base(int group, const uint64_t[:, ::1] base, const uint64_t[:, ::1] sc
             rc = g2_fixed_base_batch(<g2_affine_t *> &out[0, 0], <g2_affine_t *> &base[0, 0],
                                      <fr_t *> &scalars[0, 0], n, nthreads)
     return rc
+
+
+def simd_available():
+    """True when this CPU runs the AVX-512 IFMA MSM path."""
+    return bool(msm_simd_available())
+
+
+def set_simd(enable):
+    """Turn the AVX-512 IFMA path on or off process-wide (results are identical
+    either way); returns whether it is now on."""
+    return bool(msm_simd(1 if enable else 0))
+
+
+def simd_enabled():
+    return bool(msm_simd(-1))

@@ -97,6 +97,8 @@ cdef extern from "encoding.h" nogil:
 
 
 cdef extern from "msm.h" nogil:
+    int msm_simd_available()
+    int msm_simd(int enable)
     ctypedef struct msm_stats_t:
         size_t zeros, ones, full
         int window_bits

@@ -6,6 +6,14 @@
 
 #include "msm.h"
 
+/* The IFMA storage form needs x86-64 and a compiler that knows the target. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(POREP_PORTABLE)
+#define MSM_HAVE_F52 1
+#include "f52.h"
+#else
+#define MSM_HAVE_F52 0
+#endif
+
 /* Pairs per shared inversion: large enough that the inversion (~450 products)
  * is noise, small enough that the prefix products stay in L1/L2. */
 #define MSM_BATCH 4096
@@ -17,6 +25,8 @@ enum { PAIR_COPY_P = 0, PAIR_COPY_Q = 1, PAIR_INF = 2, PAIR_ADD = 3, PAIR_DBL = 
 /* Below this many full scalars the xyzz-bucket Pippenger wins. */
 #define MSM_SMALL 256
 
+/* Scalars per chunk of the fixed-base products. */
+#define MSM_FIXED_CHUNK 1024
 /* Deferred points per streaming window before a forced flush. */
 #define MSM_QUEUE 256
 /* From this many buckets on, buckets accumulate by streaming (window_stream). */
@@ -42,7 +52,7 @@ int msm_window_bits(size_t n)
     /* From 2^12 points on: the best window measured for 2^12..2^18 G1 and G2
      * random-scalar MSMs (streaming buckets from 2^13 buckets up), extended
      * flat beyond. */
-    if (lg >= 12) return lg <= 12 ? 10 : lg == 13 ? 11 : lg == 14 ? 12 : lg == 15 ? 13 : lg <= 18 ? 15 : 16;
+    if (lg >= 12) return lg <= 13 ? 11 : lg == 14 ? 12 : lg == 15 ? 13 : lg <= 18 ? 15 : 16;
     for (int c = 2; c <= 12; c++) {
         size_t windows = 255 / (size_t)c + 1;
         double add = n < MSM_SMALL ? COST_BUCKET_ADD_SMALL : COST_BUCKET_ADD;
@@ -127,10 +137,21 @@ oom:
     return -1;
 }
 
+static void *msm_aligned_alloc(size_t size)
+{
+    return aligned_alloc(64, (size + 64) & ~(size_t)63);
+}
+
+/* ------------------------------------------------------------------ G1, G2: portable storage */
+
 #define EC g1
 #define F fq
 #define F_T fq_t
+#include "msm_group.h"
+#define ST std
+#include "msm_pair_std.h"
 #include "msm_impl.h"
+#undef ST
 #undef EC
 #undef F
 #undef F_T
@@ -138,7 +159,121 @@ oom:
 #define EC g2
 #define F fq2
 #define F_T fq2_t
+#include "msm_group.h"
+#define ST std
+#include "msm_pair_std.h"
 #include "msm_impl.h"
+#undef ST
 #undef EC
 #undef F
 #undef F_T
+
+/* ------------------------------------------------------------------ G1, G2: AVX-512 IFMA storage */
+
+#if MSM_HAVE_F52
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512ifma,avx512dq,avx512bw,avx512vl")
+
+#define EC g1
+#define F fq
+#define F_T fq_t
+#define ST f52
+#define SF_T f52_t
+#define SF(name) f52_##name
+#define VF_T f52v
+#define VF(name) f52v_##name
+#include "msm_pair_f52.h"
+#include "msm_impl.h"
+#undef ST
+#undef EC
+#undef F
+#undef F_T
+#undef SF_T
+#undef SF
+#undef VF_T
+#undef VF
+
+#define EC g2
+#define F fq2
+#define F_T fq2_t
+#define ST f52
+#define SF_T f52x2_t
+#define SF(name) f52x2_##name
+#define VF_T f52v2
+#define VF(name) f52v2_##name
+#include "msm_pair_f52.h"
+#include "msm_impl.h"
+#undef ST
+#undef EC
+#undef F
+#undef F_T
+#undef SF_T
+#undef SF
+#undef VF_T
+#undef VF
+
+#pragma GCC pop_options
+#endif
+
+/* ------------------------------------------------------------------ dispatch */
+
+static int simd_enabled = -1; /* -1: not decided yet */
+
+int msm_simd_available(void)
+{
+#if MSM_HAVE_F52
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl");
+#else
+    return 0;
+#endif
+}
+
+int msm_simd(int enable)
+{
+    if (enable >= 0) simd_enabled = enable && msm_simd_available();
+    else if (simd_enabled < 0) simd_enabled = msm_simd_available();
+    return simd_enabled;
+}
+
+#if MSM_HAVE_F52
+#define DISPATCH(call_f52, call_std) return msm_simd(-1) ? (call_f52) : (call_std)
+#else
+#define DISPATCH(call_f52, call_std) return (call_std)
+#endif
+
+int g1_msm(g1_affine_t *out, const g1_affine_t *points, const fr_t *scalars, size_t n, int nthreads,
+           msm_stats_t *stats)
+{
+    DISPATCH(g1_f52_msm(out, points, scalars, n, nthreads, stats), g1_std_msm(out, points, scalars, n, nthreads, stats));
+}
+
+int g2_msm(g2_affine_t *out, const g2_affine_t *points, const fr_t *scalars, size_t n, int nthreads,
+           msm_stats_t *stats)
+{
+    DISPATCH(g2_f52_msm(out, points, scalars, n, nthreads, stats), g2_std_msm(out, points, scalars, n, nthreads, stats));
+}
+
+int g1_batch_sum(g1_affine_t *out, const g1_affine_t *points, size_t n, int nthreads)
+{
+    DISPATCH(g1_f52_batch_sum(out, points, n, nthreads), g1_std_batch_sum(out, points, n, nthreads));
+}
+
+int g2_batch_sum(g2_affine_t *out, const g2_affine_t *points, size_t n, int nthreads)
+{
+    DISPATCH(g2_f52_batch_sum(out, points, n, nthreads), g2_std_batch_sum(out, points, n, nthreads));
+}
+
+int g1_fixed_base_batch(g1_affine_t *out, const g1_affine_t *base, const fr_t *scalars, size_t n, int nthreads)
+{
+    DISPATCH(g1_f52_fixed_base_batch(out, base, scalars, n, nthreads),
+             g1_std_fixed_base_batch(out, base, scalars, n, nthreads));
+}
+
+int g2_fixed_base_batch(g2_affine_t *out, const g2_affine_t *base, const fr_t *scalars, size_t n, int nthreads)
+{
+    DISPATCH(g2_f52_fixed_base_batch(out, base, scalars, n, nthreads),
+             g2_std_fixed_base_batch(out, base, scalars, n, nthreads));
+}

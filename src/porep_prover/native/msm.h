@@ -38,6 +38,12 @@ int msm_plan_build(msm_plan_t *plan, const fr_t *scalars, size_t n, const uint8_
                    int nthreads);
 void msm_plan_free(msm_plan_t *plan);
 
+/* The AVX-512 IFMA path: whether this CPU (and build) has it; msm_simd(1|0)
+ * turns it on or off for the whole process (-1 only queries), returning the
+ * state. On by default where available. Results are identical either way. */
+int msm_simd_available(void);
+int msm_simd(int enable);
+
 int g1_msm(g1_affine_t *out, const g1_affine_t *points, const fr_t *scalars, size_t n, int nthreads,
            msm_stats_t *stats);
 int g2_msm(g2_affine_t *out, const g2_affine_t *points, const fr_t *scalars, size_t n, int nthreads,
