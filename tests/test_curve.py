@@ -2,6 +2,8 @@
 """G1/G2: encodings, checks and group law against Python references and arkworks."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from py_arkworks_bls12381 import G1Point as ArkG1, G2Point as ArkG2, Scalar
 
 from porep_prover import G1Array, G1Point, G2Array, G2Point
@@ -141,3 +143,23 @@ def test_layout_is_montgomery_affine():
     assert x == ref.G1_GENERATOR[0] * (1 << 384) % P
     assert not G1Array.zeros(3).limbs.any() and G1Array.zeros(3).is_infinity().all()
     assert np.shares_memory(g[0:1].limbs, g.limbs)
+
+
+@settings(max_examples=15)
+@given(st.integers(0, R - 1), st.integers(0, R - 1))
+def test_g1_law_hypothesis(k1, k2):
+    """(k1 + k2) G = k1 G + k2 G, and k1 G matches the Python reference."""
+    g = G1Array.generator()
+    a, b = g.scale([k1]), g.scale([k2])
+    assert (a + b) == g.scale([(k1 + k2) % R])
+    assert a.to_affine_ints()[0] == ref.G1.mul(ref.G1_GENERATOR, k1)
+
+
+@settings(max_examples=6)
+@given(st.integers(0, R - 1), st.integers(0, R - 1))
+def test_g2_law_hypothesis(k1, k2):
+    g = G2Array.generator()
+    a, b = g.scale([k1]), g.scale([k2])
+    assert (a + b) == g.scale([(k1 + k2) % R])
+    assert (a - b) == g.scale([(k1 - k2) % R])
+    assert a.to_affine_ints()[0] == ref.G2.mul(ref.G2_GENERATOR, k1)

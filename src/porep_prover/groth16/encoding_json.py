@@ -5,9 +5,23 @@ in projective-looking triples. G1: [x, y, "1"]; G2: [[x.c0, x.c1], [y.c0, y.c1],
 Decoding checks the curve and the subgroup."""
 from __future__ import annotations
 
+import json
+
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import EncodingError
 from ..field.constants import P
+
+
+def json_object(obj, error: type[EncodingError], what: str) -> dict:
+    """obj, or the object parsed from JSON text; `error` when it is neither."""
+    if isinstance(obj, (str, bytes)):
+        try:
+            obj = json.loads(obj)
+        except ValueError as exc:
+            raise error(f"{what} JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise error(f"{what} JSON: expected an object, got {type(obj).__name__}")
+    return obj
 
 
 def _int(value) -> int:

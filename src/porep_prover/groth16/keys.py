@@ -14,12 +14,11 @@ Parameters (the proving key, "SRS"):
 from __future__ import annotations
 
 import dataclasses
-import json
 import struct
 
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import EncodingError, ParamsMismatchError, VerifyingKeyFormatError
-from .encoding_json import g1_from_json, g1_to_json, g2_from_json, g2_to_json
+from .encoding_json import g1_from_json, g1_to_json, g2_from_json, g2_to_json, json_object
 from .r1cs import R1CS
 
 VK_POINTS = (("alpha_g1", G1Point), ("beta_g1", G1Point), ("beta_g2", G2Point), ("gamma_g2", G2Point),
@@ -98,11 +97,7 @@ class VerifyingKey:
 
     @classmethod
     def from_json(cls, obj) -> "VerifyingKey":
-        if isinstance(obj, (str, bytes)):
-            try:
-                obj = json.loads(obj)
-            except ValueError as exc:
-                raise VerifyingKeyFormatError(f"verifying key JSON: {exc}") from None
+        obj = json_object(obj, VerifyingKeyFormatError, "verifying key")
         try:
             if obj.get("protocol") != "groth16" or obj.get("curve") not in ("bls12381", "bls12_381"):
                 raise VerifyingKeyFormatError("verifying key JSON: not a groth16 bls12381 key")

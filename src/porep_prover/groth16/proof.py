@@ -8,11 +8,10 @@ snarkjs's proof.json form (pi_a, pi_b, pi_c as decimal coordinates).
 from __future__ import annotations
 
 import dataclasses
-import json
 
 from ..curve.points import G1Point, G2Point
 from ..errors import EncodingError, ProofFormatError
-from .encoding_json import g1_from_json, g1_to_json, g2_from_json, g2_to_json
+from .encoding_json import g1_from_json, g1_to_json, g2_from_json, g2_to_json, json_object
 
 PROOF_BYTES = 192
 
@@ -51,11 +50,7 @@ class Proof:
 
     @classmethod
     def from_json(cls, obj) -> "Proof":
-        if isinstance(obj, (str, bytes)):
-            try:
-                obj = json.loads(obj)
-            except ValueError as exc:
-                raise ProofFormatError(f"proof JSON: {exc}") from None
+        obj = json_object(obj, ProofFormatError, "proof")
         try:
             if obj.get("protocol", "groth16") != "groth16":
                 raise ProofFormatError(f"proof JSON: protocol {obj.get('protocol')!r} is not groth16")

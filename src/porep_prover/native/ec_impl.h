@@ -14,7 +14,7 @@
  *   EC_jac_t     (X, Y, Z) with x = X/Z^2, y = Y/Z^3; infinity has Z = 0.
  *                Cheapest doublings: fixed-base tables and scalar ladders.
  * Formulas: hyperelliptic.org EFD, "xyzz" (madd-2008-s, add-2008-s,
- * dbl-2008-s-1, mdbl-2008-s-1) and "jacobian-0" (dbl-2009-l, madd-2007-bl,
+ * dbl-2008-s-1) and "jacobian-0" (dbl-2009-l, madd-2007-bl,
  * add-2007-bl), with the exceptional cases (equal or opposite inputs,
  * infinity) handled explicitly. */
 
@@ -101,30 +101,13 @@ static inline void ECN(xyzz_dbl)(XYZZ *r, const XYZZ *p)
     FN(sub)(&r->y, &s, &w);        /* Y3 = M(S - X3) - W Y */
 }
 
-/* Doubling of an affine point into xyzz (mdbl). */
+/* Doubling of an affine point into xyzz: rare (equal operands of a mixed
+ * addition), so through the general formula. */
 static inline void ECN(xyzz_dbl_affine)(XYZZ *r, const AFF *p)
 {
-    F_T u, v, w, s, m, t;
-    if (ECN(affine_is_inf)(p) || FN(is_zero)(&p->y)) {
-        ECN(xyzz_set_inf)(r);
-        return;
-    }
-    FN(dbl)(&u, &p->y);
-    FN(sqr)(&v, &u);
-    FN(mul)(&w, &u, &v);
-    FN(mul)(&s, &p->x, &v);
-    FN(sqr)(&m, &p->x);
-    FN(dbl)(&t, &m);
-    FN(add)(&m, &m, &t);
-    r->zz = v;
-    r->zzz = w;
-    FN(mul)(&w, &w, &p->y);
-    FN(sqr)(&t, &m);
-    FN(sub)(&t, &t, &s);
-    FN(sub)(&r->x, &t, &s);
-    FN(sub)(&s, &s, &r->x);
-    FN(mul)(&s, &s, &m);
-    FN(sub)(&r->y, &s, &w);
+    XYZZ t;
+    ECN(xyzz_from_affine)(&t, p);
+    ECN(xyzz_dbl)(r, &t);
 }
 
 /* r = p + q with q affine (madd-2008-s). */

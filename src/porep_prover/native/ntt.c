@@ -20,7 +20,9 @@
 /* Elements per parallel chunk for the power tables and pointwise passes. */
 #define NTT_CHUNK 4096
 
-void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads)
+/* For i < n: out[i] = start * step^i (out != NULL), or data[i] *= that.
+ * Parallel in chunks, each computing its own first power. */
+static void powers_pass(fr_t *out, fr_t *data, size_t n, const fr_t *start, const fr_t *step, int nthreads)
 {
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (size_t c = 0; c < (n + NTT_CHUNK - 1) / NTT_CHUNK; c++) {
@@ -29,26 +31,21 @@ void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nth
         fr_pow_u64(&cur, step, (uint64_t)lo);
         fr_mul(&cur, &cur, start);
         for (size_t i = lo; i < hi; i++) {
-            out[i] = cur;
+            if (out) out[i] = cur;
+            else fr_mul(&data[i], &data[i], &cur);
             fr_mul(&cur, &cur, step);
         }
     }
 }
 
-/* data[i] *= start * step^i */
+void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads)
+{
+    powers_pass(out, NULL, n, start, step, nthreads);
+}
+
 static void fr_scale_by_powers(fr_t *data, size_t n, const fr_t *start, const fr_t *step, int nthreads)
 {
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-    for (size_t c = 0; c < (n + NTT_CHUNK - 1) / NTT_CHUNK; c++) {
-        size_t lo = c * NTT_CHUNK, hi = lo + NTT_CHUNK < n ? lo + NTT_CHUNK : n;
-        fr_t cur;
-        fr_pow_u64(&cur, step, (uint64_t)lo);
-        fr_mul(&cur, &cur, start);
-        for (size_t i = lo; i < hi; i++) {
-            fr_mul(&data[i], &data[i], &cur);
-            fr_mul(&cur, &cur, step);
-        }
-    }
+    powers_pass(NULL, data, n, start, step, nthreads);
 }
 
 void fr_root_of_unity(fr_t *r, int log_n)
