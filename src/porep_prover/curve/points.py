@@ -161,6 +161,18 @@ class _PointArray:
 
     __rmul__ = __mul__
 
+    @classmethod
+    def from_affine_ints(cls, points: Iterable):
+        """From affine points with canonical int coordinates, (x, y) for G1 and
+        ((x.c0, x.c1), (y.c0, y.c1)) for G2, or None for infinity. Not validated."""
+        rows = [[0] * cls.WIDTH if pt is None else sum((limbs(v, 6) for v in _fq_to_mont_ints(cls._coords(pt))), [])
+                for pt in points]
+        return cls(np.array(rows, dtype=np.uint64).reshape(len(rows), cls.WIDTH))
+
+    def to_affine_ints(self) -> list:
+        """Affine points with canonical int coordinates (None for infinity)."""
+        return [_affine_ints(row, self.GROUP) for row in self.limbs]
+
 
 class _Point:
     """One point: a length-1 array with scalar-like behaviour."""
@@ -203,16 +215,9 @@ class G1Array(_PointArray):
 
     GROUP, WIDTH, COMPRESSED, NAME = 1, 12, 48, "G1"
 
-    @classmethod
-    def from_affine_ints(cls, points: Iterable):
-        """From (x, y) int pairs (canonical coordinates) or None for infinity. Not validated."""
-        rows = []
-        for pt in points:
-            rows.append([0] * 12 if pt is None else sum((limbs(v, 6) for v in _fq_to_mont_ints(list(pt))), []))
-        return cls(np.array(rows, dtype=np.uint64).reshape(len(rows), 12))
-
-    def to_affine_ints(self) -> list:
-        return [_affine_ints(row, 1) for row in self.limbs]
+    @staticmethod
+    def _coords(pt) -> list[int]:
+        return list(pt)
 
 
 class G2Array(_PointArray):
@@ -220,20 +225,9 @@ class G2Array(_PointArray):
 
     GROUP, WIDTH, COMPRESSED, NAME = 2, 24, 96, "G2"
 
-    @classmethod
-    def from_affine_ints(cls, points: Iterable):
-        """From ((x0, x1), (y0, y1)) int pairs or None for infinity. Not validated."""
-        rows = []
-        for pt in points:
-            if pt is None:
-                rows.append([0] * 24)
-            else:
-                coords = [pt[0][0], pt[0][1], pt[1][0], pt[1][1]]
-                rows.append(sum((limbs(v, 6) for v in _fq_to_mont_ints(coords)), []))
-        return cls(np.array(rows, dtype=np.uint64).reshape(len(rows), 24))
-
-    def to_affine_ints(self) -> list:
-        return [_affine_ints(row, 2) for row in self.limbs]
+    @staticmethod
+    def _coords(pt) -> list[int]:
+        return [pt[0][0], pt[0][1], pt[1][0], pt[1][1]]
 
 
 def _affine_ints(row: np.ndarray, group: int):

@@ -2,12 +2,7 @@
 /* MSM pieces that depend on the group only (not on the storage form of the
  * bucket points): included once per group by msm.c with EC, F, F_T set. */
 
-#define EC_CAT2(a, b) a##_##b
-#define EC_CAT(a, b) EC_CAT2(a, b)
-#define GN(name) EC_CAT(EC, name)
-#define FN(name) EC_CAT(F, name)
-#define AFF GN(affine_t)
-#define XYZZ GN(xyzz_t)
+#include "msm_names.h"
 
 /* *r = *p, negated when neg (infinity stays infinity). */
 FF_INLINE void GN(load_affine)(AFF *r, const AFF *p, int neg)
@@ -75,9 +70,4 @@ void GN(msm_naive)(AFF *out, const AFF *points, const fr_t *scalars, size_t n)
     GN(xyzz_to_affine)(out, &acc);
 }
 
-#undef AFF
-#undef XYZZ
-#undef GN
-#undef FN
-#undef EC_CAT
-#undef EC_CAT2
+#include "msm_names_end.h"

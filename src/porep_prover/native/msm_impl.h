@@ -11,15 +11,7 @@
  * level per round, all buckets' pairs batched together), or streaming the
  * points in order into affine buckets when there are many buckets. */
 
-#define EC_CAT2(a, b) a##_##b
-#define EC_CAT(a, b) EC_CAT2(a, b)
-#define EC_CAT3(a, b, c) a##_##b##_##c
-#define EC_CATX(a, b, c) EC_CAT3(a, b, c)
-#define GN(name) EC_CAT(EC, name)
-#define MN(name) EC_CATX(EC, ST, name)
-#define AFF GN(affine_t)
-#define XYZZ GN(xyzz_t)
-#define SPT MN(point_t)
+#include "msm_names.h"
 
 FF_INLINE void MN(pair_batch_push)(MN(pair_batch_t) *b, const SPT *p, int np, const SPT *q, int nq, SPT *out)
 {
@@ -512,12 +504,4 @@ static int MN(fixed_base_batch)(AFF *out, const AFF *base, const fr_t *scalars, 
     return failed ? -1 : 0;
 }
 
-#undef SPT
-#undef AFF
-#undef XYZZ
-#undef GN
-#undef MN
-#undef EC_CAT
-#undef EC_CAT2
-#undef EC_CAT3
-#undef EC_CATX
+#include "msm_names_end.h"

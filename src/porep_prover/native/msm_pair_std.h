@@ -7,16 +7,7 @@
  * (Montgomery's trick). Exceptional pairs (equal points, opposite points,
  * infinity) are classified per pair and never enter the inversion. */
 
-#define EC_CAT2(a, b) a##_##b
-#define EC_CAT(a, b) EC_CAT2(a, b)
-#define EC_CAT3(a, b, c) a##_##b##_##c
-#define EC_CATX(a, b, c) EC_CAT3(a, b, c)
-#define GN(name) EC_CAT(EC, name)
-#define MN(name) EC_CATX(EC, ST, name)
-#define FN(name) EC_CAT(F, name)
-#define AFF GN(affine_t)
-#define XYZZ GN(xyzz_t)
-#define SPT MN(point_t)
+#include "msm_names.h"
 
 typedef AFF MN(point_t);
 
@@ -169,13 +160,4 @@ static void MN(pair_batch_flush)(MN(pair_batch_t) *b)
     b->count = 0;
 }
 
-#undef SPT
-#undef AFF
-#undef XYZZ
-#undef GN
-#undef MN
-#undef FN
-#undef EC_CAT
-#undef EC_CAT2
-#undef EC_CAT3
-#undef EC_CATX
+#include "msm_names_end.h"
