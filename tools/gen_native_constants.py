@@ -61,6 +61,8 @@ def render() -> str:
         ("FR_GENERATOR", _fr(k.FR_GENERATOR), "multiplicative generator 7, Montgomery"),
         ("FR_GENERATOR_INV", _fr(ref.fr_inv(k.FR_GENERATOR)), "1/7, Montgomery"),
         ("FR_ROOT_OF_UNITY", _fr(k.FR_ROOT_OF_UNITY), "7^((r-1)/2^32), Montgomery"),
+        ("FR_ROOT_OF_UNITY_5", _fr(k.FR_SNARKJS_ROOT_OF_UNITY), "5^((r-1)/2^32), Montgomery: snarkjs's roots"),
+        ("FR_SNARKJS_SHIFT", _fr(k.FR_SNARKJS_SHIFT), "25, Montgomery: snarkjs's coset shift at 2^32"),
         ("FQ_MODULUS", _fq(k.P, False), "p"),
         ("FQ_ONE", _fq(1), "1 in Montgomery form: 2^384 mod p"),
         ("FQ_R2", _fq(k.FQ_MONT * k.FQ_MONT % k.P, False), "2^768 mod p"),

@@ -104,4 +104,8 @@ class VerifyingKeyFormatError(EncodingError):
 
 
 class CircuitFormatError(InvalidInputError):
-    """A circuit or witness file is malformed."""
+    """A circuit or witness file (ours, or circom's .r1cs / .wtns) is malformed."""
+
+
+class PublicInputsError(InvalidInputError):
+    """Public inputs (e.g. public.json) are malformed or do not fit the key."""

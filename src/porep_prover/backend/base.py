@@ -23,9 +23,10 @@ class Backend(Protocol):
     def ntt(self, values: FrArray, inverse: bool, coset: bool, threads: int) -> FrArray:
         """Transform of a copy of values (length a power of two)."""
 
-    def h_poly(self, a: FrArray, b: FrArray, c: FrArray, threads: int) -> FrArray:
-        """The n - 1 coefficients of H = (A B - C) / Z from A, B, C evaluated on the
-        size-n domain (bellman flavour); a, b, c are consumed."""
+    def h_poly(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: str = "bellman") -> FrArray:
+        """The H scalars from A, B, C evaluated on the size-n domain; a, b, c are consumed.
+        bellman: the n - 1 coefficients of H = (A B - C) / Z (7-based roots, coset 7).
+        snarkjs: the n values of A B - C on the odd coset omega_2n <omega_n> (5-based roots)."""
 
     def fixed_base(self, base: G1Array | G2Array, scalars: FrArray, threads: int) -> G1Array | G2Array:
         """scalars[i] * base[0] for every i."""

@@ -55,10 +55,11 @@ class CpuBackend:
             _check(ntt_cpu.ntt(out.limbs, len(out).bit_length() - 1, inverse, coset, threads), "NTT")
         return out
 
-    def h_poly(self, a, b, c, threads):
+    def h_poly(self, a, b, c, threads, flavor="bellman"):
         log_n = len(a).bit_length() - 1
-        _check(ntt_cpu.h_poly_bellman(a.limbs, b.limbs, c.limbs, log_n, threads), "H polynomial")
-        return FrArray(a.limbs[: len(a) - 1])
+        snarkjs = flavor == "snarkjs"
+        _check(ntt_cpu.h_poly(a.limbs, b.limbs, c.limbs, log_n, snarkjs, threads), "H polynomial")
+        return FrArray(a.limbs if snarkjs else a.limbs[: len(a) - 1])
 
     def fixed_base(self, base, scalars, threads):
         out = type(base).zeros(len(scalars)) if isinstance(base, (G1Array, G2Array)) else None

@@ -26,6 +26,12 @@ FR_TWO_ADICITY = 32
 # Generator of the 2^32-th roots of unity: 7^((r - 1) / 2^32).
 FR_ROOT_OF_UNITY = pow(FR_GENERATOR, (R - 1) >> FR_TWO_ADICITY, R)
 
+# snarkjs (ffjavascript) builds its roots of unity from the smallest quadratic
+# non-residue, 5, and uses 25 as the coset shift at the full 2^32 size.
+FR_SNARKJS_NQR = 5
+FR_SNARKJS_ROOT_OF_UNITY = pow(FR_SNARKJS_NQR, (R - 1) >> FR_TWO_ADICITY, R)
+FR_SNARKJS_SHIFT = FR_SNARKJS_NQR ** 2
+
 # Curve coefficients: E1: y^2 = x^3 + 4 over Fq; E2: y^2 = x^3 + 4(1 + i) over Fq2 = Fq[i]/(i^2 + 1).
 B_G1 = 4
 B_G2 = (4, 4)

@@ -2,10 +2,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Native R1CS kernels, without the GIL. r1cs.py validates the matrices (index
 ranges, monotone indptr) before any of these run."""
-from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+
+import numpy as np
 
 from porep_prover.native.cnative cimport (
-    fr_lagrange_at, fr_powers, fr_t, r1cs_eval_columns, r1cs_first_unsatisfied, r1cs_matvec)
+    fr_lagrange_at, fr_powers, fr_t, r1cs_eval_columns, r1cs_first_unsatisfied, r1cs_matvec, r1cs_parse_circom)
 
 
 def matvec(const int64_t[::1] indptr, const uint32_t[::1] col, const uint64_t[:, ::1] coeff,
@@ -48,11 +50,46 @@ def eval_columns(const int64_t[::1] indptr, const uint32_t[::1] col, const uint6
     return rc
 
 
-def lagrange_at(const uint64_t[:, ::1] tau, uint64_t[:, ::1] out, int log_n, int nthreads):
+def lagrange_at(const uint64_t[:, ::1] tau, const uint64_t[:, ::1] omega, uint64_t[:, ::1] out, int log_n,
+                int nthreads):
+    """out[i] = L_i(tau) over the domain <omega[0]> of size 2^log_n."""
     cdef int rc
     with nogil:
-        rc = fr_lagrange_at(<fr_t *> &out[0, 0], log_n, <const fr_t *> &tau[0, 0], nthreads)
+        rc = fr_lagrange_at(<fr_t *> &out[0, 0], log_n, <const fr_t *> &omega[0, 0], <const fr_t *> &tau[0, 0],
+                            nthreads)
     return rc
+
+
+def parse_circom_constraints(const uint8_t[::1] data, size_t ncons, uint32_t nwires, int nthreads):
+    """CSR matrices (indptr, col, coeff limbs) x 3 from circom's constraints
+    section. Returns (code, offset, matrices): code 0, or the R1CS_* error with
+    the byte offset where it was found."""
+    cdef int64_t nnz[3]
+    cdef size_t where = 0
+    cdef int rc, m
+    cdef int64_t *ip[3]
+    cdef uint32_t *cp[3]
+    cdef fr_t *kp[3]
+    cdef const uint8_t *dp = &data[0] if data.shape[0] else <const uint8_t *> nnz
+    cdef size_t length = data.shape[0]
+    cdef int64_t[::1] ipv
+    cdef uint32_t[::1] cv
+    cdef uint64_t[:, ::1] kv
+    with nogil:
+        rc = r1cs_parse_circom(dp, length, ncons, nwires, nnz, NULL, NULL, NULL, &where)
+    if rc:
+        return rc, where, None
+    mats = []
+    for m in range(3):
+        indptr = np.zeros(ncons + 1, dtype=np.int64)
+        col = np.zeros(max(nnz[m], 1), dtype=np.uint32)
+        coeff = np.zeros((max(nnz[m], 1), 4), dtype=np.uint64)
+        ipv, cv, kv = indptr, col, coeff
+        ip[m], cp[m], kp[m] = &ipv[0], &cv[0], <fr_t *> &kv[0, 0]
+        mats.append((indptr, col[:nnz[m]], coeff[:nnz[m]]))
+    with nogil:
+        rc = r1cs_parse_circom(dp, length, ncons, nwires, nnz, ip, cp, kp, &where)
+    return rc, where, mats
 
 
 def powers(const uint64_t[:, ::1] start, const uint64_t[:, ::1] step, uint64_t[:, ::1] out, int nthreads):

@@ -23,6 +23,7 @@ from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import NativeMemoryError
 from ..field.constants import R
 from ..field.fr_array import FrArray
+from ..ntt import _cpu as ntt_cpu
 from . import _r1cs
 from .keys import Parameters, VerifyingKey
 from .r1cs import R1CS
@@ -30,6 +31,16 @@ from .r1cs import R1CS
 
 class InsecureSetupWarning(UserWarning):
     """Emitted by insecure_setup: the parameters are for testing only."""
+
+
+def lagrange_basis(tau: int, log_n: int, snarkjs: bool, threads: int) -> FrArray:
+    """L_i(tau) for i < 2^log_n over the domain of bellman's (7-based) or snarkjs's (5-based) roots."""
+    omega = FrArray.zeros(1)
+    ntt_cpu.root_of_unity(log_n, snarkjs, omega.limbs)
+    out = FrArray.zeros(1 << log_n)
+    if _r1cs.lagrange_at(FrArray.from_ints([tau]).limbs, omega.limbs, out.limbs, log_n, threads):
+        raise NativeMemoryError("Lagrange basis: out of memory")
+    return out
 
 
 def _column_evals(r1cs: R1CS, lagrange: FrArray, threads: int):
@@ -64,8 +75,7 @@ def insecure_setup(r1cs: R1CS, rng=None, backend: str = "cpu", threads: int | No
     tau, alpha, beta, gamma, delta = (draw() for _ in range(5))
     while pow(tau, n, R) == 1:  # tau must lie outside the domain
         tau = draw()
-    lagrange = FrArray.zeros(n)
-    _r1cs.lagrange_at(FrArray.from_ints([tau]).limbs, lagrange.limbs, log_n, threads)
+    lagrange = lagrange_basis(tau, log_n, snarkjs=False, threads=threads)
     at, bt, ct = _column_evals(r1cs, lagrange, threads)
 
     gamma_inv, delta_inv = pow(gamma, -1, R), pow(delta, -1, R)

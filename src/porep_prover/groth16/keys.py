@@ -102,9 +102,13 @@ class VerifyingKey:
             if obj.get("protocol") != "groth16" or obj.get("curve") not in ("bls12381", "bls12_381"):
                 raise VerifyingKeyFormatError("verifying key JSON: not a groth16 bls12381 key")
             ic = G1Array.concat([g1_from_json(p) for p in obj["IC"]])
-            return cls(alpha_g1=g1_from_json(obj["vk_alpha_1"]), beta_g1=g1_from_json(obj["vk_beta_1"]),
+            if not len(ic):
+                raise VerifyingKeyFormatError("verifying key JSON: IC is empty")
+            # snarkjs keys omit beta_1 / delta_1 (provers need them, verifiers not)
+            g1_or_zero = lambda key: g1_from_json(obj[key]) if key in obj else G1Point.identity()  # noqa: E731
+            return cls(alpha_g1=g1_from_json(obj["vk_alpha_1"]), beta_g1=g1_or_zero("vk_beta_1"),
                        beta_g2=g2_from_json(obj["vk_beta_2"]), gamma_g2=g2_from_json(obj["vk_gamma_2"]),
-                       delta_g1=g1_from_json(obj["vk_delta_1"]), delta_g2=g2_from_json(obj["vk_delta_2"]), ic=ic)
+                       delta_g1=g1_or_zero("vk_delta_1"), delta_g2=g2_from_json(obj["vk_delta_2"]), ic=ic)
         except (KeyError, TypeError, AttributeError) as exc:
             raise VerifyingKeyFormatError(f"verifying key JSON: missing or malformed field {exc}") from None
         except EncodingError as exc:

@@ -82,7 +82,7 @@ def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu"
 
     draw = rng.randrange if rng is not None else secrets.randbelow
     r, s = draw(R), draw(R)
-    proof = _assemble(params, r, s, h_acc, l_acc, a_acc, b1_acc, b2_acc)
+    proof = assemble(params.vk, r, s, h_acc, l_acc, a_acc, b1_acc, b2_acc)
     clock.lap("assemble")
     return proof
 
@@ -101,8 +101,8 @@ def _h_scalars(r1cs: R1CS, witness: FrArray, abc, be, threads: int) -> FrArray:
     return be.h_poly(*padded, threads)
 
 
-def _assemble(params: Parameters, r: int, s: int, h_acc, l_acc, a_acc, b1_acc, b2_acc) -> Proof:
-    vk = params.vk
+def assemble(vk, r: int, s: int, h_acc, l_acc, a_acc, b1_acc, b2_acc) -> Proof:
+    """The proof from the five MSM results and the blinding r, s (shared by both flavours)."""
     a = vk.alpha_g1 + a_acc + vk.delta_g1 * r
     b = vk.beta_g2 + b2_acc + vk.delta_g2 * s
     b1 = vk.beta_g1 + b1_acc + vk.delta_g1 * s

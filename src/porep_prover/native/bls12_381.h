@@ -26,6 +26,10 @@
 #define FR_GENERATOR_INV {0xdb6db6dadb6db6dcULL, 0xe6b5824adb6cc6daULL, 0xf8b356e005810db9ULL, 0x66d0f1e660ec4796ULL}
 /* 7^((r-1)/2^32), Montgomery */
 #define FR_ROOT_OF_UNITY {0xb9b58d8c5f0e466aULL, 0x5b1b4c801819d7ecULL, 0x0af53ae352a31e64ULL, 0x5bf3adda19e9b27bULL}
+/* 5^((r-1)/2^32), Montgomery: snarkjs's roots */
+#define FR_ROOT_OF_UNITY_5 {0x9cab6d5c0c17f47cULL, 0x1ce1e93dfd4b71e5ULL, 0x0d6db230471dd505ULL, 0x3f0ee990743a3b6aULL}
+/* 25, Montgomery: snarkjs's coset shift at 2^32 */
+#define FR_SNARKJS_SHIFT {0x00000036ffffffc9ULL, 0x0241c35b005a3c37ULL, 0xfe929645ee3a96dbULL, 0x17f10d220f2a157cULL}
 /* p */
 #define FQ_MODULUS {0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2a0f6b0f624ULL, 0x64774b84f38512bfULL, 0x4b1ba7b6434bacd7ULL, 0x1a0111ea397fe69aULL}
 /* 1 in Montgomery form: 2^384 mod p */

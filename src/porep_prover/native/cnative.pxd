@@ -116,8 +116,12 @@ cdef extern from "msm.h" nogil:
 
 cdef extern from "ntt.h" nogil:
     void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads)
+    void fr_root_of_unity(fr_t *r, int log_n)
+    void fr_root_of_unity_snarkjs(fr_t *r, int log_n)
     int fr_ntt(fr_t *data, int log_n, int inverse, int coset, int nthreads)
+    int fr_ntt_ex(fr_t *data, int log_n, const fr_t *omega, int inverse, const fr_t *shift, int nthreads)
     int fr_h_poly_bellman(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
+    int fr_h_poly_snarkjs(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
 
 
 cdef extern from "r1cs.h" nogil:
@@ -126,4 +130,7 @@ cdef extern from "r1cs.h" nogil:
     size_t r1cs_first_unsatisfied(const fr_t *a, const fr_t *b, const fr_t *c, size_t n, int nthreads)
     int r1cs_eval_columns(fr_t *out, size_t ncols, const int64_t *indptr, const uint32_t *col, const fr_t *coeff,
                           size_t rows, const fr_t *lagrange, int nthreads)
-    int fr_lagrange_at(fr_t *lagrange, int log_n, const fr_t *tau, int nthreads)
+    int fr_lagrange_at(fr_t *lagrange, int log_n, const fr_t *omega, const fr_t *tau, int nthreads)
+    int R1CS_TRUNCATED, R1CS_BAD_WIRE, R1CS_BAD_COEFF
+    int r1cs_parse_circom(const uint8_t *data, size_t len, size_t ncons, uint32_t nwires, int64_t *nnz,
+                          int64_t *const *indptr, uint32_t *const *col, fr_t *const *coeff, size_t *where)

@@ -158,6 +158,20 @@ int g2_decode(g2_affine_t *p, const uint8_t *in, int compressed, int check_subgr
 
 /* ------------------------------------------------------------------ arrays */
 
+/* Coordinates below p: arrays mapped from files (e.g. a .zkey) can hold anything. */
+static int fq_canonical(const fq_t *a)
+{
+    static const uint64_t p[6] = FQ_MODULUS;
+    return !limbs_geq(a->l, p, 6);
+}
+
+static int g1_affine_canonical(const g1_affine_t *a) { return fq_canonical(&a->x) && fq_canonical(&a->y); }
+
+static int g2_affine_canonical(const g2_affine_t *a)
+{
+    return fq_canonical(&a->x.c0) && fq_canonical(&a->x.c1) && fq_canonical(&a->y.c0) && fq_canonical(&a->y.c1);
+}
+
 /* Batch forms: element i at in + i * stride. The lowest failing index wins so
  * the error a caller reports does not depend on thread timing. */
 #define DEFINE_BATCH(G, SIZE_C, SIZE_U)                                                                     \
@@ -185,7 +199,7 @@ int g2_decode(g2_affine_t *p, const uint8_t *in, int compressed, int check_subgr
         size_t first = n;                                                                                   \
         _Pragma("omp parallel for num_threads(nthreads) schedule(dynamic, 256) reduction(min : first)")     \
         for (size_t i = 0; i < n; i++)                                                                      \
-            if (i < first && !G##_affine_in_subgroup(&p[i])) first = i;                                     \
+            if (i < first && (!G##_affine_canonical(&p[i]) || !G##_affine_in_subgroup(&p[i]))) first = i;   \
         return first;                                                                                       \
     }                                                                                                       \
     size_t G##_first_not_on_curve(const G##_affine_t *p, size_t n, int nthreads)                            \
@@ -193,7 +207,7 @@ int g2_decode(g2_affine_t *p, const uint8_t *in, int compressed, int check_subgr
         size_t first = n;                                                                                   \
         _Pragma("omp parallel for num_threads(nthreads) schedule(static) reduction(min : first)")           \
         for (size_t i = 0; i < n; i++)                                                                      \
-            if (i < first && !G##_affine_on_curve(&p[i])) first = i;                                        \
+            if (i < first && (!G##_affine_canonical(&p[i]) || !G##_affine_on_curve(&p[i]))) first = i;      \
         return first;                                                                                       \
     }
 

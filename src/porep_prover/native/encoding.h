@@ -33,7 +33,7 @@ int g1_decode_batch(g1_affine_t *p, const uint8_t *in, size_t n, int compressed,
                     int nthreads, size_t *bad_index);
 int g2_decode_batch(g2_affine_t *p, const uint8_t *in, size_t n, int compressed, int check_subgroup,
                     int nthreads, size_t *bad_index);
-/* Lowest index failing the check, or n. */
+/* Lowest index failing the check (coordinates >= p fail both), or n. */
 size_t g1_first_not_in_subgroup(const g1_affine_t *p, size_t n, int nthreads);
 size_t g2_first_not_in_subgroup(const g2_affine_t *p, size_t n, int nthreads);
 size_t g1_first_not_on_curve(const g1_affine_t *p, size_t n, int nthreads);

@@ -48,11 +48,23 @@ static void fr_scale_by_powers(fr_t *data, size_t n, const fr_t *start, const fr
     powers_pass(NULL, data, n, start, step, nthreads);
 }
 
+/* The primitive 2^log_n-th root from a primitive 2^32-th one. */
+static void root_from(fr_t *r, const fr_t *root32, int log_n)
+{
+    *r = *root32;
+    for (int i = log_n; i < FR_TWO_ADICITY; i++) fr_sqr(r, r);
+}
+
 void fr_root_of_unity(fr_t *r, int log_n)
 {
     static const fr_t root = {FR_ROOT_OF_UNITY};
-    *r = root;
-    for (int i = log_n; i < FR_TWO_ADICITY; i++) fr_sqr(r, r);
+    root_from(r, &root, log_n);
+}
+
+void fr_root_of_unity_snarkjs(fr_t *r, int log_n)
+{
+    static const fr_t root = {FR_ROOT_OF_UNITY_5};
+    root_from(r, &root, log_n);
 }
 
 static inline size_t bit_reverse(size_t x, int bits)
@@ -83,26 +95,13 @@ static void dit_stages(fr_t *a, size_t len, int s_lo, int s_hi, const fr_t *tw, 
     }
 }
 
-int fr_ntt(fr_t *data, int log_n, int inverse, int coset, int nthreads)
+/* In-place Cooley-Tukey DIT on natural-order input: bit reversal, then the
+ * stages; tw[j] = w^j for j < n/2. */
+static void dit(fr_t *data, int log_n, const fr_t *tw, int nthreads)
 {
     size_t n = (size_t)1 << log_n, half_n = n / 2;
-    fr_t omega, one;
-    fr_t *tw;
-    if (log_n < 0 || log_n > FR_TWO_ADICITY) return -2;
-    if (nthreads < 1) nthreads = 1;
-    if (coset && !inverse) {
-        static const fr_t g = {FR_GENERATOR};
-        fr_set_one(&one);
-        fr_scale_by_powers(data, n, &one, &g, nthreads);
-    }
-    if (log_n == 0) goto finish;
-    tw = malloc(half_n * sizeof(fr_t));
-    if (!tw) return -1;
-    fr_root_of_unity(&omega, log_n);
-    if (inverse) fr_inv(&omega, &omega);
-    fr_set_one(&one);
-    fr_powers(tw, half_n, &one, &omega, nthreads);
-
+    int block_log = log_n < NTT_BLOCK_LOG ? log_n : NTT_BLOCK_LOG;
+    size_t block = (size_t)1 << block_log;
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (size_t i = 0; i < n; i++) {
         size_t j = bit_reverse(i, log_n);
@@ -112,33 +111,55 @@ int fr_ntt(fr_t *data, int log_n, int inverse, int coset, int nthreads)
             data[j] = t;
         }
     }
-    {
-        int block_log = log_n < NTT_BLOCK_LOG ? log_n : NTT_BLOCK_LOG;
-        size_t block = (size_t)1 << block_log;
 #pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (size_t b = 0; b < n / block; b++) dit_stages(data + b * block, block, 0, block_log, tw, log_n);
-        for (int s = block_log; s < log_n; s++) {
-            size_t half = (size_t)1 << s, stride = (size_t)1 << (log_n - 1 - s);
+    for (size_t b = 0; b < n / block; b++) dit_stages(data + b * block, block, 0, block_log, tw, log_n);
+    for (int s = block_log; s < log_n; s++) {
+        size_t half = (size_t)1 << s, stride = (size_t)1 << (log_n - 1 - s);
 #pragma omp parallel for num_threads(nthreads) schedule(static)
-            for (size_t k = 0; k < half_n; k++) {
-                size_t j = k & (half - 1), start = (k >> s) << (s + 1);
-                butterfly(&data[start + j], &data[start + j + half], &tw[j * stride]);
-            }
+        for (size_t k = 0; k < half_n; k++) {
+            size_t j = k & (half - 1), start = (k >> s) << (s + 1);
+            butterfly(&data[start + j], &data[start + j + half], &tw[j * stride]);
         }
     }
-    free(tw);
-finish:
+}
+
+int fr_ntt_ex(fr_t *data, int log_n, const fr_t *omega, int inverse, const fr_t *shift, int nthreads)
+{
+    size_t n = (size_t)1 << log_n, half_n = n / 2;
+    fr_t w, one;
+    fr_t *tw;
+    if (log_n < 0 || log_n > FR_TWO_ADICITY) return -2;
+    if (nthreads < 1) nthreads = 1;
+    fr_set_one(&one);
+    if (shift && !inverse) fr_scale_by_powers(data, n, &one, shift, nthreads);
+    if (log_n > 0) {
+        tw = malloc(half_n * sizeof(fr_t));
+        if (!tw) return -1;
+        w = *omega;
+        if (inverse) fr_inv(&w, &w);
+        fr_powers(tw, half_n, &one, &w, nthreads);
+        dit(data, log_n, tw, nthreads);
+        free(tw);
+    }
     if (inverse) {
         fr_t n_inv, step;
-        static const fr_t g_inv = {FR_GENERATOR_INV};
         fr_t n_fr = {{(uint64_t)n, 0, 0, 0}};
         fr_to_mont(&n_fr, &n_fr);
         fr_inv(&n_inv, &n_fr);
-        if (coset) step = g_inv;
-        else fr_set_one(&step);
+        if (shift) fr_inv(&step, shift);
+        else step = one;
         fr_scale_by_powers(data, n, &n_inv, &step, nthreads);
     }
     return 0;
+}
+
+int fr_ntt(fr_t *data, int log_n, int inverse, int coset, int nthreads)
+{
+    static const fr_t g = {FR_GENERATOR};
+    fr_t omega;
+    if (log_n < 0 || log_n > FR_TWO_ADICITY) return -2;
+    fr_root_of_unity(&omega, log_n);
+    return fr_ntt_ex(data, log_n, &omega, inverse, coset ? &g : NULL, nthreads);
 }
 
 int fr_h_poly_bellman(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
@@ -168,4 +189,30 @@ int fr_h_poly_bellman(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
         fr_mul(&a[i], &t, &z_inv);
     }
     return fr_ntt(a, log_n, 1, 1, nthreads);
+}
+
+int fr_h_poly_snarkjs(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
+{
+    static const fr_t shift32 = {FR_SNARKJS_SHIFT};
+    size_t n = (size_t)1 << log_n;
+    fr_t omega, shift;
+    fr_t *v[3] = {a, b, c};
+    if (log_n < 0 || log_n >= FR_TWO_ADICITY + 1) return -2;
+    fr_root_of_unity_snarkjs(&omega, log_n);
+    /* the odd coset omega_2n <omega_n>; at 2^32 there is no 2^33-th root and
+     * snarkjs shifts by 25 instead */
+    if (log_n < FR_TWO_ADICITY) fr_root_of_unity_snarkjs(&shift, log_n + 1);
+    else shift = shift32;
+    for (int k = 0; k < 3; k++) {
+        int rc = fr_ntt_ex(v[k], log_n, &omega, 1, NULL, nthreads);
+        if (!rc) rc = fr_ntt_ex(v[k], log_n, &omega, 0, &shift, nthreads);
+        if (rc) return rc;
+    }
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        fr_t t;
+        fr_mul(&t, &a[i], &b[i]);
+        fr_sub(&a[i], &t, &c[i]);
+    }
+    return 0;
 }

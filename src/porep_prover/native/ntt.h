@@ -7,8 +7,16 @@
 
 #include "field.h"
 
-/* The primitive 2^log_n-th root of unity 7^((r-1)/2^log_n). */
+/* The primitive 2^log_n-th roots of unity 7^((r-1)/2^log_n) (bellman,
+ * arkworks) and 5^((r-1)/2^log_n) (snarkjs). */
 void fr_root_of_unity(fr_t *r, int log_n);
+void fr_root_of_unity_snarkjs(fr_t *r, int log_n);
+
+/* In place, n = 2^log_n elements, over the root omega (a primitive n-th root):
+ * forward X_k = sum_j x_j omega^(jk); inverse the exact inverse. With shift,
+ * forward evaluates on shift <omega> (x_j scaled by shift^j first) and
+ * inverse undoes it. */
+int fr_ntt_ex(fr_t *data, int log_n, const fr_t *omega, int inverse, const fr_t *shift, int nthreads);
 
 /* out[i] = start * step^i for i < n (parallel chunks). */
 void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads);
@@ -21,5 +29,10 @@ int fr_ntt(fr_t *data, int log_n, int inverse, int coset, int nthreads);
  * H = (A B - C) / Z, whose first n - 1 entries are the h-query scalars.
  * b and c are clobbered. */
 int fr_h_poly_bellman(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads);
+
+/* snarkjs-flavour quotient: a, b, c hold A.w, B.w, C.w on snarkjs's domain
+ * (5-based roots); afterwards a[j] = (A B - C)(omega_2n^(2j+1)), the values
+ * on the odd coset that pair with the .zkey H section. b, c are clobbered. */
+int fr_h_poly_snarkjs(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads);
 
 #endif

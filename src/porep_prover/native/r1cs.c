@@ -101,13 +101,12 @@ void fr_batch_inverse(fr_t *v, size_t n, fr_t *scratch)
     }
 }
 
-int fr_lagrange_at(fr_t *lagrange, int log_n, const fr_t *tau, int nthreads)
+int fr_lagrange_at(fr_t *lagrange, int log_n, const fr_t *omega_in, const fr_t *tau, int nthreads)
 {
     size_t n = (size_t)1 << log_n, chunk = 1 << 14;
     size_t nchunks = (n + chunk - 1) / chunk;
-    fr_t omega, one, z, n_fr = {{(uint64_t)n, 0, 0, 0}};
+    fr_t omega = *omega_in, one, z, n_fr = {{(uint64_t)n, 0, 0, 0}};
     int bad = 0;
-    fr_root_of_unity(&omega, log_n);
     fr_set_one(&one);
     fr_pow_u64(&z, tau, (uint64_t)n);
     fr_sub(&z, &z, &one);                    /* tau^n - 1 */
@@ -146,4 +145,56 @@ int fr_lagrange_at(fr_t *lagrange, int log_n, const fr_t *tau, int nthreads)
         free(scratch);
     }
     return bad ? -1 : 0;
+}
+
+/* Little-endian reads that cannot run past the end of the section. */
+#define NEED(k)                                                                                                   \
+    do {                                                                                                          \
+        if (pos + (k) > len) {                                                                                    \
+            *where = pos;                                                                                         \
+            return R1CS_TRUNCATED;                                                                                \
+        }                                                                                                         \
+    } while (0)
+
+static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+int r1cs_parse_circom(const uint8_t *data, size_t len, size_t ncons, uint32_t nwires, int64_t *nnz,
+                      int64_t *const *indptr, uint32_t *const *col, fr_t *const *coeff, size_t *where)
+{
+    static const uint64_t r[4] = FR_MODULUS;
+    size_t pos = 0;
+    int fill = col != NULL;
+    for (int m = 0; m < 3; m++) nnz[m] = 0;
+    for (size_t i = 0; i < ncons; i++) {
+        for (int m = 0; m < 3; m++) {
+            uint32_t terms;
+            if (fill) indptr[m][i] = nnz[m];
+            NEED(4);
+            terms = le32(data + pos);
+            pos += 4;
+            NEED((size_t)terms * 36);
+            for (uint32_t t = 0; t < terms; t++, pos += 36) {
+                uint32_t wire = le32(data + pos);
+                fr_t v;
+                if (wire >= nwires) {
+                    *where = pos;
+                    return R1CS_BAD_WIRE;
+                }
+                memcpy(v.l, data + pos + 4, 32);
+                if (limbs_geq(v.l, r, 4)) {
+                    *where = pos + 4;
+                    return R1CS_BAD_COEFF;
+                }
+                if (fill) {
+                    col[m][nnz[m]] = wire;
+                    fr_to_mont(&coeff[m][nnz[m]], &v);
+                }
+                nnz[m]++;
+            }
+        }
+    }
+    if (fill)
+        for (int m = 0; m < 3; m++) indptr[m][ncons] = nnz[m];
+    *where = pos;
+    return 0;
 }

@@ -29,7 +29,18 @@ int r1cs_eval_columns(fr_t *out, size_t ncols, const int64_t *indptr, const uint
 /* lagrange[i] = L_i(tau) over the size-n = 2^log_n domain:
  * L_i(tau) = omega^i (tau^n - 1) / (n (tau - omega^i)). tau must not be a
  * root of unity of that order (returns -2 then); -1 when memory runs out. */
-int fr_lagrange_at(fr_t *lagrange, int log_n, const fr_t *tau, int nthreads);
+int fr_lagrange_at(fr_t *lagrange, int log_n, const fr_t *omega, const fr_t *tau, int nthreads);
+
+enum { R1CS_TRUNCATED = -3, R1CS_BAD_WIRE = -4, R1CS_BAD_COEFF = -5 };
+
+/* circom's .r1cs constraints section (data, len): ncons records of three linear
+ * combinations {u32 nTerms; nTerms x (u32 wire, 32-byte LE canonical Fr)}.
+ * With col == NULL: only counts the terms of A, B, C into nnz[3]. Otherwise
+ * also fills CSR arrays (indptr[m] with ncons + 1 slots, col[m], coeff[m] in
+ * Montgomery form). *where receives the byte offset reached (or of the error).
+ * Returns 0, R1CS_TRUNCATED, R1CS_BAD_WIRE (>= nwires) or R1CS_BAD_COEFF (>= r). */
+int r1cs_parse_circom(const uint8_t *data, size_t len, size_t ncons, uint32_t nwires, int64_t *nnz,
+                      int64_t *const *indptr, uint32_t *const *col, fr_t *const *coeff, size_t *where);
 
 /* Montgomery's trick: v[i] = 1/v[i] for all i (all must be non-zero). */
 void fr_batch_inverse(fr_t *v, size_t n, fr_t *scratch);

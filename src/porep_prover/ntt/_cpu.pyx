@@ -5,7 +5,8 @@ Montgomery) with n a power of two; callers check. Returns the native code
 (0, -1 memory, -2 size)."""
 from libc.stdint cimport uint64_t
 
-from porep_prover.native.cnative cimport fr_h_poly_bellman, fr_ntt, fr_t
+from porep_prover.native.cnative cimport (
+    fr_h_poly_bellman, fr_h_poly_snarkjs, fr_ntt, fr_ntt_ex, fr_root_of_unity, fr_root_of_unity_snarkjs, fr_t)
 
 
 def ntt(uint64_t[:, ::1] data, int log_n, bint inverse, bint coset, int nthreads):
@@ -15,9 +16,35 @@ def ntt(uint64_t[:, ::1] data, int log_n, bint inverse, bint coset, int nthreads
     return rc
 
 
-def h_poly_bellman(uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] c, int log_n, int nthreads):
-    """In place: a <- coefficients of (A B - C) / Z; b and c are clobbered."""
+def ntt_ex(uint64_t[:, ::1] data, int log_n, const uint64_t[:, ::1] omega, bint inverse, shift, int nthreads):
+    """Transform over a given primitive root (row 0 of omega), optional coset shift
+    (a 1 x 4 array or None)."""
+    cdef int rc
+    cdef const uint64_t[:, ::1] sv
+    cdef const fr_t *sp = NULL
+    if shift is not None:
+        sv = shift
+        sp = <const fr_t *> &sv[0, 0]
+    with nogil:
+        rc = fr_ntt_ex(<fr_t *> &data[0, 0], log_n, <const fr_t *> &omega[0, 0], inverse, sp, nthreads)
+    return rc
+
+
+def root_of_unity(int log_n, bint snarkjs, uint64_t[:, ::1] out):
+    """out[0] = the primitive 2^log_n-th root (7-based, or snarkjs's 5-based)."""
+    if snarkjs:
+        fr_root_of_unity_snarkjs(<fr_t *> &out[0, 0], log_n)
+    else:
+        fr_root_of_unity(<fr_t *> &out[0, 0], log_n)
+
+
+def h_poly(uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] c, int log_n, bint snarkjs, int nthreads):
+    """In place: a <- H scalars (bellman: coefficients of (A B - C) / Z; snarkjs:
+    (A B - C) on the odd coset); b and c are clobbered."""
     cdef int rc
     with nogil:
-        rc = fr_h_poly_bellman(<fr_t *> &a[0, 0], <fr_t *> &b[0, 0], <fr_t *> &c[0, 0], log_n, nthreads)
+        if snarkjs:
+            rc = fr_h_poly_snarkjs(<fr_t *> &a[0, 0], <fr_t *> &b[0, 0], <fr_t *> &c[0, 0], log_n, nthreads)
+        else:
+            rc = fr_h_poly_bellman(<fr_t *> &a[0, 0], <fr_t *> &b[0, 0], <fr_t *> &c[0, 0], log_n, nthreads)
     return rc
