@@ -1,15 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The `porep-prover` command.
-
-    porep-prover demo                     the main job: circuit, setup, prove, verify, timings
-    porep-prover circuit generate ...     a demo circuit, its witness and public inputs
-    porep-prover setup CIRCUIT -o PARAMS  INSECURE test parameters
-    porep-prover prove PARAMS CIRCUIT WITNESS -o PROOF
-    porep-prover verify KEY PUBLIC PROOF  exit 0 and "OK" when valid, 1 when not
-    porep-prover params info PARAMS       sizes and layout of a parameters file
-
-Errors of porep_prover are printed as one line naming what is wrong (exit 2).
-"""
+"""porep-prover commands around our own formats (bellperson parameters, .npz
+circuits): demo, circuit generate, setup, prove, verify, params info. Circuits
+and witnesses may also be circom's .r1cs and snarkjs's .wtns."""
 from __future__ import annotations
 
 import argparse
@@ -18,12 +10,12 @@ import sys
 import time
 import warnings
 
-from . import __version__, circuits
-from .backend import BACKENDS, get_backend, gpu_available
-from .config import resolve_threads
-from .errors import InvalidInputError, PorepProverError
-from .field.constants import R
-from .groth16 import (InsecureSetupWarning, Parameters, PreparedVerifyingKey, Proof, R1CS, VerifyingKey,
+from .. import __version__, circuits
+from ..backend import get_backend
+from ..errors import PorepProverError
+from ..config import resolve_threads
+from ..snarkjs import read_public, read_r1cs, read_wtns
+from ..groth16 import (InsecureSetupWarning, Parameters, PreparedVerifyingKey, Proof, R1CS, VerifyingKey,
                       insecure_setup, load_witness, prove, read_params, save_witness, verify, write_params)
 
 CIRCUITS = {"porep-like": circuits.porep_like, "square-chain": circuits.square_chain}
@@ -44,23 +36,27 @@ def _write_json(path: str, obj) -> None:
         f.write("\n")
 
 
-def _read_public(path: str) -> list[int]:
-    try:
-        with open(path) as f:
-            values = json.load(f)
-        out = [int(v) for v in values]
-    except (OSError, ValueError, TypeError) as exc:
-        raise InvalidInputError(f"{path}: public inputs must be a JSON list of decimal strings ({exc})") from None
-    if any(not 0 <= v < R for v in out):
-        raise InvalidInputError(f"{path}: a public input is not in [0, r)")
-    return out
+def load_circuit(path: str) -> R1CS:
+    """Our .npz circuit, or circom's .r1cs (recognised by its magic)."""
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    return read_r1cs(path).r1cs if magic == b"r1cs" else R1CS.load(path)
+
+
+def load_any_witness(path: str):
+    """Our raw witness, or snarkjs's .wtns (recognised by its magic)."""
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    return read_wtns(path) if magic == b"wtns" else load_witness(path)
 
 
 def _read_key(path: str) -> VerifyingKey:
     """A verifying key from a params file, vk.json or a binary vk."""
     with open(path, "rb") as f:
         head = f.read(1)
-    if head in (b"{", b"[", b" ", b"\n"):
+    # A JSON key starts with "{"; binary keys start with a big-endian coordinate
+    # (top byte below 0x1b) or the infinity flag, never "{".
+    if head == b"{":
         with open(path) as f:
             return VerifyingKey.from_json(f.read())
     data = open(path, "rb").read()
@@ -130,7 +126,7 @@ def cmd_circuit_generate(args) -> int:
 def cmd_setup(args) -> int:
     print("WARNING: insecure test setup; the toxic waste is known to this process. "
           "Never use these parameters to secure anything.", file=sys.stderr)
-    r1cs = R1CS.load(args.circuit)
+    r1cs = load_circuit(args.circuit)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InsecureSetupWarning)
         params = insecure_setup(r1cs, backend=args.backend, threads=args.threads)
@@ -144,8 +140,8 @@ def cmd_setup(args) -> int:
 def cmd_prove(args) -> int:
     params = read_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
                          progress=_progress(args.progress))
-    r1cs = R1CS.load(args.circuit)
-    witness = load_witness(args.witness)
+    r1cs = load_circuit(args.circuit)
+    witness = load_any_witness(args.witness)
     timings: dict = {}
     t = time.perf_counter()
     proof = prove(params, r1cs, witness, backend=args.backend, threads=args.threads, check=not args.no_check,
@@ -164,7 +160,7 @@ def cmd_prove(args) -> int:
 
 def cmd_verify(args) -> int:
     vk = _read_key(args.key)
-    public = _read_public(args.public)
+    public = read_public(args.public)
     proofs = _read_proof(args.proof)
     pvk = PreparedVerifyingKey(vk)
     if all(verify(pvk, public, p) for p in proofs):
@@ -188,23 +184,14 @@ def cmd_params_info(args) -> int:
 # ------------------------------------------------------------------ parser
 
 
-def _common(p: argparse.ArgumentParser, backend: bool = True) -> None:
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
-    if backend:
-        p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default: auto)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="porep-prover", description="Groth16 prover over BLS12-381")
-    parser.add_argument("--version", action="version", version=f"porep-prover {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def register(sub, common) -> None:
+    """Add this module's commands to the subparsers `sub`."""
     p = sub.add_parser("demo", help="generate a circuit, set up, prove, verify and print timings")
     p.add_argument("--circuit", choices=sorted(CIRCUITS), default="porep-like")
     p.add_argument("--constraints", type=int, default=(1 << 16) - 5)
     p.add_argument("--proofs", type=int, default=3, help="proofs to make (default 3)")
     p.add_argument("--seed", type=int, default=1)
-    _common(p)
+    common(p)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("circuit", help="demo circuits").add_subparsers(dest="action", required=True)
@@ -217,24 +204,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--public", required=True, help="public inputs (JSON)")
     g.set_defaults(func=cmd_circuit_generate)
 
-    p = sub.add_parser("setup", help="INSECURE test parameters for a circuit")
+    p = sub.add_parser("setup", help="INSECURE test parameters for a circuit (.npz or circom .r1cs)")
     p.add_argument("circuit")
     p.add_argument("-o", "--output", required=True, help="parameters file (bellperson format)")
     p.add_argument("--vk", help="also write the verifying key as JSON")
-    _common(p)
+    common(p)
     p.set_defaults(func=cmd_setup)
 
-    p = sub.add_parser("prove", help="prove a witness for a circuit")
+    p = sub.add_parser("prove", help="prove a witness for a circuit with bellperson-format parameters")
     p.add_argument("params")
-    p.add_argument("circuit")
-    p.add_argument("witness")
+    p.add_argument("circuit", help="circuit: .npz or circom .r1cs")
+    p.add_argument("witness", help="witness: raw 32-byte values or snarkjs .wtns")
     p.add_argument("-o", "--output", required=True, help="proof file (192 bytes)")
     p.add_argument("--json", help="also write the proof as JSON")
     p.add_argument("--public", help="also write the public inputs as JSON")
     p.add_argument("--no-check", action="store_true", help="skip the witness satisfaction check")
     p.add_argument("--check-subgroup", action="store_true", help="subgroup-check every parameter point")
     p.add_argument("--progress", action="store_true", help="report parameter loading progress")
-    _common(p)
+    common(p)
     p.set_defaults(func=cmd_prove)
 
     p = sub.add_parser("verify", help="verify a proof (exit 0 and OK! when valid)")
@@ -248,22 +235,5 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("params")
     i.add_argument("--check-subgroup", action="store_true")
     i.add_argument("--progress", action="store_true")
-    _common(i, backend=False)
+    common(i, backend=False)
     i.set_defaults(func=cmd_params_info)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except PorepProverError as exc:
-        print(f"porep-prover: error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"porep-prover: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
