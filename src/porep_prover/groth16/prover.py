@@ -8,6 +8,7 @@ notation and conventions of bellman / bellperson).
     A = alpha + sum_j w_j a_j + r delta            G1
     B = beta  + sum_j w_j b_j + s delta            G2 (and G1 for C)
     C = sum_aux w_j l_j + sum_i H_i h_i + s A + r B_1 - r s delta
+      = sum_aux w_j l_j + sum_i H_i h_i + sum_j (r w_j) b1_j + s A + r beta_1
 
 with r, s fresh uniform scalars per proof. The a and b sums run over the
 variables the density keeps (bellman's density trackers). Every MSM goes to
@@ -22,7 +23,7 @@ import numpy as np
 
 from ..backend import get_backend
 from ..config import resolve_threads
-from ..curve.points import G1Point, G2Point
+from ..curve.points import G1Array, G1Point, G2Point
 from ..field.constants import R
 from ..field.fr_array import FrArray
 from .keys import Parameters
@@ -30,7 +31,7 @@ from .proof import Proof
 from .r1cs import R1CS
 
 
-class _Stopwatch:
+class Stopwatch:
     def __init__(self, sink: dict | None):
         self.sink, self.t = sink, time.perf_counter()
 
@@ -57,7 +58,7 @@ def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu"
     """
     threads = resolve_threads(threads)
     be = get_backend(backend)
-    clock = _Stopwatch(timings)
+    clock = Stopwatch(timings)
     params.check_matches(r1cs)
     abc = r1cs.evaluate(witness, threads)
     if check:
@@ -72,18 +73,8 @@ def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu"
     d = r1cs.density()
     a_scalars = FrArray.concat([inputs, aux[np.flatnonzero(d.a_aux)]])
     b_scalars = FrArray.concat([inputs[np.flatnonzero(d.b_input)], aux[np.flatnonzero(d.b_aux)]])
-    h_acc, _ = be.msm(params.h, h, threads)
-    l_acc, _ = be.msm(params.l, aux, threads)
-    a_acc, _ = be.msm(params.a, a_scalars, threads)
-    b1_acc, _ = be.msm(params.b_g1, b_scalars, threads)
-    clock.lap("msm_g1")
-    b2_acc, _ = be.msm(params.b_g2, b_scalars, threads)
-    clock.lap("msm_g2")
-
-    draw = rng.randrange if rng is not None else secrets.randbelow
-    r, s = draw(R), draw(R)
-    proof = assemble(params.vk, r, s, h_acc, l_acc, a_acc, b1_acc, b2_acc)
-    clock.lap("assemble")
+    proof = msm_and_assemble(be, params.vk, threads, rng, clock, h=(params.h, h), l=(params.l, aux),
+                             a=(params.a, a_scalars), b=(params.b_g1, params.b_g2, b_scalars))
     return proof
 
 
@@ -101,10 +92,25 @@ def _h_scalars(r1cs: R1CS, witness: FrArray, abc, be, threads: int) -> FrArray:
     return be.h_poly(*padded, threads)
 
 
-def assemble(vk, r: int, s: int, h_acc, l_acc, a_acc, b1_acc, b2_acc) -> Proof:
-    """The proof from the five MSM results and the blinding r, s (shared by both flavours)."""
-    a = vk.alpha_g1 + a_acc + vk.delta_g1 * r
-    b = vk.beta_g2 + b2_acc + vk.delta_g2 * s
-    b1 = vk.beta_g1 + b1_acc + vk.delta_g1 * s
-    c = l_acc + h_acc + a * s + b1 * r - vk.delta_g1 * (r * s % R)
-    return Proof(G1Point(a.limbs), G2Point(b.limbs), G1Point(c.limbs))
+def msm_and_assemble(be, vk, threads: int, rng, clock: "Stopwatch", h, l, a, b) -> Proof:
+    """The MSMs and the proof, shared by both flavours. h, l, a are (points,
+    scalars) and b is (b_g1 points, b_g2 points, scalars).
+
+    With r, s drawn first, C needs B_1 only through r B_1, and the delta terms
+    cancel:  C = L + H + s A + r (beta_1 + sum b_j w_j + s delta_1) - r s delta_1
+               = [sum_aux w_j l_j + sum H_i h_i + sum (r w_j) b1_j] + s A + r beta_1,
+    so l, h and b_g1 go through one MSM over their concatenation (one plan,
+    larger windows) and no separate B_1 sum is formed."""
+    draw = rng.randrange if rng is not None else secrets.randbelow
+    r, s = draw(R), draw(R)
+    (h_pts, h_sc), (l_pts, l_sc), (a_pts, a_sc), (b1_pts, b2_pts, b_sc) = h, l, a, b
+    a_acc, _ = be.msm(a_pts, a_sc, threads)
+    c_acc, _ = be.msm(G1Array.concat([l_pts, h_pts, b1_pts]), FrArray.concat([l_sc, h_sc, b_sc * r]), threads)
+    clock.lap("msm_g1")
+    b2_acc, _ = be.msm(b2_pts, b_sc, threads)
+    clock.lap("msm_g2")
+    proof_a = vk.alpha_g1 + a_acc + vk.delta_g1 * r
+    proof_b = vk.beta_g2 + b2_acc + vk.delta_g2 * s
+    proof_c = c_acc + proof_a * s + vk.beta_g1 * r
+    clock.lap("assemble")
+    return Proof(G1Point(proof_a.limbs), G2Point(proof_b.limbs), G1Point(proof_c.limbs))

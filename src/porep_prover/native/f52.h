@@ -64,7 +64,8 @@ static inline void f52_from_std(f52_t *r, const fq_t *x)
     f52_pack(r, t.l);
 }
 
-/* f52 (a 2^416, canonical) -> std: fq_mul(y, 2^352) = a 2^416 2^352 / 2^384. */
+/* f52 (a 2^416, any value below 2p) -> std: fq_mul(y, 2^352) = a 2^416 2^352 /
+ * 2^384, canonical since y < 2p and 2^352 mod p < p keep the product below 2p. */
 static inline void f52_to_std(fq_t *r, const f52_t *a)
 {
     fq_t t;
@@ -108,12 +109,19 @@ F52_INLINE void f52v_add(f52v *r, const f52v *a, const f52v *b)
     f52v_sub_if_ge(r, &s, F52_P2);
 }
 
+/* a - b + 2p, in [0, 4p]: for operands that only feed a product (f52v_mul
+ * accepts inputs up to 8p: 64 p^2 < p 2^416). */
+F52_INLINE void f52v_sub_lazy(f52v *r, const f52v *a, const f52v *b)
+{
+    for (int k = 0; k < 8; k++) r->l[k] = _mm512_sub_epi64(_mm512_add_epi64(a->l[k], f52_bcast(F52_P2[k])), b->l[k]);
+    f52v_normalize(r);
+}
+
 /* a - b + 2p, in [0, 2p] for a, b in [0, 2p]. */
 F52_INLINE void f52v_sub(f52v *r, const f52v *a, const f52v *b)
 {
     f52v s;
-    for (int k = 0; k < 8; k++) s.l[k] = _mm512_sub_epi64(_mm512_add_epi64(a->l[k], f52_bcast(F52_P2[k])), b->l[k]);
-    f52v_normalize(&s);
+    f52v_sub_lazy(&s, a, b);
     f52v_sub_if_ge(r, &s, F52_P2);
 }
 
@@ -128,7 +136,7 @@ F52_INLINE void f52v_cond_neg(f52v *r, const f52v *a, __mmask8 neg)
 
 /* Montgomery product a b / 2^416: schoolbook into 16 accumulators (the IFMA
  * low and high halves of every limb product), then one reduction step per low
- * limb. Inputs in [0, 2p]: 4p^2 < p 2^416, so the result is < 2p. */
+ * limb. Inputs in [0, 8p]: 64 p^2 < p 2^416, so the result is < 2p. */
 F52_INLINE void f52v_mul(f52v *r, const f52v *a, const f52v *b)
 {
     const __m512i mask = f52_bcast(F52_MASK), zero = _mm512_setzero_si512(), inv = f52_bcast(FQ52_INV);
@@ -185,7 +193,8 @@ F52_INLINE void f52v_blend(f52v *r, __mmask8 m, const f52v *a)
     for (int k = 0; k < 8; k++) r->l[k] = _mm512_mask_mov_epi64(r->l[k], m, a->l[k]);
 }
 
-/* Scalar p - a (canonical in, canonical out; zero stays zero). */
+/* Scalar p - a (canonical in, canonical out; zero stays zero). Only applied
+ * to points fresh from f52_from_std, which are canonical. */
 static inline void f52_neg(f52_t *r, const f52_t *a)
 {
     uint64_t nz = 0;
@@ -241,10 +250,11 @@ F52_INLINE void f52v_gather(f52v *r, const f52_t *const *src)
     f52_transpose(r->l);
 }
 
-/* One vector -> eight addresses, skipping lanes outside keep. Canonicalises. */
+/* One vector -> eight addresses, skipping lanes outside keep. Values stay in
+ * [0, 2p] (not reduced to [0, p)): every reader accepts that range, zero is
+ * only ever written as zero, and leaving the f52 form (f52_to_std) reduces. */
 F52_INLINE void f52v_scatter(f52_t *const *dst, f52v a, __mmask8 keep)
 {
-    f52v_canonical(&a);
     f52_transpose(a.l);
     for (int i = 0; i < 8; i++)
         if (keep & (1u << i)) _mm512_store_si512((void *)dst[i]->l, a.l[i]);
@@ -285,6 +295,12 @@ F52_INLINE void f52v2_sub(f52v2 *r, const f52v2 *a, const f52v2 *b)
 {
     f52v_sub(&r->c0, &a->c0, &b->c0);
     f52v_sub(&r->c1, &a->c1, &b->c1);
+}
+
+F52_INLINE void f52v2_sub_lazy(f52v2 *r, const f52v2 *a, const f52v2 *b)
+{
+    f52v_sub_lazy(&r->c0, &a->c0, &b->c0);
+    f52v_sub_lazy(&r->c1, &a->c1, &b->c1);
 }
 
 F52_INLINE void f52v2_cond_neg(f52v2 *r, const f52v2 *a, __mmask8 neg)

@@ -28,7 +28,9 @@ enum { PAIR_COPY_P = 0, PAIR_COPY_Q = 1, PAIR_INF = 2, PAIR_ADD = 3, PAIR_DBL = 
 /* Scalars per chunk of the fixed-base products. */
 #define MSM_FIXED_CHUNK 1024
 /* Deferred points per streaming window before a forced flush. */
-#define MSM_QUEUE 256
+#define MSM_QUEUE 1024
+
+enum { BUCKET_FILLED = 1, BUCKET_BUSY = 2 };
 /* From this many buckets on, buckets accumulate by streaming (window_stream). */
 #define MSM_STREAM 4096
 /* From this many buckets on, the bucket reduction splits into tree sums. */

@@ -195,7 +195,7 @@ typedef struct {
     const SPT *points;
     const uint32_t *full;
     const int32_t *digits;
-    uint8_t *busy;          /* bucket has an addition waiting in the batch */
+    uint8_t *state;         /* per bucket: BUCKET_FILLED, BUCKET_BUSY (waiting in the batch) */
     uint32_t *queue;        /* deferred full-scalar indices */
     size_t nq;
     MN(pair_batch_t) *batch;
@@ -206,22 +206,25 @@ FF_INLINE void MN(stream_one)(MN(stream_t) *st, uint32_t i)
     int32_t d = st->digits[i];
     uint32_t b = (uint32_t)(d < 0 ? -d : d) - 1;
     const SPT *p = &st->points[st->full[i]];
-    if (st->busy[b]) {
+    uint8_t state = st->state[b];
+    if (state & BUCKET_BUSY) {
         st->queue[st->nq++] = i;
-    } else if (MN(st_is_inf)(&st->buckets[b])) {
+    } else if (!state) {
         MN(st_load)(&st->buckets[b], p, d < 0);
+        st->state[b] = BUCKET_FILLED;
     } else {
-        st->busy[b] = 1;
+        st->state[b] = BUCKET_FILLED | BUCKET_BUSY;
         MN(pair_batch_push)(st->batch, &st->buckets[b], 0, p, d < 0, &st->buckets[b]);
     }
 }
 
 /* Run the batch, then replay the deferred points (which may defer again). */
-static void MN(stream_flush)(MN(stream_t) *st, size_t nb)
+static void MN(stream_flush)(MN(stream_t) *st)
 {
     size_t replay = st->nq;
-    MN(pair_batch_flush)(st->batch);
-    memset(st->busy, 0, nb);
+    MN(pair_batch_t) *b = st->batch;
+    for (size_t j = 0; j < b->count; j++) st->state[b->jobs[j].out - st->buckets] = BUCKET_FILLED;
+    MN(pair_batch_flush)(b);
     st->nq = 0;
     for (size_t j = 0; j < replay; j++) MN(stream_one)(st, st->queue[j]); /* writes at <= j */
 }
@@ -230,26 +233,30 @@ static void MN(stream_flush)(MN(stream_t) *st, size_t nb)
  * each is added to its affine bucket as one batched addition; a bucket
  * already waiting in the batch defers the point to a queue. Against the tree
  * (bucket_sums), point reads are sequential instead of random and no sort is
- * needed, which pays once the points outgrow the caches. A bucket can turn
- * to infinity (a point and its negation), which stream_one then refills. */
+ * needed, which pays once the points outgrow the caches. A bucket that
+ * cancels to infinity stays marked filled: the flush then sees an operand at
+ * infinity (it sets inf_possible) and adds it exactly. Empty buckets are left
+ * at infinity. */
 static void MN(window_stream)(SPT *buckets, const SPT *points, const uint32_t *full, const int32_t *digits,
-                              size_t lo, size_t hi, size_t nb, MN(tree_scratch_t) *s, uint8_t *busy,
+                              size_t lo, size_t hi, size_t nb, MN(tree_scratch_t) *s, uint8_t *state,
                               uint32_t *queue)
 {
-    MN(stream_t) st = {buckets, points, full, digits, busy, queue, 0, &s->batch};
-    /* Keep the batch well below the bucket count so collisions stay rare, and
-     * below MSM_BATCH so pair_batch_push never flushes behind our back. */
-    size_t cap = nb / 8 < MSM_BATCH - MSM_QUEUE ? nb / 8 : MSM_BATCH - MSM_QUEUE;
-    memset(busy, 0, nb);
-    for (size_t b = 0; b < nb; b++) MN(st_set_inf)(&buckets[b]);
+    MN(stream_t) st = {buckets, points, full, digits, state, queue, 0, &s->batch};
+    /* Keep the batch a quarter of the buckets at most so collisions stay
+     * rare, and below MSM_BATCH so pair_batch_push never flushes behind our
+     * back (the replay of a full queue lands in the batch too). */
+    size_t cap = nb / 4 < MSM_BATCH - MSM_QUEUE ? nb / 4 : MSM_BATCH - MSM_QUEUE;
+    memset(state, 0, nb);
     s->batch.inf_possible = 0;
     for (size_t i = lo; i < hi; i++) {
         if (!digits[i]) continue;
-        if (s->batch.count >= cap || st.nq >= MSM_QUEUE) MN(stream_flush)(&st, nb);
+        if (s->batch.count >= cap || st.nq >= MSM_QUEUE) MN(stream_flush)(&st);
         if (i + MSM_PREFETCH < hi) __builtin_prefetch(&points[full[i + MSM_PREFETCH]]);
         MN(stream_one)(&st, (uint32_t)i);
     }
-    while (st.nq || s->batch.count) MN(stream_flush)(&st, nb);
+    while (st.nq || s->batch.count) MN(stream_flush)(&st);
+    for (size_t b = 0; b < nb; b++)
+        if (!state[b]) MN(st_set_inf)(&buckets[b]);
 }
 
 /* Per-thread buffers of the Pippenger tasks. */

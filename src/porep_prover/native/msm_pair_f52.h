@@ -204,18 +204,18 @@ F52_TARGET static void MN(pair_batch_flush)(MN(pair_batch_t) *b)
         VF(gather)(&xq, qx);
         VF(gather)(&yp, py);
         VF(gather)(&yq, qy);
-        VF(sub)(&den, &xq, &xp);
+        VF(sub_lazy)(&den, &xq, &xp);
         VF(blend)(&den, b->exc[g], &one);
         VF(mul)(&dinv, &inv, &b->prefix[g]);   /* 1/den in every lane */
         VF(mul)(&inv, &inv, &den);
         VF(cond_neg)(&yp, &yp, np);
         VF(cond_neg)(&yq, &yq, nq);
-        VF(sub)(&lam, &yq, &yp);
+        VF(sub_lazy)(&lam, &yq, &yp);
         VF(mul)(&lam, &lam, &dinv);
         VF(mul)(&t, &lam, &lam);
         VF(sub)(&t, &t, &xp);
         VF(sub)(&x3, &t, &xq);                 /* x3 = l^2 - x1 - x2 */
-        VF(sub)(&t, &xp, &x3);
+        VF(sub_lazy)(&t, &xp, &x3);
         VF(mul)(&t, &t, &lam);
         VF(sub)(&t, &t, &yp);                  /* y3 = l(x1 - x3) - y1 */
         VF(scatter)(ox, x3, (__mmask8)~b->exc[g]);

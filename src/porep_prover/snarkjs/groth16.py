@@ -14,7 +14,6 @@ Proof assembly is the same as bellman's.
 from __future__ import annotations
 
 import secrets
-import time
 import warnings
 
 import numpy as np
@@ -28,7 +27,7 @@ from ..field.fr_array import FrArray
 from ..groth16 import _r1cs
 from ..groth16.insecure_setup import InsecureSetupWarning, lagrange_basis
 from ..groth16.keys import VerifyingKey
-from ..groth16.prover import assemble
+from ..groth16.prover import Stopwatch, msm_and_assemble
 from ..groth16.proof import Proof
 from ..groth16.r1cs import R1CS, SparseMatrix
 from ..groth16.verifier import verify
@@ -52,7 +51,7 @@ def prove(zkey: ZKey, witness: FrArray, backend: str = "cpu", threads: int | Non
     """
     threads = resolve_threads(threads)
     be = get_backend(backend)
-    t0 = time.perf_counter()
+    clock = Stopwatch(timings)
     if not isinstance(witness, FrArray) or len(witness) != zkey.n_vars:
         got = len(witness) if isinstance(witness, FrArray) else type(witness).__name__
         raise WitnessError(f"the witness has {got} values, the key's circuit has {zkey.n_vars} wires")
@@ -65,20 +64,13 @@ def prove(zkey: ZKey, witness: FrArray, backend: str = "cpu", threads: int | Non
     a_t = zkey.a_matrix.matvec(witness, threads)
     b_t = zkey.b_matrix.matvec(witness, threads)
     c_t = a_t * b_t
-    t1 = time.perf_counter()
+    clock.lap("synthesis")
     h = be.h_poly(a_t, b_t, c_t, threads, flavor="snarkjs")
-    t2 = time.perf_counter()
-    acc = {name: be.msm(points, scalars, threads)[0] for name, points, scalars in (
-        ("h", zkey.h, h), ("l", zkey.c, witness[zkey.n_public + 1:]), ("a", zkey.a, witness),
-        ("b1", zkey.b_g1, witness), ("b2", zkey.b_g2, witness))}
-    t3 = time.perf_counter()
-    draw = rng.randrange if rng is not None else secrets.randbelow
-    proof = assemble(zkey.vk, draw(R), draw(R), acc["h"], acc["l"], acc["a"], acc["b1"], acc["b2"])
+    clock.lap("h_poly")
+    proof = msm_and_assemble(be, zkey.vk, threads, rng, clock, h=(zkey.h, h),
+                             l=(zkey.c, witness[zkey.n_public + 1:]), a=(zkey.a, witness),
+                             b=(zkey.b_g1, zkey.b_g2, witness))
     public = witness[1:zkey.n_public + 1].to_ints()
-    if timings is not None:
-        for name, secs in (("synthesis", t1 - t0), ("h_poly", t2 - t1), ("msm", t3 - t2),
-                           ("assemble", time.perf_counter() - t3)):
-            timings[name] = timings.get(name, 0.0) + secs
     if check and r1cs is None and not verify(zkey.vk, public, proof):
         raise UnsatisfiedError("the witness does not satisfy the circuit: its proof fails verification "
                                "(give the .r1cs to find the failing constraint)", constraint=-1)
