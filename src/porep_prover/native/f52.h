@@ -109,6 +109,13 @@ F52_INLINE void f52v_add(f52v *r, const f52v *a, const f52v *b)
     f52v_sub_if_ge(r, &s, F52_P2);
 }
 
+/* a + b without the final reduction, for operands that only feed a product. */
+F52_INLINE void f52v_add_lazy(f52v *r, const f52v *a, const f52v *b)
+{
+    for (int k = 0; k < 8; k++) r->l[k] = _mm512_add_epi64(a->l[k], b->l[k]);
+    f52v_normalize(r);
+}
+
 /* a - b + 2p, in [0, 4p]: for operands that only feed a product (f52v_mul
  * accepts inputs up to 8p: 64 p^2 < p 2^416). */
 F52_INLINE void f52v_sub_lazy(f52v *r, const f52v *a, const f52v *b)
@@ -134,33 +141,36 @@ F52_INLINE void f52v_cond_neg(f52v *r, const f52v *a, __mmask8 neg)
     for (int k = 0; k < 8; k++) r->l[k] = _mm512_mask_mov_epi64(a->l[k], neg, s.l[k]);
 }
 
-/* Montgomery product a b / 2^416: schoolbook into 16 accumulators (the IFMA
- * low and high halves of every limb product), then one reduction step per low
- * limb. Inputs in [0, 8p]: 64 p^2 < p 2^416, so the result is < 2p. */
+/* Montgomery product a b / 2^416, operand scanning with the reduction
+ * interleaved (CIOS): per limb a_i, add a_i b and m p (m = t_0 (-1/p) mod 2^52)
+ * on the IFMA low and high halves, then drop the zeroed low limb. Nine lazy
+ * accumulators (each stays below 2^58) keep everything in registers. Inputs
+ * in [0, 8p]: 64 p^2 < p 2^416, so the result is < 2p. */
 F52_INLINE void f52v_mul(f52v *r, const f52v *a, const f52v *b)
 {
     const __m512i mask = f52_bcast(F52_MASK), zero = _mm512_setzero_si512(), inv = f52_bcast(FQ52_INV);
-    __m512i t[17];
-    for (int i = 0; i < 17; i++) t[i] = zero;
+    __m512i t[9];
+    for (int k = 0; k < 9; k++) t[k] = zero;
     for (int i = 0; i < 8; i++) {
         for (int j = 0; j < 8; j++) {
-            t[i + j] = _mm512_madd52lo_epu64(t[i + j], a->l[i], b->l[j]);
-            t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], a->l[i], b->l[j]);
+            t[j] = _mm512_madd52lo_epu64(t[j], a->l[i], b->l[j]);
+            t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], a->l[i], b->l[j]);
         }
-    }
-    for (int i = 0; i < 8; i++) {
-        __m512i m = _mm512_and_si512(_mm512_madd52lo_epu64(zero, t[i], inv), mask);
+        __m512i m = _mm512_and_si512(_mm512_madd52lo_epu64(zero, t[0], inv), mask);
         for (int j = 0; j < 8; j++) {
             __m512i pj = f52_bcast(F52_P[j]);
-            t[i + j] = _mm512_madd52lo_epu64(t[i + j], m, pj);
-            t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], m, pj);
+            t[j] = _mm512_madd52lo_epu64(t[j], m, pj);
+            t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], m, pj);
         }
-        t[i + 1] = _mm512_add_epi64(t[i + 1], _mm512_srli_epi64(t[i], 52));
+        t[1] = _mm512_add_epi64(t[1], _mm512_srli_epi64(t[0], 52));
+        for (int k = 0; k < 8; k++) t[k] = t[k + 1];
+        t[8] = zero;
     }
-    for (int k = 0; k < 8; k++) {
-        r->l[k] = _mm512_and_si512(t[8 + k], mask);
-        t[9 + k] = _mm512_add_epi64(t[9 + k], _mm512_srli_epi64(t[8 + k], 52));
+    for (int k = 0; k < 7; k++) {
+        t[k + 1] = _mm512_add_epi64(t[k + 1], _mm512_srli_epi64(t[k], 52));
+        r->l[k] = _mm512_and_si512(t[k], mask);
     }
+    r->l[7] = t[7];
 }
 
 /* Lanes whose value is 0 mod p (0, p or 2p). */
@@ -181,6 +191,8 @@ F52_INLINE void f52v_canonical(f52v *a)
     f52v_sub_if_ge(a, a, F52_P);
     f52v_sub_if_ge(a, a, F52_P);
 }
+
+F52_INLINE void f52v_sqr(f52v *r, const f52v *a) { f52v_mul(r, a, a); }
 
 F52_INLINE void f52v_set_one(f52v *r)
 {
@@ -309,18 +321,31 @@ F52_INLINE void f52v2_cond_neg(f52v2 *r, const f52v2 *a, __mmask8 neg)
     f52v_cond_neg(&r->c1, &a->c1, neg);
 }
 
-/* Karatsuba, as fq2_mul; the sums reach 4p, which f52v_mul accepts (16p^2 < p 2^416). */
+/* Karatsuba, as fq2_mul. Inputs up to 4p per component (lazy differences):
+ * the unreduced sums stay within the 8p that f52v_mul accepts. */
 F52_INLINE void f52v2_mul(f52v2 *r, const f52v2 *a, const f52v2 *b)
 {
     f52v t0, t1, sa, sb;
     f52v_mul(&t0, &a->c0, &b->c0);
     f52v_mul(&t1, &a->c1, &b->c1);
-    f52v_add(&sa, &a->c0, &a->c1);
-    f52v_add(&sb, &b->c0, &b->c1);
+    f52v_add_lazy(&sa, &a->c0, &a->c1);
+    f52v_add_lazy(&sb, &b->c0, &b->c1);
     f52v_mul(&sa, &sa, &sb);
     f52v_sub(&r->c0, &t0, &t1);
     f52v_sub(&sa, &sa, &t0);
     f52v_sub(&r->c1, &sa, &t1);
+}
+
+/* (c0 + c1 i)^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 i: two products. Input components
+ * up to 2p (full reductions), so the lazy sum and difference stay below 8p. */
+F52_INLINE void f52v2_sqr(f52v2 *r, const f52v2 *a)
+{
+    f52v s, d, m;
+    f52v_add_lazy(&s, &a->c0, &a->c1);
+    f52v_sub_lazy(&d, &a->c0, &a->c1);
+    f52v_mul(&m, &a->c0, &a->c1);
+    f52v_mul(&r->c0, &s, &d);
+    f52v_add(&r->c1, &m, &m);
 }
 
 F52_INLINE __mmask8 f52v2_is_zero(const f52v2 *a) { return f52v_is_zero(&a->c0) & f52v_is_zero(&a->c1); }

@@ -212,7 +212,7 @@ F52_TARGET static void MN(pair_batch_flush)(MN(pair_batch_t) *b)
         VF(cond_neg)(&yq, &yq, nq);
         VF(sub_lazy)(&lam, &yq, &yp);
         VF(mul)(&lam, &lam, &dinv);
-        VF(mul)(&t, &lam, &lam);
+        VF(sqr)(&t, &lam);
         VF(sub)(&t, &t, &xp);
         VF(sub)(&x3, &t, &xq);                 /* x3 = l^2 - x1 - x2 */
         VF(sub_lazy)(&t, &xp, &x3);
