@@ -45,7 +45,7 @@ component main {public [x0]} = SquareChain(%d);
 """
 
 SHA = """pragma circom 2.0.0;
-include "tests/interop/node_modules/circomlib/circuits/sha256/sha256.circom";
+include "circomlib/circuits/sha256/sha256.circom";
 template Sha256Chain(M) {
     signal input in[256];
     signal output out[256];
@@ -78,7 +78,7 @@ def build(name: str) -> pathlib.Path:
     (d / "circuit.circom").write_text(src)
     rel = d.relative_to(ROOT)
     run(NODE_BIN / "circom2", rel / "circuit.circom", "--r1cs", "--wasm", "--O2", "--prime", "bls12381",
-        "-o", rel, cwd=ROOT)
+        "-l", NODE_BIN.parent.relative_to(ROOT), "-o", rel, cwd=ROOT)
     (d / "input.json").write_text(json.dumps(inputs))
     run("node", d / "circuit_js" / "generate_witness.js", d / "circuit_js" / "circuit.wasm", d / "input.json",
         d / "witness.wtns")

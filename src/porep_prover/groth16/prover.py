@@ -8,7 +8,7 @@ notation and conventions of bellman / bellperson).
     A = alpha + sum_j w_j a_j + r delta            G1
     B = beta  + sum_j w_j b_j + s delta            G2 (and G1 for C)
     C = sum_aux w_j l_j + sum_i H_i h_i + s A + r B_1 - r s delta
-      = sum_aux w_j l_j + sum_i H_i h_i + sum_j (r w_j) b1_j + s A + r beta_1
+      = sum_aux w_j l_j + sum_i H_i h_i + r (sum_j w_j b1_j + beta_1) + s A
 
 with r, s fresh uniform scalars per proof. The a and b sums run over the
 variables the density keeps (bellman's density trackers). Every MSM goes to
@@ -96,21 +96,23 @@ def msm_and_assemble(be, vk, threads: int, rng, clock: "Stopwatch", h, l, a, b) 
     """The MSMs and the proof, shared by both flavours. h, l, a are (points,
     scalars) and b is (b_g1 points, b_g2 points, scalars).
 
-    With r, s drawn first, C needs B_1 only through r B_1, and the delta terms
-    cancel:  C = L + H + s A + r (beta_1 + sum b_j w_j + s delta_1) - r s delta_1
-               = [sum_aux w_j l_j + sum H_i h_i + sum (r w_j) b1_j] + s A + r beta_1,
-    so l, h and b_g1 go through one MSM over their concatenation (one plan,
-    larger windows) and no separate B_1 sum is formed."""
+    The delta terms of C cancel once B_1 is expanded:
+        C = L + H + s A + r (beta_1 + B1 + s delta_1) - r s delta_1 = (L + H) + r B1 + s A + r beta_1
+    so L and H go through one MSM over their concatenated points (one plan,
+    larger windows) and B_1 needs no blinding of its own. (B1 is not folded
+    in as r-scaled scalars: for mostly-bit witnesses its sum is a cheap batch
+    addition, which equal scalars r would turn into a full MSM.)"""
     draw = rng.randrange if rng is not None else secrets.randbelow
     r, s = draw(R), draw(R)
     (h_pts, h_sc), (l_pts, l_sc), (a_pts, a_sc), (b1_pts, b2_pts, b_sc) = h, l, a, b
     a_acc, _ = be.msm(a_pts, a_sc, threads)
-    c_acc, _ = be.msm(G1Array.concat([l_pts, h_pts, b1_pts]), FrArray.concat([l_sc, h_sc, b_sc * r]), threads)
+    lh_acc, _ = be.msm(G1Array.concat([l_pts, h_pts]), FrArray.concat([l_sc, h_sc]), threads)
+    b1_acc, _ = be.msm(b1_pts, b_sc, threads)
     clock.lap("msm_g1")
     b2_acc, _ = be.msm(b2_pts, b_sc, threads)
     clock.lap("msm_g2")
     proof_a = vk.alpha_g1 + a_acc + vk.delta_g1 * r
     proof_b = vk.beta_g2 + b2_acc + vk.delta_g2 * s
-    proof_c = c_acc + proof_a * s + vk.beta_g1 * r
+    proof_c = lh_acc + (b1_acc + vk.beta_g1) * r + proof_a * s
     clock.lap("assemble")
     return Proof(G1Point(proof_a.limbs), G2Point(proof_b.limbs), G1Point(proof_c.limbs))
