@@ -27,7 +27,7 @@ from ..field.constants import R
 from ..field.fr_array import FrArray
 from ..groth16 import _r1cs
 from ..groth16.r1cs import R1CS, SparseMatrix
-from .binfile import BinFile, Reader
+from .binfile import BinFile, Reader, write_binfile
 
 _PARSE_ERRORS = {-3: "truncated", -4: "wire index out of range", -5: "coefficient not below r"}
 
@@ -107,7 +107,5 @@ def read_wtns(path: str | os.PathLike) -> FrArray:
 
 def write_wtns(path: str | os.PathLike, witness: FrArray) -> None:
     """Write a .wtns file (version 2) as snarkjs does."""
-    from .binfile import write_binfile
-
     header = np.array([32], "<u4").tobytes() + R.to_bytes(32, "little") + np.array([len(witness)], "<u4").tobytes()
     write_binfile(path, b"wtns", 2, [(1, header), (2, witness.to_bytes())])
