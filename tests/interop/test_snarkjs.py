@@ -191,3 +191,11 @@ def test_corrupted_files(work, tmp_path):
     (tmp_path / "pub.json").write_text(json.dumps([str(R)]))
     with pytest.raises(PublicInputsError):
         snarkjs.read_public(tmp_path / "pub.json")
+
+
+def test_prove_command_picks_the_snarkjs_flavour_for_a_zkey(work, tmp_path, capsys):
+    proof = tmp_path / "proof.bin"
+    assert cli(["prove", str(work / "multipub.zkey"), str(work / "multipub.r1cs"), str(work / "multipub.wtns"),
+                "-o", str(proof), "--json", str(tmp_path / "proof.json"), "--public", str(tmp_path / "pub.json")]) == 0
+    capsys.readouterr()
+    snarkjs_cli("groth16", "verify", work / "multipub_vk.json", tmp_path / "pub.json", tmp_path / "proof.json")

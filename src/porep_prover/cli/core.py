@@ -14,7 +14,9 @@ from .. import __version__, circuits
 from ..backend import get_backend
 from ..errors import PorepProverError
 from ..config import resolve_threads
+from ..snarkjs import prove as snarkjs_prove
 from ..snarkjs import read_public, read_r1cs, read_wtns
+from ..snarkjs import read_zkey as snarkjs_read_zkey
 from ..groth16 import (InsecureSetupWarning, Parameters, PreparedVerifyingKey, Proof, R1CS, VerifyingKey,
                       insecure_setup, load_witness, prove, read_params, save_witness, verify, write_params)
 
@@ -36,18 +38,19 @@ def _write_json(path: str, obj) -> None:
         f.write("\n")
 
 
+def _magic(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(4)
+
+
 def load_circuit(path: str) -> R1CS:
     """Our .npz circuit, or circom's .r1cs (recognised by its magic)."""
-    with open(path, "rb") as f:
-        magic = f.read(4)
-    return read_r1cs(path).r1cs if magic == b"r1cs" else R1CS.load(path)
+    return read_r1cs(path).r1cs if _magic(path) == b"r1cs" else R1CS.load(path)
 
 
 def load_any_witness(path: str):
     """Our raw witness, or snarkjs's .wtns (recognised by its magic)."""
-    with open(path, "rb") as f:
-        magic = f.read(4)
-    return read_wtns(path) if magic == b"wtns" else load_witness(path)
+    return read_wtns(path) if _magic(path) == b"wtns" else load_witness(path)
 
 
 def _read_key(path: str) -> VerifyingKey:
@@ -138,14 +141,21 @@ def cmd_setup(args) -> int:
 
 
 def cmd_prove(args) -> int:
-    params = read_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
-                         progress=_progress(args.progress))
     r1cs = load_circuit(args.circuit)
     witness = load_any_witness(args.witness)
     timings: dict = {}
-    t = time.perf_counter()
-    proof = prove(params, r1cs, witness, backend=args.backend, threads=args.threads, check=not args.no_check,
-                  timings=timings)
+    if _magic(args.params) == b"zkey":
+        # a snarkjs key: its own flavour (5-based roots, odd-coset H)
+        zkey = snarkjs_read_zkey(args.params, check_subgroup=args.check_subgroup)
+        t = time.perf_counter()
+        proof, _ = snarkjs_prove(zkey, witness, backend=args.backend, threads=args.threads, r1cs=r1cs,
+                                 check=not args.no_check, timings=timings)
+    else:
+        params = read_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+                             progress=_progress(args.progress))
+        t = time.perf_counter()
+        proof = prove(params, r1cs, witness, backend=args.backend, threads=args.threads, check=not args.no_check,
+                      timings=timings)
     secs = time.perf_counter() - t
     with open(args.output, "wb") as f:
         f.write(proof.to_bytes())
@@ -211,8 +221,8 @@ def register(sub, common) -> None:
     common(p)
     p.set_defaults(func=cmd_setup)
 
-    p = sub.add_parser("prove", help="prove a witness for a circuit with bellperson-format parameters")
-    p.add_argument("params")
+    p = sub.add_parser("prove", help="prove a witness for a circuit (bellperson parameters or a snarkjs .zkey)")
+    p.add_argument("params", help="bellperson .params, or a snarkjs .zkey (then proved in snarkjs's flavour)")
     p.add_argument("circuit", help="circuit: .npz or circom .r1cs")
     p.add_argument("witness", help="witness: raw 32-byte values or snarkjs .wtns")
     p.add_argument("-o", "--output", required=True, help="proof file (192 bytes)")
