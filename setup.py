@@ -42,8 +42,8 @@ EXTENSIONS = [
     extension("porep_prover.field._field", "src/porep_prover/field/_field.pyx", "encoding.c"),
     extension("porep_prover.curve._curve", "src/porep_prover/curve/_curve.pyx", "encoding.c"),
     extension("porep_prover.msm._cpu", "src/porep_prover/msm/_cpu.pyx", "msm.c"),
-    extension("porep_prover.ntt._cpu", "src/porep_prover/ntt/_cpu.pyx", "ntt.c"),
-    extension("porep_prover.groth16._r1cs", "src/porep_prover/groth16/_r1cs.pyx", "r1cs.c", "ntt.c"),
+    extension("porep_prover.ntt._cpu", "src/porep_prover/ntt/_cpu.pyx", "ntt.c", "ntt_f52.c"),
+    extension("porep_prover.groth16._r1cs", "src/porep_prover/groth16/_r1cs.pyx", "r1cs.c", "ntt.c", "ntt_f52.c"),
 ]
 
 setup(

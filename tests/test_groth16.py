@@ -128,7 +128,8 @@ def test_params_mismatch(rng):
         prove(insecure_setup(other, rng=rng), r1cs, w)
 
 
-def test_h_polynomial_matches_python(rng):
+@pytest.mark.parametrize("simd", [False, True])
+def test_h_polynomial_matches_python(rng, simd):
     n, m = 16, 11
     a, b = [rng.randrange(R) for _ in range(m)], [rng.randrange(R) for _ in range(m)]
     c = [x * y % R for x, y in zip(a, b)]
@@ -151,7 +152,13 @@ def test_h_polynomial_matches_python(rng):
     for i in range(2 * n - 1, n - 1, -1):
         q[i - n] = (prod[i] + q[i]) % R
     assert all((prod[i] + q[i]) % R == 0 for i in range(n))  # exact division: no remainder
-    h = get_backend("cpu").h_poly(*(FrArray.from_ints(pad(v)) for v in (a, b, c)), 2)
+    cpu = get_backend("cpu")
+    before = cpu.simd()
+    cpu.simd(simd)
+    try:
+        h = cpu.h_poly(*(FrArray.from_ints(pad(v)) for v in (a, b, c)), 2)
+    finally:
+        cpu.simd(before)
     assert h.to_ints() == q[:n - 1]
 
 
@@ -205,3 +212,35 @@ def test_params_file_roundtrip_and_corruption(tmp_path, rng):
     (tmp_path / "bad").write_bytes(bytes(bad))
     with pytest.raises(ParamsFormatError, match="section h, point 7"):
         read_params(tmp_path / "bad")
+
+
+@pytest.mark.parametrize("simd", [False, True])
+def test_snarkjs_h_matches_python(rng, simd):
+    """snarkjs flavour: (A B - C) at the odd 2n-th roots of unity, 5-based."""
+    from porep_prover.field.constants import FR_SNARKJS_NQR
+
+    n, m = 16, 13
+    a, b = [rng.randrange(R) for _ in range(m)], [rng.randrange(R) for _ in range(m)]
+    c = [x * y % R for x, y in zip(a, b)]
+    pad = lambda v: v + [0] * (n - len(v))  # noqa: E731
+    w = pow(FR_SNARKJS_NQR, (R - 1) // n, R)
+    w2 = pow(FR_SNARKJS_NQR, (R - 1) // (2 * n), R)
+    n_inv = pow(n, -1, R)
+    coeffs = [[sum(v * pow(w, -i * j, R) for i, v in enumerate(pad(vals))) * n_inv % R for j in range(n)]
+              for vals in (a, b, c)]
+
+    def at(poly, x):
+        return sum(k * pow(x, j, R) for j, k in enumerate(poly)) % R
+
+    want = []
+    for j in range(n):
+        x = pow(w2, 2 * j + 1, R)
+        want.append((at(coeffs[0], x) * at(coeffs[1], x) - at(coeffs[2], x)) % R)
+    cpu = get_backend("cpu")
+    before = cpu.simd()
+    cpu.simd(simd)
+    try:
+        h = cpu.h_poly(*(FrArray.from_ints(pad(v)) for v in (a, b, c)), 2, flavor="snarkjs")
+    finally:
+        cpu.simd(before)
+    assert h.to_ints() == want

@@ -5,7 +5,21 @@ import pytest
 import porep_prover as pp
 from porep_prover import FrArray
 from porep_prover.errors import DomainSizeError
+from porep_prover.backend import get_backend
 from porep_prover.field.constants import FR_GENERATOR, R
+from porep_prover.ntt import _cpu as ntt_cpu
+
+CPU = get_backend("cpu")
+
+
+@pytest.fixture(params=[False] + ([True] if ntt_cpu.simd_available() else []),
+                ids=lambda on: "ifma" if on else "portable", autouse=True)
+def simd_mode(request):
+    """Every NTT test runs on the portable path and, where the CPU has it, the IFMA one."""
+    before = CPU.simd()
+    CPU.simd(request.param)
+    yield request.param
+    CPU.simd(before)
 
 
 def dft(xs, inverse=False, coset=False):
@@ -25,7 +39,7 @@ def dft(xs, inverse=False, coset=False):
     return out
 
 
-@pytest.mark.parametrize("log_n", [0, 1, 2, 3, 5, 8])
+@pytest.mark.parametrize("log_n", [0, 1, 2, 3, 4, 5, 8])
 @pytest.mark.parametrize("inverse", [False, True])
 @pytest.mark.parametrize("coset", [False, True])
 def test_ntt_matches_dft(log_n, inverse, coset, rng):
@@ -34,7 +48,7 @@ def test_ntt_matches_dft(log_n, inverse, coset, rng):
     assert got.to_ints() == dft(xs, inverse, coset)
 
 
-@pytest.mark.parametrize("log_n", [12, 13, 15])
+@pytest.mark.parametrize("log_n", [12, 13, 15, 17])
 def test_roundtrip_large(log_n, rng):
     # beyond the cache block (2^12), so the strided stages run too
     xs = FrArray.random(1 << log_n, rng)

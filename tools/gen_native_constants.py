@@ -47,8 +47,8 @@ def _fr(v: int, mont: bool = True) -> str:
     return _limbs(v * k.FR_MONT % k.R if mont else v, k.FR_LIMBS)
 
 
-def _limbs52(value: int) -> str:
-    return "{" + ", ".join(f"0x{(value >> (52 * i)) & ((1 << 52) - 1):013x}ULL" for i in range(8)) + "}"
+def _limbs52(value: int, count: int = 8) -> str:
+    return "{" + ", ".join(f"0x{(value >> (52 * i)) & ((1 << 52) - 1):013x}ULL" for i in range(count)) + "}"
 
 
 def render() -> str:
@@ -83,6 +83,11 @@ def render() -> str:
         ("FQ52_MODULUS_2", _limbs52(2 * k.P), "2p in 52-bit limbs"),
         ("FQ52_ONE", _limbs52(r52 % k.P), "1 in the IFMA form: 2^416 mod p"),
         ("FQ_TO52", _fq(r52 % k.P, False), "2^416 mod p, canonical: std Montgomery -> IFMA form"),
+        ("FR52_MODULUS", _limbs52(k.R, 5), "r in 5 limbs of 52 bits (the IFMA form of Fr, f52r.h)"),
+        ("FR52_MODULUS_2", _limbs52(2 * k.R, 5), "2r in 52-bit limbs"),
+        ("FR52_ONE", _limbs52((1 << 260) % k.R, 5), "1 in the Fr IFMA form: 2^260 mod r"),
+        ("FR_TO52", _limbs52((1 << 264) % k.R, 5), "2^264 mod r in 52-bit limbs: std Montgomery -> IFMA form"),
+        ("FR_FROM52", _limbs52((1 << 256) % k.R, 5), "2^256 mod r in 52-bit limbs: IFMA form -> std Montgomery"),
         ("FQ_FROM52", _fq((1 << 352) % k.P, False), "2^352 mod p, canonical: IFMA form -> std Montgomery"),
     ]
     lines = [
@@ -98,6 +103,7 @@ def render() -> str:
         f"#define FQ_INV 0x{(-pow(k.P, -1, 1 << 64)) % (1 << 64):016x}ULL /* -p^-1 mod 2^64 */",
         f"#define FR_TWO_ADICITY {k.FR_TWO_ADICITY}",
         f"#define FQ52_INV 0x{(-pow(k.P, -1, 1 << 52)) % (1 << 52):013x}ULL /* -p^-1 mod 2^52 */",
+        f"#define FR52_INV 0x{(-pow(k.R, -1, 1 << 52)) % (1 << 52):013x}ULL /* -r^-1 mod 2^52 */",
         f"#define BLS_X_ABS 0x{-k.BLS_X:016x}ULL /* |u|; u is negative */",
         "",
     ]

@@ -20,18 +20,21 @@ def _check(rc: int, what: str) -> None:
 class CpuBackend:
     """Reference implementation of `Backend` and the default one.
 
-    MSMs use AVX-512 IFMA where the CPU has it (see `simd`), with identical results.
+    MSMs and NTTs use AVX-512 IFMA where the CPU has it (see `simd`), with identical results.
     """
 
     name = "cpu"
 
     def __init__(self):
-        msm_cpu.set_simd(simd_wanted())
+        self.simd(simd_wanted())
 
     @staticmethod
     def simd(enable: bool | None = None) -> bool:
-        """Query, or turn on/off, the AVX-512 IFMA MSM path; returns its state."""
-        return msm_cpu.simd_enabled() if enable is None else msm_cpu.set_simd(enable)
+        """Query, or turn on/off, the AVX-512 IFMA MSM and NTT paths; returns their state."""
+        if enable is None:
+            return msm_cpu.simd_enabled()
+        ntt_cpu.set_simd(enable)
+        return msm_cpu.set_simd(enable)
 
     def msm(self, points, scalars, threads):
         out = type(points).POINT.identity()

@@ -10,6 +10,7 @@
 #define FQ_INV 0x89f3fffcfffcfffdULL /* -p^-1 mod 2^64 */
 #define FR_TWO_ADICITY 32
 #define FQ52_INV 0x3fffcfffcfffdULL /* -p^-1 mod 2^52 */
+#define FR52_INV 0xffffeffffffffULL /* -r^-1 mod 2^52 */
 #define BLS_X_ABS 0xd201000000010000ULL /* |u|; u is negative */
 
 /* r */
@@ -70,6 +71,16 @@
 #define FQ52_ONE {0x6480ea8e9b9afULL, 0x65766c8fe444fULL, 0x8b540fea96f7dULL, 0x3b2ee82efd422ULL, 0xa6723e5f0ade5ULL, 0xff6eb6fdd4230ULL, 0xe06ef23c24a25ULL, 0x0000000014c8eULL}
 /* 2^416 mod p, canonical: std Montgomery -> IFMA form */
 #define FQ_TO52 {0x44f6480ea8e9b9afULL, 0xa96f7d65766c8fe4ULL, 0xe82efd4228b540feULL, 0x6723e5f0ade53b2eULL, 0x25ff6eb6fdd4230aULL, 0x14c8ee06ef23c24aULL}
+/* r in 5 limbs of 52 bits (the IFMA form of Fr, f52r.h) */
+#define FR52_MODULUS {0xfffff00000001ULL, 0x02fffe5bfefffULL, 0x9a1d80553bda4ULL, 0x7d483339d8080ULL, 0x073eda753299dULL}
+/* 2r in 52-bit limbs */
+#define FR52_MODULUS_2 {0xffffe00000002ULL, 0x05fffcb7fdfffULL, 0x343b00aa77b48ULL, 0xfa906673b0101ULL, 0x0e7db4ea6533aULL}
+/* 1 in the Fr IFMA form: 2^260 mod r */
+#define FR52_ONE {0x00022ffffffddULL, 0x9700396c23000ULL, 0xedf77458d1293ULL, 0xdf20ff1776e6aULL, 0x026821fa14f77ULL}
+/* 2^264 mod r in 52-bit limbs: std Montgomery -> IFMA form */
+#define FR_TO52 {0x00234fffffdcbULL, 0x61039ef635000ULL, 0xdce3c3e2e7505ULL, 0x7fa6f1563642bULL, 0x0247db575276aULL}
+/* 2^256 mod r in 52-bit limbs: IFMA form -> std Montgomery */
+#define FR_FROM52 {0x00001fffffffeULL, 0xfa00034802000ULL, 0xcbc4ff55884b7ULL, 0x056f998c4fefeULL, 0x01824b159acc5ULL}
 /* 2^352 mod p, canonical: IFMA form -> std Montgomery */
 #define FQ_FROM52 {0x0000000000000000ULL, 0x0000000000000000ULL, 0x0000000000000000ULL, 0x0000000000000000ULL, 0x0000000000000000ULL, 0x0000000100000000ULL}
 

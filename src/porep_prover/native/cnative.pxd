@@ -115,6 +115,8 @@ cdef extern from "msm.h" nogil:
 
 
 cdef extern from "ntt.h" nogil:
+    int fr_simd_available()
+    int ntt_simd(int enable)
     void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads)
     void fr_root_of_unity(fr_t *r, int log_n)
     void fr_root_of_unity_snarkjs(fr_t *r, int log_n)

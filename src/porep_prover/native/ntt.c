@@ -123,6 +123,15 @@ static void dit(fr_t *data, int log_n, const fr_t *tw, int nthreads)
     }
 }
 
+static int simd_enabled = -1; /* -1: not decided yet */
+
+int ntt_simd(int enable)
+{
+    if (enable >= 0) simd_enabled = enable && fr_simd_available();
+    else if (simd_enabled < 0) simd_enabled = fr_simd_available();
+    return simd_enabled;
+}
+
 int fr_ntt_ex(fr_t *data, int log_n, const fr_t *omega, int inverse, const fr_t *shift, int nthreads)
 {
     size_t n = (size_t)1 << log_n, half_n = n / 2;
@@ -130,6 +139,7 @@ int fr_ntt_ex(fr_t *data, int log_n, const fr_t *omega, int inverse, const fr_t 
     fr_t *tw;
     if (log_n < 0 || log_n > FR_TWO_ADICITY) return -2;
     if (nthreads < 1) nthreads = 1;
+    if (log_n >= 3 && ntt_simd(-1)) return fr_ntt_simd(data, log_n, omega, inverse, shift, nthreads);
     fr_set_one(&one);
     if (shift && !inverse) fr_scale_by_powers(data, n, &one, shift, nthreads);
     if (log_n > 0) {
@@ -168,6 +178,11 @@ int fr_h_poly_bellman(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
     int rc = 0;
     fr_t z_inv, g_n, one;
     static const fr_t g = {FR_GENERATOR};
+    if (log_n >= 3 && log_n <= FR_TWO_ADICITY && ntt_simd(-1)) {
+        fr_t omega;
+        fr_root_of_unity(&omega, log_n);
+        return fr_h_poly_simd(a, b, c, log_n, &omega, &g, 1, nthreads);
+    }
     /* a, b, c: evaluations on <omega> -> coefficients -> evaluations on g<omega> */
     rc |= fr_ntt(a, log_n, 1, 0, nthreads);
     rc |= fr_ntt(a, log_n, 0, 1, nthreads);
@@ -203,6 +218,7 @@ int fr_h_poly_snarkjs(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
      * snarkjs shifts by 25 instead */
     if (log_n < FR_TWO_ADICITY) fr_root_of_unity_snarkjs(&shift, log_n + 1);
     else shift = shift32;
+    if (log_n >= 3 && ntt_simd(-1)) return fr_h_poly_simd(a, b, c, log_n, &omega, &shift, 0, nthreads);
     for (int k = 0; k < 3; k++) {
         int rc = fr_ntt_ex(v[k], log_n, &omega, 1, NULL, nthreads);
         if (!rc) rc = fr_ntt_ex(v[k], log_n, &omega, 0, &shift, nthreads);

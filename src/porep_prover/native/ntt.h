@@ -35,4 +35,12 @@ int fr_h_poly_bellman(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads);
  * on the odd coset that pair with the .zkey H section. b, c are clobbered. */
 int fr_h_poly_snarkjs(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads);
 
+/* AVX-512 IFMA versions (ntt_f52.c), same results; -2 where unavailable. The
+ * entry points above use them when ntt_simd says so and n >= 8. */
+int fr_simd_available(void);
+int ntt_simd(int enable); /* 1/0: turn on/off process-wide (if available); -1: query */
+int fr_ntt_simd(fr_t *data, int log_n, const fr_t *omega, int inverse, const fr_t *shift, int nthreads);
+int fr_h_poly_simd(fr_t *a, fr_t *b, fr_t *c, int log_n, const fr_t *omega, const fr_t *shift, int bellman,
+                   int nthreads);
+
 #endif

@@ -6,7 +6,7 @@ Montgomery) with n a power of two; callers check. Returns the native code
 from libc.stdint cimport uint64_t
 
 from porep_prover.native.cnative cimport (
-    fr_h_poly_bellman, fr_h_poly_snarkjs, fr_ntt, fr_ntt_ex, fr_root_of_unity, fr_root_of_unity_snarkjs, fr_t)
+    fr_simd_available, ntt_simd, fr_h_poly_bellman, fr_h_poly_snarkjs, fr_ntt, fr_ntt_ex, fr_root_of_unity, fr_root_of_unity_snarkjs, fr_t)
 
 
 def ntt(uint64_t[:, ::1] data, int log_n, bint inverse, bint coset, int nthreads):
@@ -48,3 +48,13 @@ def h_poly(uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] c, int log_n
         else:
             rc = fr_h_poly_bellman(<fr_t *> &a[0, 0], <fr_t *> &b[0, 0], <fr_t *> &c[0, 0], log_n, nthreads)
     return rc
+
+
+def simd_available():
+    """True when this CPU runs the AVX-512 IFMA NTT path."""
+    return bool(fr_simd_available())
+
+
+def set_simd(enable):
+    """Turn the AVX-512 IFMA NTT path on or off process-wide; returns whether it is on."""
+    return bool(ntt_simd(1 if enable else 0))
