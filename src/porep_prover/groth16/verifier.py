@@ -22,7 +22,12 @@ from .proof import Proof
 
 
 class PreparedVerifyingKey:
-    """A verifying key decoded once into arkworks points."""
+    """A verifying key decoded once into arkworks points.
+
+    The IC points are handed over uncompressed without arkworks' subgroup
+    check: every VerifyingKey holds points that passed our decoders' curve
+    checks, and arkworks' checked decompression costs ~60 us a point, which
+    for keys with many public inputs outweighs the pairings."""
 
     def __init__(self, vk: VerifyingKey):
         self.num_inputs = len(vk.ic)
@@ -30,8 +35,10 @@ class PreparedVerifyingKey:
         self.beta = ArkG2.from_compressed_bytes(vk.beta_g2.to_bytes())
         self.gamma = ArkG2.from_compressed_bytes(vk.gamma_g2.to_bytes())
         self.delta = ArkG2.from_compressed_bytes(vk.delta_g2.to_bytes())
-        data = vk.ic.to_bytes()
-        self.ic = [ArkG1.from_compressed_bytes(data[48 * i:48 * i + 48]) for i in range(len(vk.ic))]
+        data = vk.ic.to_bytes(compressed=False)
+        infinity = vk.ic.is_infinity()
+        self.ic = [ArkG1.identity() if infinity[i] else ArkG1.from_xy_bytes_unchecked_be(data[96 * i:96 * i + 96])
+                   for i in range(len(vk.ic))]
 
 
 def _inputs(public_inputs) -> list[int]:
