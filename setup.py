@@ -4,6 +4,8 @@
 Environment:
   POREP_PROVER_PORTABLE=1   build without the x86-64 MULX/ADX assembly
   POREP_PROVER_BUILD_JOBS   parallel compile jobs (default: CPU count)
+  POREP_PROVER_NO_GPU=1     skip the CUDA driver extension
+  CUDA_HOME / CUDA_PATH     where cuda.h is (default /usr/local/cuda)
 """
 import os
 import platform
@@ -38,6 +40,44 @@ def extension(name: str, pyx: str, *c_sources: str) -> Extension:
     )
 
 
+def cuda_include() -> list[str] | None:
+    """Include folders for cuda.h and cudaProfiler.h, which cimporting
+    cuda.bindings.cydriver needs: NVIDIA's wheels (nvidia-cuda-runtime and
+    nvidia-cuda-profiler-api, build requirements) or a toolkit's. None skips
+    the GPU extension."""
+    roots = []
+    try:
+        import nvidia  # namespace package of NVIDIA's wheels
+        roots += [os.path.join(p, sub) for p in nvidia.__path__ for sub in ("cu13", "cuda_runtime")]
+    except ImportError:
+        pass
+    roots += [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    dirs = [os.path.join(r, "include") for r in roots if r]
+    found = []
+    for header in ("cuda.h", "cudaProfiler.h"):
+        where = next((d for d in dirs if os.path.exists(os.path.join(d, header))), None)
+        if where is None:
+            return None
+        if where not in found:
+            found.append(where)
+    return found
+
+
+def gpu_extensions() -> list[Extension]:
+    """The driver-API layer, when cuda.h and cuda-bindings are both here.
+    Without them the package builds CPU-only and backend "gpu" reports
+    itself unavailable."""
+    include = cuda_include()
+    try:
+        import cuda.bindings  # noqa: F401  (its .pxd files)
+    except ImportError:
+        return []
+    if include is None or os.environ.get("POREP_PROVER_NO_GPU"):
+        return []
+    return [Extension("porep_prover.cuda._driver", ["src/porep_prover/cuda/_driver.pyx"], include_dirs=include,
+                      extra_compile_args=["-O2", "-std=gnu11", "-Wno-unused-function"])]
+
+
 EXTENSIONS = [
     extension("porep_prover.field._field", "src/porep_prover/field/_field.pyx", "encoding.c"),
     extension("porep_prover.curve._curve", "src/porep_prover/curve/_curve.pyx", "encoding.c"),
@@ -48,7 +88,7 @@ EXTENSIONS = [
 
 setup(
     ext_modules=cythonize(
-        EXTENSIONS,
+        EXTENSIONS + gpu_extensions(),
         language_level=3,
         compiler_directives={"embedsignature": True},
         nthreads=int(os.environ.get("POREP_PROVER_BUILD_JOBS", os.cpu_count() or 1)),

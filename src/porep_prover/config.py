@@ -3,6 +3,8 @@
 
 POREP_PROVER_THREADS   CPU threads for native kernels (default: all cores)
 POREP_PROVER_SIMD      0 turns off the AVX-512 IFMA MSM path (default: on where the CPU has it)
+POREP_PROVER_CACHE_DIR where compiled GPU kernels are kept
+POREP_PROVER_GPU_RESIDENT_BYTES  cap on device memory for resident parameter points
 """
 from __future__ import annotations
 
@@ -40,3 +42,28 @@ def simd_wanted() -> bool:
     if value not in ("0", "1", "false", "true", "no", "yes", "off", "on"):
         raise InvalidInputError(f"POREP_PROVER_SIMD={value!r}: use 1 or 0")
     return value in ("1", "true", "yes", "on")
+
+
+def kernel_cache_dir() -> str:
+    """Where compiled GPU kernels are cached (POREP_PROVER_CACHE_DIR, default
+    $XDG_CACHE_HOME/porep_prover/kernels or ~/.cache/porep_prover/kernels)."""
+    value = os.environ.get("POREP_PROVER_CACHE_DIR")
+    if value:
+        return value
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "porep_prover", "kernels")
+
+
+def gpu_resident_bytes() -> int | None:
+    """Device bytes that resident parameter points may take (POREP_PROVER_GPU_RESIDENT_BYTES;
+    default None: what the device has free, less a reserve for the kernels' work buffers)."""
+    value = os.environ.get("POREP_PROVER_GPU_RESIDENT_BYTES")
+    if not value:
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise InvalidInputError(f"POREP_PROVER_GPU_RESIDENT_BYTES={value!r} is not an integer") from None
+    if n < 0:
+        raise InvalidInputError(f"POREP_PROVER_GPU_RESIDENT_BYTES={value!r} must not be negative")
+    return n

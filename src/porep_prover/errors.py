@@ -61,6 +61,40 @@ class NativeMemoryError(PorepProverError, MemoryError):
     """Native code could not allocate its working memory."""
 
 
+class CudaError(PorepProverError):
+    """A CUDA driver call failed.
+
+    Attributes
+    ----------
+    code : int
+        The CUresult value.
+    name : str
+        Its CUDA name (e.g. "CUDA_ERROR_ILLEGAL_ADDRESS").
+    """
+
+    def __init__(self, message: str, code: int = 0, name: str = ""):
+        super().__init__(message)
+        self.code, self.name = code, name
+
+
+class DeviceMemoryError(CudaError, MemoryError):
+    """The GPU has not enough free memory for the request."""
+
+
+class NvrtcError(PorepProverError):
+    """NVRTC could not compile a kernel source.
+
+    Attributes
+    ----------
+    log : str
+        The compiler's log.
+    """
+
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message)
+        self.log = log
+
+
 class R1CSError(InvalidInputError):
     """A constraint system is malformed (index out of range, inconsistent sizes)."""
 

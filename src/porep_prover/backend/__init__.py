@@ -8,27 +8,51 @@ There is no silent fallback: a backend asked for by name either runs or raises.
 """
 from __future__ import annotations
 
+import threading
+
+from .. import cuda
 from ..errors import BackendUnavailableError, UnknownBackendError
 from .base import Backend
 from .cpu import CpuBackend
 
 BACKENDS = ("cpu", "gpu", "auto")
 _CPU = CpuBackend()
+_GPU = None
+_GPU_LOCK = threading.Lock()
 
 
 def gpu_available() -> bool:
     """True when a CUDA device and the GPU backend are usable here."""
-    return False
+    return cuda.available()
+
+
+def gpu_backend():
+    """The process's GPU backend (device 0), made on first use; the reason as
+    BackendUnavailableError / CudaError when there is none."""
+    global _GPU
+    with _GPU_LOCK:
+        if _GPU is None:
+            if not cuda.devices():
+                raise BackendUnavailableError("backend 'gpu' asked for, but no CUDA device is visible")
+            from .gpu import GpuBackend
+            _GPU = GpuBackend(0)
+        return _GPU
 
 
 def get_backend(name: str = "auto") -> Backend:
     """The backend object for a name in BACKENDS."""
     if not isinstance(name, str) or name not in BACKENDS:
         raise UnknownBackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
-    if name == "gpu" or (name == "auto" and gpu_available()):
-        if not gpu_available():
-            raise BackendUnavailableError("backend 'gpu' asked for, but no usable CUDA device or GPU backend here")
+    if name == "gpu":
+        try:
+            return gpu_backend()
+        except BackendUnavailableError:
+            raise
+        except Exception as exc:  # CudaError and the like: say that the GPU was asked for
+            raise BackendUnavailableError(f"backend 'gpu' asked for, but it cannot start: {exc}") from exc
+    if name == "auto" and gpu_available():
+        return gpu_backend()
     return _CPU
 
 
-__all__ = ["BACKENDS", "Backend", "CpuBackend", "get_backend", "gpu_available"]
+__all__ = ["BACKENDS", "Backend", "CpuBackend", "get_backend", "gpu_available", "gpu_backend"]

@@ -17,6 +17,9 @@ class Backend(Protocol):
     def msm(self, points: G1Array | G2Array, scalars: FrArray, threads: int) -> tuple[G1Point | G2Point, dict]:
         """sum scalars[i] * points[i], and how the scalars were split."""
 
+    def msm_many(self, parts: list[tuple[G1Array | G2Array, FrArray]], threads: int) -> G1Point | G2Point:
+        """sum of msm(points, scalars) over parts (all of one group)."""
+
     def batch_sum(self, points: G1Array | G2Array, threads: int) -> G1Point | G2Point:
         """sum points[i]."""
 

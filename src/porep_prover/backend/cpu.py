@@ -42,6 +42,12 @@ class CpuBackend:
         _check(rc, f"{points.NAME} MSM of {len(points)}")
         return out, stats
 
+    def msm_many(self, parts, threads):
+        """sum of msm(points, scalars) over parts: one MSM over the concatenation
+        (one plan, larger windows)."""
+        points = type(parts[0][0]).concat([p for p, _ in parts])
+        return self.msm(points, FrArray.concat([s for _, s in parts]), threads)[0]
+
     def msm_naive(self, points, scalars):
         out = type(points).POINT.identity()
         msm_cpu.msm_naive(points.GROUP, points.limbs, scalars.limbs, out.limbs)

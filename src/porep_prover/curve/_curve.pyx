@@ -8,10 +8,10 @@ from libc.stdint cimport uint8_t, uint64_t
 from porep_prover.native.cnative cimport (
     g1_affine_in_subgroup, g1_affine_neg, g1_affine_t, g1_decode_batch, g1_encode_batch, g1_first_not_in_subgroup,
     g1_first_not_on_curve, g1_generator, g1_jac_add, g1_jac_add_affine, g1_jac_dbl, g1_jac_from_affine, g1_jac_set_inf, g1_jac_t,
-    g1_jac_to_affine, g1_xyzz_add_affine, g1_xyzz_dbl, g1_xyzz_from_affine, g1_xyzz_mul_limbs, g1_xyzz_t,
+    g1_jac_to_affine, g1_xyzz_add, g1_xyzz_add_affine, g1_xyzz_dbl, g1_xyzz_set_inf, g1_xyzz_from_affine, g1_xyzz_mul_limbs, g1_xyzz_t,
     g1_xyzz_to_affine, g2_affine_neg, g2_affine_t, g2_decode_batch, g2_encode_batch, g2_first_not_in_subgroup,
     g2_first_not_on_curve, g2_generator, g2_jac_add, g2_jac_add_affine, g2_jac_dbl, g2_jac_from_affine, g2_jac_set_inf, g2_jac_t,
-    g2_jac_to_affine, g2_xyzz_add_affine, g2_xyzz_dbl, g2_xyzz_from_affine, g2_xyzz_mul_limbs, g2_xyzz_t,
+    g2_jac_to_affine, g2_xyzz_add, g2_xyzz_add_affine, g2_xyzz_dbl, g2_xyzz_set_inf, g2_xyzz_from_affine, g2_xyzz_mul_limbs, g2_xyzz_t,
     g2_xyzz_to_affine)
 
 
@@ -145,3 +145,34 @@ cdef void _jac2(const uint64_t *k, const g2_affine_t *a, g2_affine_t *out) noexc
             else:
                 g2_jac_add_affine(&acc, &acc, a)
     g2_jac_to_affine(out, &acc)
+
+
+def xyzz_windows(int group, const uint64_t[:, ::1] partials, int windows, int per_window, int c,
+                 const uint64_t[:, ::1] extra, uint64_t[:, ::1] out):
+    """out[0] = sum over windows w (from the top, c doublings between) of the
+    per_window xyzz partials of window w, plus every xyzz point in extra;
+    normalised to affine. Rows are xyzz points in the package layout (x, y,
+    zz, zzz): the GPU MSM's last step."""
+    cdef g1_xyzz_t a1, t1
+    cdef g2_xyzz_t a2, t2
+    cdef int w, i, k
+    if group == 1:
+        g1_xyzz_set_inf(&a1)
+        for w in range(windows - 1, -1, -1):
+            for k in range(c):
+                g1_xyzz_dbl(&a1, &a1)
+            for i in range(per_window):
+                g1_xyzz_add(&a1, &a1, <g1_xyzz_t *> &partials[w * per_window + i, 0])
+        for i in range(extra.shape[0]):
+            g1_xyzz_add(&a1, &a1, <g1_xyzz_t *> &extra[i, 0])
+        g1_xyzz_to_affine(<g1_affine_t *> &out[0, 0], &a1)
+    else:
+        g2_xyzz_set_inf(&a2)
+        for w in range(windows - 1, -1, -1):
+            for k in range(c):
+                g2_xyzz_dbl(&a2, &a2)
+            for i in range(per_window):
+                g2_xyzz_add(&a2, &a2, <g2_xyzz_t *> &partials[w * per_window + i, 0])
+        for i in range(extra.shape[0]):
+            g2_xyzz_add(&a2, &a2, <g2_xyzz_t *> &extra[i, 0])
+        g2_xyzz_to_affine(<g2_affine_t *> &out[0, 0], &a2)

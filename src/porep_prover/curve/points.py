@@ -36,7 +36,7 @@ class _PointArray:
     COMPRESSED = 0
     NAME = ""
 
-    __slots__ = ("limbs",)
+    __slots__ = ("limbs", "__weakref__")
 
     def __init__(self, limbs_: np.ndarray):
         self.limbs = limbs_array(limbs_, self.WIDTH, type(self).__name__)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..backend import get_backend
 from ..config import resolve_threads
-from ..curve.points import G1Array, G1Point, G2Point
+from ..curve.points import G1Point, G2Point
 from ..field.constants import R
 from ..field.fr_array import FrArray
 from .keys import Parameters
@@ -98,15 +98,15 @@ def msm_and_assemble(be, vk, threads: int, rng, clock: "Stopwatch", h, l, a, b) 
 
     The delta terms of C cancel once B_1 is expanded:
         C = L + H + s A + r (beta_1 + B1 + s delta_1) - r s delta_1 = (L + H) + r B1 + s A + r beta_1
-    so L and H go through one MSM over their concatenated points (one plan,
-    larger windows) and B_1 needs no blinding of its own. (B1 is not folded
+    so L and H go through one msm_many (on the CPU one MSM over the
+    concatenation: one plan, larger windows) and B_1 needs no blinding of its own. (B1 is not folded
     in as r-scaled scalars: for mostly-bit witnesses its sum is a cheap batch
     addition, which equal scalars r would turn into a full MSM.)"""
     draw = rng.randrange if rng is not None else secrets.randbelow
     r, s = draw(R), draw(R)
     (h_pts, h_sc), (l_pts, l_sc), (a_pts, a_sc), (b1_pts, b2_pts, b_sc) = h, l, a, b
     a_acc, _ = be.msm(a_pts, a_sc, threads)
-    lh_acc, _ = be.msm(G1Array.concat([l_pts, h_pts]), FrArray.concat([l_sc, h_sc]), threads)
+    lh_acc = be.msm_many([(l_pts, l_sc), (h_pts, h_sc)], threads)
     b1_acc, _ = be.msm(b1_pts, b_sc, threads)
     clock.lap("msm_g1")
     b2_acc, _ = be.msm(b2_pts, b_sc, threads)

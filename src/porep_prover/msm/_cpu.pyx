@@ -6,7 +6,7 @@ returned as is for the caller to raise."""
 from libc.stdint cimport uint64_t
 
 from porep_prover.native.cnative cimport (
-    fr_t, msm_simd, msm_simd_available, g1_affine_t, g1_batch_sum, g1_fixed_base_batch, g1_msm, g1_msm_naive, g2_affine_t, g2_batch_sum,
+    fr_t, msm_simd, msm_simd_available, msm_window_bits, g1_affine_t, g1_batch_sum, g1_fixed_base_batch, g1_msm, g1_msm_naive, g2_affine_t, g2_batch_sum,
     g2_fixed_base_batch, g2_msm, g2_msm_naive, msm_stats_t)
 
 
@@ -81,3 +81,8 @@ def set_simd(enable):
 
 def simd_enabled():
     return bool(msm_simd(-1))
+
+
+def window_bits(size_t n):
+    """The Pippenger window the CPU MSM picks for n full scalars."""
+    return msm_window_bits(n)

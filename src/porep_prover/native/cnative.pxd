@@ -56,6 +56,10 @@ cdef extern from "ec.h" nogil:
     void g2_affine_neg(g2_affine_t *r, const g2_affine_t *p)
     void g1_xyzz_from_affine(g1_xyzz_t *r, const g1_affine_t *p)
     void g2_xyzz_from_affine(g2_xyzz_t *r, const g2_affine_t *p)
+    void g1_xyzz_set_inf(g1_xyzz_t *p)
+    void g2_xyzz_set_inf(g2_xyzz_t *p)
+    void g1_xyzz_add(g1_xyzz_t *r, const g1_xyzz_t *p, const g1_xyzz_t *q)
+    void g2_xyzz_add(g2_xyzz_t *r, const g2_xyzz_t *p, const g2_xyzz_t *q)
     void g1_xyzz_add_affine(g1_xyzz_t *r, const g1_xyzz_t *p, const g1_affine_t *q)
     void g2_xyzz_add_affine(g2_xyzz_t *r, const g2_xyzz_t *p, const g2_affine_t *q)
     void g1_xyzz_dbl(g1_xyzz_t *r, const g1_xyzz_t *p)
@@ -97,6 +101,7 @@ cdef extern from "encoding.h" nogil:
 
 
 cdef extern from "msm.h" nogil:
+    int msm_window_bits(size_t n)
     int msm_simd_available()
     int msm_simd(int enable)
     ctypedef struct msm_stats_t:

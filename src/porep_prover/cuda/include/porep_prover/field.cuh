@@ -11,43 +11,47 @@
 #ifndef POREP_FIELD_CUH
 #define POREP_FIELD_CUH
 
+/* The constants the CPU code uses (native/bls12_381.h, generated): 64-bit
+ * little-endian limbs, read here as twice as many 32-bit ones. */
+#include "bls12_381.h"
+
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
 #define DEV __device__ __forceinline__
+/* Out of line: the group law calls the Fq product dozens of times; inlining
+ * every copy multiplies code size and compile time (minutes for G2). */
+#define DEV_CALL __device__ __noinline__
 
 template <int N>
 struct mont {
     u32 v[N];
 };
 
-/* Modulus limbs and -1/m mod 2^32, per field (generated constants). */
-struct fr_params {
-    static constexpr int N = 8;
-};
-struct fq_params {
-    static constexpr int N = 12;
-};
-
-__constant__ u32 FR_M[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
-                            0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
-__constant__ u32 FQ_M[12] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu, 0xf6b0f624u, 0x6730d2a0u,
-                             0xf38512bfu, 0x64774b84u, 0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau};
-#define FR_M_INV 0xffffffffu
-#define FQ_M_INV 0xfffcfffdu
+__constant__ u64 FR_M64[4] = FR_MODULUS;
+__constant__ u64 FQ_M64[6] = FQ_MODULUS;
+__constant__ u64 FR_ONE64[4] = FR_ONE;
+__constant__ u64 FQ_ONE64[6] = FQ_ONE;
 
 template <int N>
 DEV const u32 *modulus();
 template <>
-DEV const u32 *modulus<8>() { return FR_M; }
+DEV const u32 *modulus<8>() { return (const u32 *)FR_M64; }
 template <>
-DEV const u32 *modulus<12>() { return FQ_M; }
+DEV const u32 *modulus<12>() { return (const u32 *)FQ_M64; }
+/* -1/m mod 2^32: the low half of the 64-bit constant */
 template <int N>
 DEV u32 modulus_inv();
 template <>
-DEV u32 modulus_inv<8>() { return FR_M_INV; }
+DEV u32 modulus_inv<8>() { return (u32)FR_INV; }
 template <>
-DEV u32 modulus_inv<12>() { return FQ_M_INV; }
+DEV u32 modulus_inv<12>() { return (u32)FQ_INV; }
+template <int N>
+DEV const u32 *mont_one();
+template <>
+DEV const u32 *mont_one<8>() { return (const u32 *)FR_ONE64; }
+template <>
+DEV const u32 *mont_one<12>() { return (const u32 *)FQ_ONE64; }
 
 /* r = a + b mod m (a, b < m < 2^(32N - 1)). */
 template <int N>
@@ -55,13 +59,13 @@ DEV void mont_add(mont<N> &r, const mont<N> &a, const mont<N> &b)
 {
     const u32 *m = modulus<N>();
     u32 s[N], d[N], borrow;
-    asm("add.cc.u32 %0, %1, %2;" : "=r"(s[0]) : "r"(a.v[0]), "r"(b.v[0]));
+    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(s[0]) : "r"(a.v[0]), "r"(b.v[0]));
 #pragma unroll
-    for (int i = 1; i < N; i++) asm("addc.cc.u32 %0, %1, %2;" : "=r"(s[i]) : "r"(a.v[i]), "r"(b.v[i]));
-    asm("sub.cc.u32 %0, %1, %2;" : "=r"(d[0]) : "r"(s[0]), "r"(m[0]));
+    for (int i = 1; i < N; i++) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(s[i]) : "r"(a.v[i]), "r"(b.v[i]));
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d[0]) : "r"(s[0]), "r"(m[0]));
 #pragma unroll
-    for (int i = 1; i < N; i++) asm("subc.cc.u32 %0, %1, %2;" : "=r"(d[i]) : "r"(s[i]), "r"(m[i]));
-    asm("subc.u32 %0, 0, 0;" : "=r"(borrow));
+    for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d[i]) : "r"(s[i]), "r"(m[i]));
+    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
 #pragma unroll
     for (int i = 0; i < N; i++) r.v[i] = borrow ? s[i] : d[i];
 }
@@ -72,21 +76,21 @@ DEV void mont_sub(mont<N> &r, const mont<N> &a, const mont<N> &b)
 {
     const u32 *m = modulus<N>();
     u32 d[N], borrow;
-    asm("sub.cc.u32 %0, %1, %2;" : "=r"(d[0]) : "r"(a.v[0]), "r"(b.v[0]));
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d[0]) : "r"(a.v[0]), "r"(b.v[0]));
 #pragma unroll
-    for (int i = 1; i < N; i++) asm("subc.cc.u32 %0, %1, %2;" : "=r"(d[i]) : "r"(a.v[i]), "r"(b.v[i]));
-    asm("subc.u32 %0, 0, 0;" : "=r"(borrow));
+    for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d[i]) : "r"(a.v[i]), "r"(b.v[i]));
+    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
     /* add m back when it borrowed: m & borrow-mask */
-    asm("add.cc.u32 %0, %0, %1;" : "+r"(d[0]) : "r"(m[0] & borrow));
+    asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(d[0]) : "r"(m[0] & borrow));
 #pragma unroll
-    for (int i = 1; i < N; i++) asm("addc.cc.u32 %0, %0, %1;" : "+r"(d[i]) : "r"(m[i] & borrow));
+    for (int i = 1; i < N; i++) asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(d[i]) : "r"(m[i] & borrow));
 #pragma unroll
     for (int i = 0; i < N; i++) r.v[i] = d[i];
 }
 
 /* r = a b / 2^(32N) mod m, CIOS. */
 template <int N>
-DEV void mont_mul(mont<N> &r, const mont<N> &a, const mont<N> &b)
+DEV void mont_mul_inline(mont<N> &r, const mont<N> &a, const mont<N> &b)
 {
     const u32 *m = modulus<N>();
     const u32 inv = modulus_inv<N>();
@@ -97,40 +101,49 @@ DEV void mont_mul(mont<N> &r, const mont<N> &a, const mont<N> &b)
     for (int i = 0; i < N; i++) {
         u32 bi = b.v[i], q;
         /* t += a * b_i: low halves into t[j], high halves into t[j + 1] */
-        asm("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a.v[0]), "r"(bi));
+        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a.v[0]), "r"(bi));
 #pragma unroll
-        for (int j = 1; j < N; j++) asm("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a.v[j]), "r"(bi));
-        asm("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
-        asm("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-        asm("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a.v[0]), "r"(bi));
+        for (int j = 1; j < N; j++) asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a.v[j]), "r"(bi));
+        asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+        asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a.v[0]), "r"(bi));
 #pragma unroll
-        for (int j = 1; j < N; j++) asm("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a.v[j]), "r"(bi));
-        asm("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+        for (int j = 1; j < N; j++) asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a.v[j]), "r"(bi));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
         /* t += q m with q = t_0 (-1/m): t_0 becomes zero */
         q = t[0] * inv;
-        asm("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(q), "r"(m[0]));
+        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(q), "r"(m[0]));
 #pragma unroll
-        for (int j = 1; j < N; j++) asm("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(q), "r"(m[j]));
-        asm("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
-        asm("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-        asm("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(q), "r"(m[0]));
+        for (int j = 1; j < N; j++) asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(q), "r"(m[j]));
+        asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+        asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(q), "r"(m[0]));
 #pragma unroll
-        for (int j = 1; j < N; j++) asm("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(q), "r"(m[j]));
-        asm("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+        for (int j = 1; j < N; j++) asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(q), "r"(m[j]));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
 #pragma unroll
         for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
         t[N + 1] = 0;
     }
     /* t < 2m: subtract m once if t >= m */
     u32 d[N], borrow;
-    asm("sub.cc.u32 %0, %1, %2;" : "=r"(d[0]) : "r"(t[0]), "r"(m[0]));
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d[0]) : "r"(t[0]), "r"(m[0]));
 #pragma unroll
-    for (int i = 1; i < N; i++) asm("subc.cc.u32 %0, %1, %2;" : "=r"(d[i]) : "r"(t[i]), "r"(m[i]));
-    asm("subc.cc.u32 %0, %1, 0;" : "=r"(borrow) : "r"(t[N]));
-    asm("subc.u32 %0, 0, 0;" : "=r"(borrow));
+    for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d[i]) : "r"(t[i]), "r"(m[i]));
+    asm volatile("subc.cc.u32 %0, %1, 0;" : "=r"(borrow) : "r"(t[N]));
+    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
 #pragma unroll
     for (int i = 0; i < N; i++) r.v[i] = borrow ? t[i] : d[i];
 }
+
+/* Fr products stay inline (the NTT's inner loop); Fq ones are calls. */
+template <int N>
+DEV void mont_mul(mont<N> &r, const mont<N> &a, const mont<N> &b);
+template <>
+DEV void mont_mul<8>(mont<8> &r, const mont<8> &a, const mont<8> &b) { mont_mul_inline<8>(r, a, b); }
+DEV_CALL void fq_mul_call(mont<12> &r, const mont<12> &a, const mont<12> &b) { mont_mul_inline<12>(r, a, b); }
+template <>
+DEV void mont_mul<12>(mont<12> &r, const mont<12> &a, const mont<12> &b) { fq_mul_call(r, a, b); }
 
 template <int N>
 DEV bool mont_is_zero(const mont<N> &a)

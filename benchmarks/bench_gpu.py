@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""GPU benchmark: NTT, the H pipeline, G1 / G2 MSM and Groth16 proofs on one device.
+
+Usage:
+    python benchmarks/bench_gpu.py [--sections ntt,h,msm_g1,msm_g2,groth16] [--max-log 24]
+                                   [--check] [--json out.json]
+
+Times are medians of --reps runs after a warm-up, measured with CUDA events
+around device-resident work ("device" column: inputs already on the device)
+and with the host clock around the public call ("call": uploads and
+downloads included; "xfer" is the share of the call spent on them). The
+floor is the IMAD-bound estimate of ../shared/research/perf_anchors.md §5
+(100% of 64 IMAD/clk/SM at 1.98 GHz on 132 SMs), scaled to this device.
+--check compares one result per size with the CPU backend (slow at large sizes).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import porep_prover as pp
+from porep_prover import FrArray, G1Array, G2Array
+from porep_prover.backend import get_backend
+from porep_prover.field.constants import FR_GENERATOR, R
+
+ROWS: list[dict] = []
+IMAD_PER_S = 132 * 64 * 1.98e9
+FR_MUL, FQ_MUL = 272, 600           # IMADs per Montgomery product (perf_anchors §5)
+
+
+def ntt_floor_ms(log_n: int) -> float:
+    return (1 << (log_n - 1)) * log_n * FR_MUL / IMAD_PER_S * 1e3
+
+
+def msm_floor_ms(log_n: int, group: int) -> float:
+    n = 1 << log_n
+    c = min(range(8, 24), key=lambda c: math.ceil(255 / c) * (n + (1 << c)))
+    muls = math.ceil(255 / c) * (n * 10 + (1 << c) * 14)
+    return muls * FQ_MUL * (3 if group == 2 else 1) / IMAD_PER_S * 1e3
+
+
+def random_fr(n: int, rng: np.random.Generator) -> FrArray:
+    limbs = rng.integers(0, 1 << 64, size=(n, 4), dtype=np.uint64)
+    limbs[:, 3] &= np.uint64((1 << 62) - 1)
+    return FrArray(limbs)
+
+
+def random_points(cls, n: int, seed: int, distinct: int = 1 << 14):
+    """n points from `distinct` random ones, tiled (an MSM's cost does not depend on repeats)."""
+    import random
+    rnd = random.Random(seed)
+    base = cls.generator().scale([rnd.randrange(1, R) for _ in range(min(n, distinct))])
+    reps = -(-n // len(base))
+    return cls(np.ascontiguousarray(np.tile(base.limbs, (reps, 1))[:n]))
+
+
+def device_time(gpu, fn, reps: int) -> float:
+    """Median ms of fn() between two events on the backend's stream."""
+    fn()
+    gpu.stream.synchronize()
+    times = []
+    for _ in range(reps):
+        start, stop = gpu.drv.Event(gpu.ctx), gpu.drv.Event(gpu.ctx)
+        start.record(gpu.stream)
+        fn()
+        stop.record(gpu.stream)
+        stop.synchronize()
+        times.append(stop.elapsed_ms(start))
+    return statistics.median(times)
+
+
+def host_time(fn, reps: int) -> float:
+    fn()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def row(section, size, device_ms, call_ms, floor_ms, **extra):
+    r = {"section": section, "log_n": size, "device_ms": device_ms, "call_ms": call_ms, "floor_ms": floor_ms}
+    r.update(extra)
+    ROWS.append(r)
+    xfer = "" if call_ms is None else f"{max(0.0, 1 - device_ms / call_ms):6.0%}"
+    call = "" if call_ms is None else f"{call_ms:10.2f}"
+    print(f"| {section:8} | 2^{size:<3}| {device_ms:10.3f} | {call:>10} | {xfer:>6} | {floor_ms:9.3f} | "
+          f"{device_ms / floor_ms:6.2f} | {extra.get('note', '')}", flush=True)
+
+
+def bench_ntt(gpu, args, rng):
+    for log_n in range(args.min_log, min(args.max_log, 27) + 1, args.step):
+        n = 1 << log_n
+        xs = random_fr(n, rng)
+        src, dst = gpu.upload(xs.limbs), gpu.alloc(32 * n)
+        dev = device_time(gpu, lambda: gpu.ntt_ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
+        call = host_time(lambda: gpu.ntt(xs, False, False, 1), max(1, args.reps // 2)) if log_n <= 26 else None
+        gpu.free(src, dst)
+        note = ""
+        if args.check and log_n <= 22:
+            note = "= cpu" if pp.ntt(xs, backend="gpu") == pp.ntt(xs, backend="cpu") else "MISMATCH"
+        row("ntt", log_n, dev, call, ntt_floor_ms(log_n), note=note)
+
+
+def bench_h(gpu, args, rng):
+    for log_n in sorted({min(args.max_log, 24), min(args.max_log, 27)} | ({20} if args.max_log >= 20 else set())):
+        n = 1 << log_n
+        for flavor in ("bellman", "snarkjs"):
+            host = [random_fr(n, rng) for _ in range(3)]
+            bufs = [gpu.upload(x.limbs) for x in host]
+
+            def run():
+                gpu.ntt_ops.h_device(*bufs, log_n, flavor)
+            dev = device_time(gpu, run, max(1, args.reps // 2))
+            call = host_time(lambda: gpu.h_poly(*(x.copy() for x in host), 1, flavor), 1) if log_n <= 25 else None
+            gpu.free(*bufs)
+            row(f"h_{flavor[:4]}", log_n, dev, call, 7 * ntt_floor_ms(log_n), note="7 NTTs + combine")
+
+
+def bench_msm(gpu, args, rng, cls, group):
+    top = min(args.max_log, 26 if group == 1 else 24)
+    for log_n in range(max(args.min_log, 16), top + 1, args.step):
+        n = 1 << log_n
+        pts = random_points(cls, n, log_n)
+        sc = random_fr(n, rng)
+        buf = gpu.upload(sc.limbs)
+        dev = device_time(gpu, lambda: gpu.msm_ops.msm_device(pts, buf), args.reps if log_n < 24 else 3)
+        call = host_time(lambda: gpu.msm(pts, sc, 1), 2 if log_n < 24 else 1)
+        note = f"c={gpu.msm(pts, sc, 1)[1]['window_bits']}"
+        if args.check and log_n <= 18:
+            note += " = cpu" if gpu.msm(pts, sc, 1)[0] == pp.msm(pts, sc, backend="cpu") else " MISMATCH"
+        gpu.free(buf)
+        gpu.release_resident()
+        row(f"msm_g{group}", log_n, dev, call, msm_floor_ms(log_n, group), note=note)
+
+
+def bench_groth16(gpu, args, rng):
+    from porep_prover.circuits import porep_like, square_chain
+    from porep_prover.groth16 import insecure_setup, prove, verify
+    for log_n in (16, 18, 20, 22, 24):
+        if log_n > args.max_log_proof:
+            break
+        for name, make in (("porep", porep_like), ("chain", square_chain)):
+            r1cs, witness, public = make((1 << log_n) - 8)
+            t = time.perf_counter()
+            params = insecure_setup(r1cs, backend="cpu")
+            setup_s = time.perf_counter() - t
+            timings: dict = {}
+            prove(params, r1cs, witness, backend="gpu")            # warm: uploads the parameters
+            ms = host_time(lambda: prove(params, r1cs, witness, backend="gpu", timings=timings), 2)
+            ok = verify(params.vk, public, prove(params, r1cs, witness, backend="gpu"))
+            parts = " ".join(f"{k}={v * 1e3:.0f}" for k, v in timings.items())
+            row(f"proof_{name}", log_n, ms, None, float("nan"),
+                note=f"verified={ok} setup={setup_s:.0f}s {parts}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sections", default="ntt,h,msm_g1,msm_g2,groth16")
+    ap.add_argument("--min-log", type=int, default=16)
+    ap.add_argument("--max-log", type=int, default=24)
+    ap.add_argument("--max-log-proof", type=int, default=20)
+    ap.add_argument("--step", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    gpu = get_backend("gpu")
+    rng = np.random.default_rng(args.seed)
+    info = gpu.info
+    print(f"device: {info.name} ({info.arch}, {info.multiprocessors} SMs, {info.memory_bytes / 2**30:.0f} GiB)")
+    print("| what     | size | device ms  |   call ms  |  xfer  |  floor ms | ×floor | note")
+    print("|---|---|---|---|---|---|---|---|")
+    sections = args.sections.split(",")
+    if "ntt" in sections:
+        bench_ntt(gpu, args, rng)
+    if "h" in sections:
+        bench_h(gpu, args, rng)
+    if "msm_g1" in sections:
+        bench_msm(gpu, args, rng, G1Array, 1)
+    if "msm_g2" in sections:
+        bench_msm(gpu, args, rng, G2Array, 2)
+    if "groth16" in sections:
+        bench_groth16(gpu, args, rng)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": info.name, "rows": ROWS}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

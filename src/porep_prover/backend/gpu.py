@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The GPU backend: CUDA kernels (ntt/kernels, msm/kernels) compiled by NVRTC
+for the device's own arch, cached on disk, launched through the driver layer
+(cuda._driver). Results equal the CPU backend's bit for bit.
+
+Device memory. Point arrays given to msm / batch_sum are kept resident on the
+device (keyed by their limbs array, dropped when it is collected), so a
+parameter set is uploaded once and reused by every proof; they must not be
+modified in place while resident. Resident points may take the budget
+(config.gpu_resident_bytes, default what was free at start less a reserve);
+past it the least recently used arrays are dropped, and an array larger than
+the budget is streamed through in chunks. Work buffers are allocated per
+call; when an allocation fails the resident arrays are dropped and it is
+tried once more, then DeviceMemoryError.
+"""
+from __future__ import annotations
+
+import collections
+import pathlib
+import threading
+import weakref
+
+import numpy as np
+
+from .. import __version__
+from ..config import gpu_resident_bytes, kernel_cache_dir
+from ..cuda import DeviceInfo, devices, driver
+from ..cuda.cache import KernelCache
+from ..cuda.compiler import compile_cubin
+from ..errors import DeviceMemoryError
+from .gpu_msm import GpuMsm
+from .gpu_ntt import GpuNtt
+
+PKG = pathlib.Path(__file__).resolve().parents[1]
+INCLUDE = [PKG / "cuda" / "include", PKG / "native"]
+MODULES = {  # logical name -> (source, defines)
+    "ntt": (PKG / "ntt" / "kernels" / "ntt.cu", ()),
+    "msm_g1": (PKG / "msm" / "kernels" / "msm.cu", ()),
+    "msm_g2": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2",)),
+}
+THREADS = 256
+RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic
+STREAM_CHUNK = 1 << 30     # bytes of points per chunk when an array is streamed
+
+
+def build_modules(arch: str, cache: KernelCache | None = None) -> dict[str, bytes]:
+    """Every kernel module compiled for arch (through the cache): what
+    `porep-prover gpu warm` runs, and what CI checks for sm_80 and sm_90."""
+    cache = cache if cache is not None else KernelCache(kernel_cache_dir())
+    return {name: compile_cubin(src, INCLUDE, arch, defines, cache, __version__)
+            for name, (src, defines) in MODULES.items()}
+
+
+class GpuBackend:
+    """`Backend` on one CUDA device."""
+
+    name = "gpu"
+
+    def __init__(self, ordinal: int = 0):
+        drv = driver()
+        self.info: DeviceInfo = devices()[ordinal]
+        self.drv = drv
+        self.ctx = drv.Context(ordinal)
+        self.stream = drv.Stream(self.ctx)
+        self.cache = KernelCache(kernel_cache_dir())
+        self.lock = threading.RLock()
+        self._modules: dict[str, object] = {}
+        self._kernels: dict[tuple[str, str], object] = {}
+        self._resident: collections.OrderedDict = collections.OrderedDict()  # id(limbs) -> (buffer, finalizer)
+        budget = gpu_resident_bytes()
+        self.resident_budget = budget if budget is not None else max(0, self.ctx.mem_info()[0] - RESERVE)
+        self.ntt_ops = GpuNtt(self)
+        self.msm_ops = GpuMsm(self)
+
+    # ------------------------------------------------------------ kernels
+
+    def kernel(self, module: str, name: str):
+        """A kernel by module and name, compiling (or reading the cache) on first use."""
+        with self.lock:
+            key = (module, name)
+            if key not in self._kernels:
+                if module not in self._modules:
+                    src, defines = MODULES[module]
+                    image = compile_cubin(src, INCLUDE, self.info.arch, defines, self.cache, __version__)
+                    self._modules[module] = self.drv.Module(self.ctx, image)
+                k = self._modules[module].kernel(name)
+                if name == "ntt_pass":
+                    k.set_max_dynamic_shared(64 << 10)
+                self._kernels[key] = k
+            return self._kernels[key]
+
+    def launch(self, module: str, name: str, n: int, args, block: int = THREADS) -> None:
+        """A grid-stride kernel over n items on the backend's stream."""
+        grid = max(1, min(-(-n // block), self.info.multiprocessors * 32))
+        self.kernel(module, name).launch((grid,), (block,), args, self.stream)
+
+    # ------------------------------------------------------------ memory
+
+    def alloc(self, nbytes: int):
+        """Device memory; on exhaustion drop the resident points and retry once."""
+        try:
+            return self.drv.DeviceBuffer(self.ctx, nbytes)
+        except DeviceMemoryError:
+            self.stream.synchronize()
+            self.release_resident()
+            try:
+                return self.drv.DeviceBuffer(self.ctx, nbytes)
+            except DeviceMemoryError as exc:
+                free, total = self.ctx.mem_info()
+                raise DeviceMemoryError(f"{nbytes} bytes of device memory asked for, {free} of {total} free",
+                                        code=exc.code, name=exc.name) from None
+
+    def upload(self, data):
+        """A new device buffer holding data (any contiguous numpy array)."""
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        buf = self.alloc(len(raw))
+        buf.upload(raw, 0, self.stream)
+        return buf
+
+    def download_array(self, buf, shape, dtype=np.uint64) -> np.ndarray:
+        """The first prod(shape) items of buf, after the stream's work is done."""
+        out = np.empty(shape, dtype=dtype)
+        self.stream.synchronize()
+        buf.download(out.reshape(-1).view(np.uint8))
+        return out
+
+    def free(self, *bufs) -> None:
+        """Close buffers once the stream no longer uses them."""
+        self.stream.synchronize()
+        for buf in bufs:
+            if buf is not None:
+                buf.close()
+
+    def point_chunks(self, points):
+        """(start, stop, device buffer) covering points: the resident copy in one
+        piece, or, for an array over the budget, chunks uploaded one at a time."""
+        nbytes = points.limbs.nbytes
+        if nbytes <= self.resident_budget:
+            yield 0, len(points), self.resident(points)
+            return
+        size = points.limbs.shape[1] * 8
+        per = max(1, min(STREAM_CHUNK, max(self.resident_budget, 1 << 20)) // size)
+        for start in range(0, len(points), per):
+            stop = min(start + per, len(points))
+            buf = self.upload(points.limbs[start:stop])
+            try:
+                yield start, stop, buf
+            finally:
+                self.free(buf)
+
+    def resident(self, points):
+        """The device copy of points, uploaded on first use."""
+        limbs = points.limbs
+        key = id(limbs)
+        with self.lock:
+            if key in self._resident:
+                self._resident.move_to_end(key)
+                return self._resident[key][0]
+            self._make_room(limbs.nbytes)
+            buf = self.upload(limbs)
+            self._resident[key] = (buf, weakref.finalize(limbs, self._evict, key))
+            return buf
+
+    def resident_bytes(self) -> int:
+        with self.lock:
+            return sum(buf.nbytes for buf, _ in self._resident.values())
+
+    def _make_room(self, nbytes: int) -> None:
+        while self._resident and self.resident_bytes() + nbytes > self.resident_budget:
+            self._evict(next(iter(self._resident)))
+
+    def _evict(self, key: int) -> None:
+        with self.lock:
+            entry = self._resident.pop(key, None)
+        if entry is not None:
+            entry[1].detach()
+            self.free(entry[0])
+
+    def release_resident(self) -> None:
+        """Drop every resident point array."""
+        with self.lock:
+            for key in list(self._resident):
+                self._evict(key)
+
+    def memory(self) -> tuple[int, int]:
+        """(free, total) device bytes."""
+        return self.ctx.mem_info()
+
+    # ------------------------------------------------------------ Backend
+
+    def ntt(self, values, inverse, coset, threads):
+        return self.ntt_ops.ntt(values, inverse, coset)
+
+    def h_poly(self, a, b, c, threads, flavor="bellman"):
+        return self.ntt_ops.h_poly(a, b, c, flavor)
+
+    def msm(self, points, scalars, threads):
+        return self.msm_ops.msm(points, scalars)
+
+    def msm_many(self, parts, threads):
+        """sum of msm(points, scalars) over parts (each its own resident array)."""
+        total = None
+        for points, scalars in parts:
+            got, _ = self.msm(points, scalars, threads)
+            total = got if total is None else total + got
+        return total
+
+    def batch_sum(self, points, threads):
+        return self.msm_ops.batch_sum(points)
+
+    def fixed_base(self, base, scalars, threads):
+        # parameter generation (a test-only setup) stays on the CPU
+        from .cpu import CpuBackend
+        return CpuBackend().fixed_base(base, scalars, threads)
+
+    def close(self) -> None:
+        """Free everything this backend holds on the device."""
+        self.release_resident()
+        with self.lock:
+            self.ntt_ops.close()
+            self._kernels.clear()
+            for module in self._modules.values():
+                module.close()
+            self._modules.clear()
+        self.stream.close()

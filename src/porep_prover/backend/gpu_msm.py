@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: Apache-2.0
+"""MSMs and batch additions on the GPU (kernels in msm/kernels/msm.cu).
+
+Pippenger with signed base-2^c digits: a counting sort of (point, bucket)
+entries, chunked accumulation that does not care how the scalars spread over
+the buckets (all-equal scalars cost the same as random ones), per-window
+bucket reduction on the device, the windows combined on the host. Points
+come from the backend's resident store (uploaded once per array) or, when an
+array does not fit in device memory, are streamed through in chunks.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..curve import _curve
+from ..errors import InvalidInputError
+
+THREADS = 256
+SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
+FOLD = 16
+FINAL_LIST = 16          # partial lists this short are finished by one thread
+
+
+def window_bits(n: int) -> int:
+    """The c minimising the additions of an n-point MSM: ceil(256/c) windows of
+    n bucket additions, plus about 3 per bucket in the reduction."""
+    if n <= 1:
+        return 4
+    best = min(range(4, 23), key=lambda c: (255 // c + 1) * (n + 3 * (1 << (c - 1))))
+    return best
+
+
+def chunk_length(entries: int, threads_wanted: int) -> int:
+    """Entries per accumulating thread: enough threads to fill the device, at least 4."""
+    return max(4, min(64, entries // max(1, threads_wanted)))
+
+
+class GpuMsm:
+    """The MSM side of one GpuBackend (it supplies alloc / launch / kernel / resident)."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+
+    def _module(self, group: int) -> str:
+        return f"msm_g{group}"
+
+    def _proj_bytes(self, points) -> int:
+        return 2 * points.WIDTH * 8  # xyzz: four coordinates, twice the affine two
+
+    def msm(self, points, scalars) -> tuple[object, dict]:
+        n = len(points)
+        out = type(points).POINT.identity()
+        stats = {"zeros": n, "ones": 0, "full": 0, "window_bits": 0}
+        if n == 0:
+            return out, stats
+        if n >= 1 << 28:
+            raise InvalidInputError(f"GPU MSM of {n} points: at most 2^28 - 1 per call")
+        partials, totals = [], np.zeros(3, dtype=np.int64)
+        c = window_bits(n)
+        for start, stop, pts in self.gpu.point_chunks(points):
+            sc = self.gpu.upload(scalars.limbs[start:stop])
+            try:
+                got, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c, self._proj_bytes(points))
+            finally:
+                self.gpu.free(sc)
+            totals += counts
+            if got is not None:
+                partials.append(got)
+        self._finish(points.GROUP, partials, c, out)
+        stats.update(zeros=int(totals[0]), ones=int(totals[1]), full=int(totals[2]), window_bits=c)
+        return out, stats
+
+    def msm_device(self, points, scalars_buf):
+        """sum scalars[i] points[i] with the scalars already on the device and the
+        points resident (what the benchmarks time as device-resident)."""
+        out = type(points).POINT.identity()
+        c = window_bits(len(points))
+        got, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points), c,
+                                 self._proj_bytes(points))
+        self._finish(points.GROUP, [got] if got is not None else [], c, out)
+        return out
+
+    def _finish(self, group, partials, c, out) -> None:
+        """out = the windows' sums combined (Horner over windows, chunks added), affine."""
+        if not partials:
+            return
+        windows = 255 // c + 1
+        rows = np.stack(partials, axis=1).reshape(windows * len(partials), -1)
+        _curve.xyzz_windows(group, np.ascontiguousarray(rows), windows, len(partials), c,
+                            np.zeros((0, rows.shape[1]), np.uint64), out.limbs)
+
+    def _pippenger(self, group, pts, sc, n, c, proj_bytes):
+        """Window sums (windows x xyzz rows) of one chunk, or None when it has no
+        nonzero term; and its (zeros, ones, full) counts."""
+        gpu, mod = self.gpu, self._module(group)
+        windows, nb = 255 // c + 1, 1 << (c - 1)
+        keys_n = windows * nb
+        bufs = []
+
+        def alloc(nbytes):
+            buf = gpu.alloc(nbytes)
+            bufs.append(buf)
+            return buf
+
+        try:
+            canon, counters = alloc(32 * n), alloc(16)
+            counters.zero(gpu.stream)
+            gpu.launch(mod, f"g{group}_msm_classify", n, [sc, pts, n, canon, counters])
+            counts = alloc(4 * keys_n)
+            counts.zero(gpu.stream)
+            gpu.launch(mod, f"g{group}_msm_count", n, [canon, n, c, windows, nb, counts])
+            offsets, total_buf = alloc(4 * keys_n), alloc(4)
+            self._scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
+            split = gpu.download_array(counters, (4,), np.uint32)[:3].astype(np.int64)
+            total = int(gpu.download_array(total_buf, (1,), np.uint32)[0])
+            if total == 0:
+                return None, split
+            cursor, entries, keys = alloc(4 * keys_n), alloc(4 * total), alloc(4 * total)
+            cursor.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
+            gpu.launch(mod, f"g{group}_msm_fill", n, [canon, n, c, windows, nb, cursor, entries, keys])
+            sums = alloc(proj_bytes * keys_n)
+            sums.zero(gpu.stream)
+            self._accumulate(mod, group, pts, entries, keys, total_buf, total, sums, proj_bytes, alloc)
+            return self._reduce(mod, group, sums, nb, windows, proj_bytes, alloc), split
+        finally:
+            gpu.free(*bufs)
+
+    def _scan(self, mod, group, counts, offsets, length, total_buf, alloc):
+        gpu = self.gpu
+        tiles = -(-length // 1024)
+        tile_sums = alloc(4 * tiles)
+        gpu.kernel(mod, f"g{group}_scan_tiles").launch((tiles,), (256,), [counts, offsets, length, tile_sums],
+                                                         gpu.stream)
+        gpu.kernel(mod, f"g{group}_scan_sums").launch((1,), (1024,), [tile_sums, tiles, total_buf], gpu.stream)
+        gpu.launch(mod, f"g{group}_scan_add", length, [offsets, length, tile_sums])
+
+    def _accumulate(self, mod, group, pts, entries, keys, total_buf, total, sums, proj_bytes, alloc):
+        """Bucket sums into sums: chunked level 1, then combine levels until one chunk is left."""
+        gpu = self.gpu
+        want = gpu.info.multiprocessors * 1024
+        chunk = chunk_length(total, want)
+        chunks = -(-total // chunk)
+        next_keys, nxt = alloc(8 * chunks), alloc(2 * proj_bytes * chunks)
+        gpu.launch(mod, f"g{group}_msm_accumulate", chunks,
+                   [pts, entries, keys, total_buf, chunk, sums, next_keys, nxt], block=SMALL_THREADS)
+        length = 2 * chunks
+        while length > FINAL_LIST:
+            chunk = chunk_length(length, want)
+            chunks = -(-length // chunk)
+            k2, v2 = alloc(8 * chunks), alloc(2 * proj_bytes * chunks)
+            gpu.launch(mod, f"g{group}_msm_combine", chunks, [next_keys, nxt, length, chunk, sums, k2, v2],
+                       block=SMALL_THREADS)
+            next_keys, nxt, length = k2, v2, 2 * chunks
+        # one chunk holds the rest: every run in it is closed and is written
+        k2, v2 = alloc(8), alloc(2 * proj_bytes)
+        gpu.launch(mod, f"g{group}_msm_combine", 1, [next_keys, nxt, length, length, sums, k2, v2],
+                   block=SMALL_THREADS)
+
+    def _reduce(self, mod, group, sums, nb, windows, proj_bytes, alloc) -> np.ndarray:
+        """Per window sum (b + 1) B_b, as windows rows of xyzz."""
+        gpu = self.gpu
+        want = gpu.info.multiprocessors * 512
+        per = max(2, min(64, windows * nb // want))
+        segments = -(-nb // per)
+        partial = alloc(proj_bytes * windows * segments)
+        gpu.launch(mod, f"g{group}_msm_reduce", windows * segments, [sums, nb, windows, segments, partial],
+                   block=SMALL_THREADS)
+        while segments > 1:
+            nxt = -(-segments // FOLD)
+            folded = alloc(proj_bytes * windows * nxt)
+            gpu.launch(mod, f"g{group}_msm_fold", windows * nxt, [partial, windows, segments, nxt, folded],
+                       block=SMALL_THREADS)
+            partial, segments = folded, nxt
+        return gpu.download_array(partial, (windows, proj_bytes // 8), np.uint64)
+
+    def batch_sum(self, points):
+        n = len(points)
+        out = type(points).POINT.identity()
+        if n == 0:
+            return out
+        gpu, group = self.gpu, points.GROUP
+        mod, proj_bytes = self._module(group), self._proj_bytes(points)
+        rows = []
+        for start, stop, pts in gpu.point_chunks(points):
+            count = stop - start
+            block = SMALL_THREADS
+            grid = max(1, min(-(-count // block), gpu.info.multiprocessors * 8))
+            launched = grid * block
+            partial = gpu.alloc(proj_bytes * launched)
+            try:
+                gpu.kernel(mod, f"g{group}_msm_sum").launch((grid,), (block,), [pts, count, partial], gpu.stream)
+                per = launched
+                while per > 1:
+                    nxt = -(-per // FOLD)
+                    folded = gpu.alloc(proj_bytes * nxt)
+                    gpu.launch(mod, f"g{group}_msm_fold", nxt, [partial, 1, per, nxt, folded], block=SMALL_THREADS)
+                    gpu.free(partial)
+                    partial, per = folded, nxt
+                rows.append(gpu.download_array(partial, (1, proj_bytes // 8), np.uint64))
+            finally:
+                gpu.free(partial)
+        extra = np.concatenate(rows)
+        _curve.xyzz_windows(group, np.zeros((0, extra.shape[1]), np.uint64), 0, 1, 0, extra, out.limbs)
+        return out

@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: Apache-2.0
+"""NTTs and the H pipeline on the GPU (kernels in ntt/kernels/ntt.cu).
+
+Conventions equal the CPU backend's: roots 7^((r-1)/n) (bellman) or
+5^((r-1)/n) (snarkjs), forward natural order in and out, inverse with 1/n,
+cosets by the shift's powers. A transform is planned as passes of up to
+PASS_STAGES radix-2 stages through shared memory; the bit reversal and every
+scaling ride on the first or last pass (see ntt.cu).
+"""
+from __future__ import annotations
+
+from ..field.constants import FR_GENERATOR, FR_SNARKJS_NQR, FR_TWO_ADICITY, R
+from ..field.fr_array import FrArray
+
+PASS_STAGES = 10
+BLOCK_LOG = 11          # PASS_MAX_LOG in ntt.cu: elements per block
+THREADS = 256
+GATHER, SCATTER, SCALE_LOAD, SCALE_STORE, DIF = 1, 2, 4, 8, 16
+
+
+def passes(log_n: int) -> list[tuple[int, int]]:
+    """(b_lo, k) of each pass, low bits first: as even a split as fits."""
+    count = -(-log_n // PASS_STAGES)
+    out, b = [], 0
+    for p in range(count):
+        k = (log_n - b) // (count - p)
+        out.append((b, k))
+        b += k
+    return out
+
+
+def _powers(base: int, count: int, factor: int = 1) -> list[int]:
+    out, x = [], factor % R
+    for _ in range(count):
+        out.append(x)
+        x = x * base % R
+    return out
+
+
+class GpuNtt:
+    """The NTT side of one GpuBackend (it supplies alloc / launch / kernel)."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        self._twiddles: dict[tuple[int, bool], tuple[object, int]] = {}  # (nqr, inverse) -> (table, log N)
+        self._scales: dict[tuple[int, int, int], tuple[object, object, int]] = {}
+
+    # ------------------------------------------------------------ tables
+
+    def twiddles(self, nqr: int, log_n: int, inverse: bool) -> tuple[object, int]:
+        """(table of w_N^e for e < N/2, log N) with N >= n; w_N = nqr^((r-1)/N), inverted when inverse."""
+        key = (nqr, inverse)
+        with self.gpu.lock:
+            have = self._twiddles.get(key)
+            if have is not None and have[1] >= log_n:
+                return have
+            if have is not None:
+                self.gpu.free(have[0])
+            log_big = max(log_n, 1)
+            w = pow(nqr, (R - 1) >> log_big, R)
+            if inverse:
+                w = pow(w, -1, R)
+            count = 1 << (log_big - 1)
+            table = self.gpu.alloc(32 * count)
+            lo, hi, lo_bits = self._split_tables(w, 1, count)
+            self.gpu.launch("ntt", "fr_powers", count, [table, count, lo, hi, lo_bits])
+            self.gpu.free(lo, hi)
+            self._twiddles[key] = (table, log_big)
+            return self._twiddles[key]
+
+    def _split_tables(self, base: int, factor: int, count: int):
+        """Device tables lo[i] = factor base^i, hi[j] = base^(j 2^lo_bits) covering exponents < count."""
+        bits = max(1, (count - 1).bit_length())
+        lo_bits = (bits + 1) // 2
+        lo = FrArray.from_ints(_powers(base, 1 << lo_bits, factor))
+        hi = FrArray.from_ints(_powers(pow(base, 1 << lo_bits, R), max(1, -(-count >> lo_bits))))
+        return self.gpu.upload(lo.limbs), self.gpu.upload(hi.limbs), lo_bits
+
+    def scale(self, base: int, factor: int, log_n: int) -> tuple[object, object, int]:
+        """Tables for x_i *= factor base^i, i < 2^log_n (cached)."""
+        key = (base % R, factor % R, log_n)
+        with self.gpu.lock:
+            if key not in self._scales:
+                self._scales[key] = self._split_tables(base % R, factor, 1 << log_n)
+            return self._scales[key]
+
+    # ------------------------------------------------------------ transforms
+
+    def forward(self, src, dst, log_n: int, nqr: int, shift: int | None) -> None:
+        """dst = NTT(src) natural -> natural, on the coset shift when given (src is read only)."""
+        tw = self.twiddles(nqr, log_n, False)
+        scale = self.scale(shift, 1, log_n) if shift else None
+        self._dit_gather(src, dst, log_n, tw, scale)
+
+    def _dit_gather(self, src, dst, log_n, tw, scale) -> None:
+        table, log_big = tw
+        s_lo, s_hi, s_bits = scale if scale is not None else (0, 0, 0)
+        kernel = self.gpu.kernel("ntt", "ntt_pass")
+        for idx, (b_lo, k) in enumerate(passes(log_n)):
+            m = min(b_lo, BLOCK_LOG - k)
+            flags = (GATHER | (SCALE_LOAD if scale is not None else 0)) if idx == 0 else 0
+            self._launch_pass(kernel, src if idx == 0 else dst, dst, table, s_lo, s_hi, log_n, b_lo, k, m,
+                              log_big, s_bits, flags)
+
+    def _launch_pass(self, kernel, inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big, s_bits, flags):
+        count = 1 << (k + m)
+        kernel.launch((1 << (log_n - k - m),), (min(THREADS, max(1, count // 2)),),
+                      [inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big - log_n, s_bits, flags],
+                      self.gpu.stream, 32 * count)
+
+    def inverse(self, buf, dst, log_n: int, nqr: int, shift: int | None) -> None:
+        """dst = NTT^-1(buf) natural -> natural (coset shift undone when given); buf is clobbered."""
+        tw = self.twiddles(nqr, log_n, True)
+        inv_shift = pow(shift, -1, R) if shift else 1
+        scale = self.scale(inv_shift, pow(1 << log_n, -1, R), log_n)
+        self._dif(buf, dst, log_n, tw, scale, SCATTER | SCALE_STORE)
+
+    def _dif(self, buf, dst, log_n, tw, scale, last_flags) -> None:
+        """DIF passes in place on buf (natural -> bit-reversed); the last writes dst with last_flags."""
+        table, log_big = tw
+        s_lo, s_hi, s_bits = scale
+        kernel = self.gpu.kernel("ntt", "ntt_pass")
+        plan = passes(log_n)[::-1]
+        for idx, (b_lo, k) in enumerate(plan):
+            m = min(b_lo, BLOCK_LOG - k)
+            last = idx == len(plan) - 1
+            self._launch_pass(kernel, buf, dst if last else buf, table, s_lo, s_hi, log_n, b_lo, k, m,
+                              log_big, s_bits, DIF | (last_flags if last else 0))
+
+    def to_coset(self, buf, log_n: int, nqr: int, shift: int) -> None:
+        """In place: evaluations on <w> -> evaluations on shift <w> (iNTT, scale, NTT; both natural order)."""
+        inv = self.twiddles(nqr, log_n, True)
+        self._dif(buf, buf, log_n, inv, self.scale(shift, pow(1 << log_n, -1, R), log_n), SCALE_STORE)
+        table, log_big = self.twiddles(nqr, log_n, False)
+        kernel = self.gpu.kernel("ntt", "ntt_pass")
+        for b_lo, k in passes(log_n):
+            m = min(b_lo, BLOCK_LOG - k)
+            self._launch_pass(kernel, buf, buf, table, 0, 0, log_n, b_lo, k, m, log_big, 0, 0)
+
+    # ------------------------------------------------------------ entry points
+
+    def ntt(self, values: FrArray, inverse: bool, coset: bool) -> FrArray:
+        n = len(values)
+        log_n = n.bit_length() - 1
+        if n <= 1:
+            return values.copy()
+        gpu = self.gpu
+        src, dst = gpu.upload(values.limbs), gpu.alloc(32 * n)
+        try:
+            shift = FR_GENERATOR if coset else None
+            if inverse:
+                self.inverse(src, dst, log_n, FR_GENERATOR, shift)
+            else:
+                self.forward(src, dst, log_n, FR_GENERATOR, shift)
+            return FrArray(gpu.download_array(dst, (n, 4)))
+        finally:
+            gpu.free(src, dst)
+
+    def h_poly(self, a: FrArray, b: FrArray, c: FrArray, flavor: str) -> FrArray:
+        """As CpuBackend.h_poly (bellman: n - 1 coefficients; snarkjs: n coset values)."""
+        n = len(a)
+        if n == 1:  # constant polynomials: the coset values are the values; H = 0 has no coefficients
+            return a * b - c if flavor == "snarkjs" else FrArray.zeros(0)
+        gpu = self.gpu
+        bufs = [gpu.upload(x.limbs) for x in (a, b, c)]
+        try:
+            out = self.h_device(*bufs, n.bit_length() - 1, flavor)
+            values = gpu.download_array(out, (n, 4))
+            return FrArray(values if flavor == "snarkjs" else values[: n - 1])
+        finally:
+            gpu.free(*bufs)
+
+    def h_device(self, a, b, c, log_n: int, flavor: str):
+        """The H pipeline on device buffers of 2^log_n elements (log_n >= 1): the
+        buffer holding the result (a for snarkjs; for bellman b, its last element
+        zero); a, b and c are clobbered."""
+        n = 1 << log_n
+        snarkjs = flavor == "snarkjs"
+        nqr = FR_SNARKJS_NQR if snarkjs else FR_GENERATOR
+        if snarkjs:
+            shift = pow(FR_SNARKJS_NQR, (R - 1) >> (log_n + 1), R) if log_n < FR_TWO_ADICITY else 25
+        else:
+            shift = FR_GENERATOR
+        for buf in (a, b, c):
+            self.to_coset(buf, log_n, nqr, shift)
+        z = None if snarkjs else self.gpu.upload(FrArray.from_ints([pow((pow(shift, n, R) - 1) % R, -1, R)]).limbs)
+        try:
+            self.gpu.launch("ntt", "h_combine", n, [a, b, c, n, z if z is not None else 0])
+            if snarkjs:
+                return a
+            self.inverse(a, b, log_n, nqr, shift)
+            return b
+        finally:
+            self.gpu.free(z)
+
+    def close(self) -> None:
+        for table, _ in self._twiddles.values():
+            table.close()
+        for lo, hi, _ in self._scales.values():
+            lo.close()
+            hi.close()
+        self._twiddles.clear()
+        self._scales.clear()

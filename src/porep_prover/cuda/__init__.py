@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: Apache-2.0
+"""CUDA device plumbing: devices, NVRTC compilation, the kernel cache, and the
+driver-API objects (cuda._driver). Knows nothing of fields or curves. Importing
+this package needs no CUDA; every function that does need it raises
+BackendUnavailableError (no bindings / NVRTC) or CudaError (no driver, no
+device) with the reason."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..errors import BackendUnavailableError, CudaError
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceInfo:
+    ordinal: int
+    name: str
+    uuid: str
+    compute_capability: tuple[int, int]
+    memory_bytes: int
+    multiprocessors: int
+
+    @property
+    def arch(self) -> str:
+        major, minor = self.compute_capability
+        return f"sm_{major}{minor}"
+
+
+def driver():
+    """The compiled driver-API module, or BackendUnavailableError."""
+    try:
+        from . import _driver
+    except ImportError as exc:
+        raise BackendUnavailableError(f"the CUDA driver layer is not built in this install ({exc})") from None
+    return _driver
+
+
+def devices() -> list[DeviceInfo]:
+    """Every CUDA device, or CudaError / BackendUnavailableError."""
+    drv = driver()
+    return [DeviceInfo(i, *drv.device_info(i)) for i in range(drv.device_count())]
+
+
+_AVAILABLE: bool | None = None
+
+
+def available() -> bool:
+    """True when at least one CUDA device can be used here (probed once per process)."""
+    global _AVAILABLE
+    if _AVAILABLE is None:
+        try:
+            _AVAILABLE = bool(devices())
+        except (BackendUnavailableError, CudaError):
+            _AVAILABLE = False
+    return _AVAILABLE

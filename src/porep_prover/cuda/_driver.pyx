@@ -1,0 +1,412 @@
+# SPDX-License-Identifier: Apache-2.0
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The CUDA driver API from Cython, without the GIL: devices and their primary
+contexts, modules and kernels, streams, events, device buffers and pinned host
+buffers. Device plumbing only: nothing here knows what a field element is.
+
+Every driver call goes through `check`, which turns a failing CUresult into a
+CudaError (DeviceMemoryError for allocation failures) naming the call. Objects
+own their handles and release them in close() (idempotent) or when collected;
+a context is made current on the calling thread before each operation, so any
+thread may use any object."""
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
+
+from cuda.bindings cimport cydriver as drv
+
+from porep_prover.errors import CudaError, DeviceMemoryError
+
+_OOM = (2,)  # CUDA_ERROR_OUT_OF_MEMORY
+
+
+cdef int check(drv.CUresult rc, str what) except -1:
+    """Raise a named CudaError unless rc is CUDA_SUCCESS."""
+    cdef const char *name = NULL
+    cdef const char *text = NULL
+    if rc == drv.CUDA_SUCCESS:
+        return 0
+    drv.cuGetErrorName(rc, &name)
+    drv.cuGetErrorString(rc, &text)
+    n = name.decode() if name != NULL else f"CUresult {<int> rc}"
+    t = text.decode() if text != NULL else ""
+    cls = DeviceMemoryError if <int> rc in _OOM else CudaError
+    raise cls(f"{what}: {n} ({t})", code=<int> rc, name=n)
+
+
+_initialised = False
+
+
+def init():
+    """cuInit once per process; CudaError when there is no usable driver."""
+    global _initialised
+    cdef drv.CUresult rc
+    if not _initialised:
+        try:
+            with nogil:
+                rc = drv.cuInit(0)
+        except RuntimeError as exc:  # cuda.bindings could not load libcuda
+            raise CudaError(f"no CUDA driver: {exc}", code=-1, name="NO_DRIVER") from None
+        check(rc, "cuInit")
+        _initialised = True
+
+
+def device_count():
+    cdef int n = 0
+    init()
+    check(drv.cuDeviceGetCount(&n), "cuDeviceGetCount")
+    return n
+
+
+def device_info(int ordinal):
+    """(name, uuid hex, (major, minor), total bytes, multiprocessors) of a device."""
+    cdef drv.CUdevice dev
+    cdef char name[256]
+    cdef drv.CUuuid uuid
+    cdef size_t total = 0
+    cdef int major = 0, minor = 0, sms = 0
+    init()
+    check(drv.cuDeviceGet(&dev, ordinal), "cuDeviceGet")
+    check(drv.cuDeviceGetName(name, 256, dev), "cuDeviceGetName")
+    check(drv.cuDeviceGetUuid(&uuid, dev), "cuDeviceGetUuid")
+    check(drv.cuDeviceTotalMem(&total, dev), "cuDeviceTotalMem")
+    check(drv.cuDeviceGetAttribute(&major, drv.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "attribute")
+    check(drv.cuDeviceGetAttribute(&minor, drv.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "attribute")
+    check(drv.cuDeviceGetAttribute(&sms, drv.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "attribute")
+    uid = bytes((<unsigned char *> uuid.bytes)[i] for i in range(16)).hex()
+    return name.decode(), uid, (major, minor), total, sms
+
+
+cdef class Context:
+    """The primary context of one device, retained for this object's lifetime."""
+    cdef drv.CUcontext ctx
+    cdef drv.CUdevice dev
+    cdef public int ordinal
+
+    def __cinit__(self, int ordinal):
+        init()
+        self.ordinal = ordinal
+        check(drv.cuDeviceGet(&self.dev, ordinal), "cuDeviceGet")
+        check(drv.cuDevicePrimaryCtxRetain(&self.ctx, self.dev), "cuDevicePrimaryCtxRetain")
+
+    cdef int use(self) except -1 nogil:
+        cdef drv.CUresult rc = drv.cuCtxSetCurrent(self.ctx)
+        if rc != drv.CUDA_SUCCESS:
+            with gil:
+                check(rc, "cuCtxSetCurrent")
+        return 0
+
+    def make_current(self):
+        self.use()
+
+    def mem_info(self):
+        """(free, total) bytes on the device."""
+        cdef size_t free_b = 0, total_b = 0
+        self.use()
+        check(drv.cuMemGetInfo(&free_b, &total_b), "cuMemGetInfo")
+        return free_b, total_b
+
+    def synchronize(self):
+        self.use()
+        with nogil:
+            rc = drv.cuCtxSynchronize()
+        check(rc, "cuCtxSynchronize")
+
+    def close(self):
+        if self.ctx != NULL:
+            drv.cuDevicePrimaryCtxRelease(self.dev)
+            self.ctx = NULL
+
+    def __dealloc__(self):
+        if self.ctx != NULL:
+            drv.cuDevicePrimaryCtxRelease(self.dev)
+
+
+cdef class Module:
+    """A loaded cubin."""
+    cdef drv.CUmodule mod
+    cdef Context ctx
+
+    def __cinit__(self, Context ctx, const unsigned char[::1] image):
+        self.ctx = ctx
+        ctx.use()
+        check(drv.cuModuleLoadData(&self.mod, <const void *> &image[0]), "cuModuleLoadData")
+
+    def kernel(self, str name):
+        cdef Kernel k = Kernel.__new__(Kernel)
+        k.ctx = self.ctx
+        k.module = self
+        k.name = name
+        self.ctx.use()
+        check(drv.cuModuleGetFunction(&k.fn, self.mod, name.encode()), f"cuModuleGetFunction({name})")
+        return k
+
+    def close(self):
+        if self.mod != NULL:
+            self.ctx.use()
+            drv.cuModuleUnload(self.mod)
+            self.mod = NULL
+
+    def __dealloc__(self):
+        if self.mod != NULL and self.ctx is not None and self.ctx.ctx != NULL:
+            drv.cuCtxSetCurrent(self.ctx.ctx)
+            drv.cuModuleUnload(self.mod)
+
+
+cdef class Kernel:
+    """A __global__ function of a Module (keeps the module alive)."""
+    cdef drv.CUfunction fn
+    cdef Context ctx
+    cdef object module
+    cdef public str name
+
+    def set_max_dynamic_shared(self, int nbytes):
+        self.ctx.use()
+        check(drv.cuFuncSetAttribute(self.fn, drv.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes),
+              f"cuFuncSetAttribute({self.name})")
+
+    def attribute(self, str what):
+        cdef int v = 0
+        cdef drv.CUfunction_attribute a
+        if what == "registers":
+            a = drv.CU_FUNC_ATTRIBUTE_NUM_REGS
+        elif what == "max_threads":
+            a = drv.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+        elif what == "local_bytes":
+            a = drv.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+        else:
+            raise ValueError(what)
+        self.ctx.use()
+        check(drv.cuFuncGetAttribute(&v, a, self.fn), "cuFuncGetAttribute")
+        return v
+
+    def launch(self, grid, block, args, Stream stream=None, unsigned int shared=0):
+        """Launch with each argument passed as a 64-bit slot (DeviceBuffer ->
+        its address, int -> its value; 32-bit parameters read the low half)."""
+        cdef int n = len(args), i
+        cdef uint64_t *slots = <uint64_t *> malloc(8 * (n + 1))
+        cdef void **params = <void **> malloc(sizeof(void *) * (n + 1))
+        cdef unsigned int gx, gy, gz, bx, by, bz
+        cdef drv.CUstream s = stream.stream if stream is not None else NULL
+        cdef drv.CUresult rc
+        if slots == NULL or params == NULL:
+            free(slots)
+            free(params)
+            raise MemoryError()
+        try:
+            for i in range(n):
+                a = args[i]
+                slots[i] = (<DeviceBuffer> a).ptr if isinstance(a, DeviceBuffer) else <uint64_t> a
+                params[i] = &slots[i]
+            gx, gy, gz = (tuple(grid) + (1, 1))[:3]
+            bx, by, bz = (tuple(block) + (1, 1))[:3]
+            self.ctx.use()
+            with nogil:
+                rc = drv.cuLaunchKernel(self.fn, gx, gy, gz, bx, by, bz, shared, s, params, NULL)
+            check(rc, f"launch {self.name}")
+        finally:
+            free(slots)
+            free(params)
+
+
+cdef class Stream:
+    cdef drv.CUstream stream
+    cdef Context ctx
+
+    def __cinit__(self, Context ctx):
+        self.ctx = ctx
+        ctx.use()
+        check(drv.cuStreamCreate(&self.stream, drv.CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+
+    def synchronize(self):
+        self.ctx.use()
+        with nogil:
+            rc = drv.cuStreamSynchronize(self.stream)
+        check(rc, "cuStreamSynchronize")
+
+    def close(self):
+        if self.stream != NULL:
+            self.ctx.use()
+            drv.cuStreamDestroy(self.stream)
+            self.stream = NULL
+
+    def __dealloc__(self):
+        if self.stream != NULL and self.ctx is not None and self.ctx.ctx != NULL:
+            drv.cuCtxSetCurrent(self.ctx.ctx)
+            drv.cuStreamDestroy(self.stream)
+
+
+cdef class Event:
+    cdef drv.CUevent event
+    cdef Context ctx
+
+    def __cinit__(self, Context ctx):
+        self.ctx = ctx
+        ctx.use()
+        check(drv.cuEventCreate(&self.event, drv.CU_EVENT_DEFAULT), "cuEventCreate")
+
+    def record(self, Stream stream=None):
+        self.ctx.use()
+        check(drv.cuEventRecord(self.event, stream.stream if stream is not None else NULL), "cuEventRecord")
+
+    def synchronize(self):
+        self.ctx.use()
+        with nogil:
+            rc = drv.cuEventSynchronize(self.event)
+        check(rc, "cuEventSynchronize")
+
+    def elapsed_ms(self, Event start):
+        """Milliseconds from start to this event (both recorded and complete)."""
+        cdef float ms = 0
+        self.ctx.use()
+        check(drv.cuEventElapsedTime(&ms, start.event, self.event), "cuEventElapsedTime")
+        return ms
+
+    def close(self):
+        if self.event != NULL:
+            self.ctx.use()
+            drv.cuEventDestroy(self.event)
+            self.event = NULL
+
+    def __dealloc__(self):
+        if self.event != NULL and self.ctx is not None and self.ctx.ctx != NULL:
+            drv.cuCtxSetCurrent(self.ctx.ctx)
+            drv.cuEventDestroy(self.event)
+
+
+cdef class DeviceBuffer:
+    """nbytes of device memory, freed by close() or collection."""
+    cdef readonly uint64_t ptr
+    cdef readonly size_t nbytes
+    cdef Context ctx
+
+    def __cinit__(self, Context ctx, size_t nbytes):
+        cdef drv.CUdeviceptr p = 0
+        self.ctx = ctx
+        self.nbytes = nbytes
+        ctx.use()
+        check(drv.cuMemAlloc(&p, nbytes if nbytes else 1), f"cuMemAlloc({nbytes} bytes)")
+        self.ptr = <uint64_t> p
+
+    def view(self, size_t offset):
+        """The address offset bytes in (for kernel arguments)."""
+        if offset > self.nbytes:
+            raise ValueError(f"offset {offset} past {self.nbytes} bytes")
+        return self.ptr + offset
+
+    def upload(self, const unsigned char[::1] data, size_t offset=0, Stream stream=None):
+        """Copy host bytes in at offset (async on a stream, else synchronous)."""
+        cdef size_t n = data.shape[0]
+        cdef drv.CUresult rc
+        if offset + n > self.nbytes:
+            raise ValueError(f"{n} bytes at offset {offset} overflow a {self.nbytes}-byte buffer")
+        if n == 0:
+            return
+        self.ctx.use()
+        with nogil:
+            if stream is None:
+                rc = drv.cuMemcpyHtoD(<drv.CUdeviceptr> (self.ptr + offset), &data[0], n)
+            else:
+                rc = drv.cuMemcpyHtoDAsync(<drv.CUdeviceptr> (self.ptr + offset), &data[0], n, stream.stream)
+        check(rc, "cuMemcpyHtoD")
+
+    def download(self, unsigned char[::1] out, size_t offset=0, Stream stream=None):
+        cdef size_t n = out.shape[0]
+        cdef drv.CUresult rc
+        if offset + n > self.nbytes:
+            raise ValueError(f"{n} bytes at offset {offset} overflow a {self.nbytes}-byte buffer")
+        if n == 0:
+            return
+        self.ctx.use()
+        with nogil:
+            if stream is None:
+                rc = drv.cuMemcpyDtoH(&out[0], <drv.CUdeviceptr> (self.ptr + offset), n)
+            else:
+                rc = drv.cuMemcpyDtoHAsync(&out[0], <drv.CUdeviceptr> (self.ptr + offset), n, stream.stream)
+        check(rc, "cuMemcpyDtoH")
+
+    def copy_from(self, DeviceBuffer src, size_t nbytes, size_t dst_offset=0, size_t src_offset=0,
+                  Stream stream=None):
+        cdef drv.CUresult rc
+        if dst_offset + nbytes > self.nbytes or src_offset + nbytes > src.nbytes:
+            raise ValueError("device copy out of bounds")
+        self.ctx.use()
+        with nogil:
+            if stream is None:
+                rc = drv.cuMemcpyDtoD(<drv.CUdeviceptr> (self.ptr + dst_offset),
+                                      <drv.CUdeviceptr> (src.ptr + src_offset), nbytes)
+            else:
+                rc = drv.cuMemcpyDtoDAsync(<drv.CUdeviceptr> (self.ptr + dst_offset),
+                                           <drv.CUdeviceptr> (src.ptr + src_offset), nbytes, stream.stream)
+        check(rc, "cuMemcpyDtoD")
+
+    def zero(self, Stream stream=None):
+        cdef drv.CUresult rc
+        self.ctx.use()
+        with nogil:
+            if stream is None:
+                rc = drv.cuMemsetD8(<drv.CUdeviceptr> self.ptr, 0, self.nbytes)
+            else:
+                rc = drv.cuMemsetD8Async(<drv.CUdeviceptr> self.ptr, 0, self.nbytes, stream.stream)
+        check(rc, "cuMemsetD8")
+
+    def close(self):
+        if self.ptr:
+            self.ctx.use()
+            drv.cuMemFree(<drv.CUdeviceptr> self.ptr)
+            self.ptr = 0
+
+    def __dealloc__(self):
+        if self.ptr and self.ctx is not None and self.ctx.ctx != NULL:
+            drv.cuCtxSetCurrent(self.ctx.ctx)
+            drv.cuMemFree(<drv.CUdeviceptr> self.ptr)
+
+
+cdef class PinnedBuffer:
+    """Page-locked host memory (fast, truly asynchronous copies), exposed as a
+    writable buffer; freed by close() or collection."""
+    cdef void *data
+    cdef readonly size_t nbytes
+    cdef Context ctx
+    cdef Py_ssize_t shape[1]
+    cdef Py_ssize_t strides[1]
+    cdef int views
+
+    def __cinit__(self, Context ctx, size_t nbytes):
+        self.ctx = ctx
+        self.nbytes = nbytes
+        ctx.use()
+        check(drv.cuMemHostAlloc(&self.data, nbytes if nbytes else 1, 0), f"cuMemHostAlloc({nbytes} bytes)")
+        memset(self.data, 0, nbytes)
+
+    def __getbuffer__(self, Py_buffer *buf, int flags):
+        self.shape[0] = <Py_ssize_t> self.nbytes
+        self.strides[0] = 1
+        buf.buf = self.data
+        buf.obj = self
+        buf.len = <Py_ssize_t> self.nbytes
+        buf.readonly = 0
+        buf.itemsize = 1
+        buf.format = "B"
+        buf.ndim = 1
+        buf.shape = self.shape
+        buf.strides = self.strides
+        buf.suboffsets = NULL
+        buf.internal = NULL
+        self.views += 1
+
+    def __releasebuffer__(self, Py_buffer *buf):
+        self.views -= 1
+
+    def close(self):
+        if self.views:
+            raise BufferError("pinned buffer still has views")
+        if self.data != NULL:
+            self.ctx.use()
+            drv.cuMemFreeHost(self.data)
+            self.data = NULL
+
+    def __dealloc__(self):
+        if self.data != NULL and self.ctx is not None and self.ctx.ctx != NULL:
+            drv.cuCtxSetCurrent(self.ctx.ctx)
+            drv.cuMemFreeHost(self.data)

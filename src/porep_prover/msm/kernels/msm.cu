@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Pippenger MSM on the GPU (launched by backend/gpu_msm.py), for G1 (default)
+ * or G2 (compiled with -DMSM_G2). Any correct sum is the same point, so the
+ * result equals the CPU's after normalisation.
+ *
+ *   msm_classify     scalars -> canonical (zero where the point is at
+ *                    infinity); counts of zero / one / full scalars
+ *   msm_count        per window, signed base-2^c digits; bucket sizes
+ *   scan_*           exclusive prefix sums of the sizes: bucket offsets
+ *   msm_fill         entries (point index | sign) and their bucket keys,
+ *                    sorted by bucket (a counting sort)
+ *   msm_accumulate   fixed chunks of entries per thread, whatever the bucket
+ *                    sizes; a bucket inside one chunk is written to the sums,
+ *                    the open ends of the others go to a shorter list of
+ *                    partial sums, and msm_combine repeats on that list until
+ *                    every bucket is complete
+ *   msm_reduce       per (window, segment of buckets): sum (b + 1) B_b
+ *   msm_fold         partial sums folded by a factor, group by group
+ *   msm_sum          the sum of all points (batch addition)
+ *   (host)           the windows (Horner) and the normalisation
+ *
+ * The 0 / 1 / full split costs nothing here: a zero scalar has no digit, a
+ * one has a single digit, so it costs one addition in one bucket. */
+#include "porep_prover/ec.cuh"
+
+#ifdef MSM_G2
+typedef fq2_t field;
+#define PREFIX(name) g2_##name
+#else
+typedef fq_t field;
+#define PREFIX(name) g1_##name
+#endif
+typedef affine<field> point;
+typedef xyzz<field> proj;
+
+#define SIGN_BIT 0x80000000u
+#define DEAD_BIT 0x80000000u  /* a partial-list key whose bucket is already written */
+#define FULL_MASK 0xffffffffu
+
+/* counters: [0] zeros, [1] ones, [2] full */
+extern "C" __global__ void PREFIX(msm_classify)(const fr_t *scalars, const point *points, u32 n, fr_t *canonical,
+                                                u32 *counters)
+{
+    __shared__ u32 tally[3];
+    if (threadIdx.x < 3) tally[threadIdx.x] = 0;
+    __syncthreads();
+    u32 mine[3] = {0, 0, 0};
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        fr_t k, one;
+#pragma unroll
+        for (int j = 0; j < 8; j++) one.v[j] = j == 0;
+        mont_mul<8>(k, scalars[i], one); /* out of Montgomery form */
+        if (!mont_is_zero<8>(k) && is_inf(points[i])) {
+#pragma unroll
+            for (int j = 0; j < 8; j++) k.v[j] = 0;
+        }
+        canonical[i] = k;
+        bool is_one = k.v[0] == 1;
+#pragma unroll
+        for (int j = 1; j < 8; j++) is_one &= k.v[j] == 0;
+        mine[mont_is_zero<8>(k) ? 0 : is_one ? 1 : 2]++;
+    }
+    for (int j = 0; j < 3; j++) atomicAdd(&tally[j], mine[j]);
+    __syncthreads();
+    if (threadIdx.x < 3) atomicAdd(&counters[threadIdx.x], tally[threadIdx.x]);
+}
+
+/* Signed digit of window w of k, given the carry out of window w - 1. */
+DEV int signed_digit(const fr_t &k, u32 w, u32 c, u32 &carry)
+{
+    u32 bit = w * c, limb = bit / 32, shift = bit % 32, mask = (1u << c) - 1;
+    u64 v = limb < 8 ? (u64)k.v[limb] : 0;
+    if (limb + 1 < 8) v |= (u64)k.v[limb + 1] << 32; /* shift < 32 and c <= 24: two limbs suffice */
+    u32 d = ((u32)(v >> shift) & mask) + carry;
+    carry = d > (mask >> 1) + 1;
+    return carry ? (int)d - (int)(1u << c) : (int)d;
+}
+
+/* One atomicAdd per group of lanes with the same counter (repeated scalars
+ * would otherwise serialise on one address); returns the old value plus this
+ * lane's rank in its group. Every lane of the warp must call it. */
+DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
+{
+    u32 key = active ? slot : FULL_MASK;
+    u32 peers = __match_any_sync(FULL_MASK, key);
+    u32 lane = threadIdx.x & 31, leader = __ffs(peers) - 1;
+    u32 base = 0;
+    if (active && lane == leader) base = atomicAdd(&counters[slot], (u32)__popc(peers));
+    base = __shfl_sync(FULL_MASK, base, leader);
+    return base + __popc(peers & ((1u << lane) - 1));
+}
+
+/* Bucket of a nonzero digit in window w: windows of nb buckets, digit +-(b + 1). */
+DEV u32 bucket_of(int d, u32 w, u32 nb) { return w * nb + (u32)(d < 0 ? -d : d) - 1; }
+
+extern "C" __global__ void PREFIX(msm_count)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 nb, u32 *counts)
+{
+    /* the loop bound is warp-uniform so every lane reaches grouped_add */
+    for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
+        u32 i = base + threadIdx.x;
+        fr_t k;
+        if (i < n) k = canonical[i];
+        else {
+#pragma unroll
+            for (int j = 0; j < 8; j++) k.v[j] = 0;
+        }
+        u32 carry = 0;
+        for (u32 w = 0; w < windows; w++) {
+            int d = signed_digit(k, w, c, carry);
+            grouped_add(counts, d ? bucket_of(d, w, nb) : 0, d != 0);
+        }
+    }
+}
+
+extern "C" __global__ void PREFIX(msm_fill)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 nb, u32 *cursor,
+                                            u32 *entries, u32 *keys)
+{
+    for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
+        u32 i = base + threadIdx.x;
+        fr_t k;
+        if (i < n) k = canonical[i];
+        else {
+#pragma unroll
+            for (int j = 0; j < 8; j++) k.v[j] = 0;
+        }
+        u32 carry = 0;
+        for (u32 w = 0; w < windows; w++) {
+            int d = signed_digit(k, w, c, carry);
+            u32 b = d ? bucket_of(d, w, nb) : 0;
+            u32 pos = grouped_add(cursor, b, d != 0);
+            if (d) {
+                entries[pos] = i | (d < 0 ? SIGN_BIT : 0u);
+                keys[pos] = b;
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- scan */
+
+/* Exclusive scan of 1024-element tiles (256 threads x 4); tile totals to sums. */
+extern "C" __global__ void PREFIX(scan_tiles)(const u32 *in, u32 *out, u32 n, u32 *sums)
+{
+    __shared__ u32 warp_tot[8];
+    u32 t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    size_t base = (size_t)blockIdx.x * 1024 + t * 4;
+    u32 v[4], s = 0;
+    for (int j = 0; j < 4; j++) {
+        v[j] = base + j < n ? in[base + j] : 0;
+        s += v[j];
+    }
+    u32 x = s; /* inclusive warp scan of the thread totals */
+    for (int d = 1; d < 32; d <<= 1) {
+        u32 y = __shfl_up_sync(FULL_MASK, x, d);
+        if (lane >= d) x += y;
+    }
+    if (lane == 31) warp_tot[warp] = x;
+    __syncthreads();
+    u32 before = 0;
+    for (u32 j = 0; j < warp; j++) before += warp_tot[j];
+    u32 run = before + x - s;
+    for (int j = 0; j < 4; j++) {
+        if (base + j < n) out[base + j] = run;
+        run += v[j];
+    }
+    if (t == 255) sums[blockIdx.x] = run;
+}
+
+/* In place, one block of 1024 threads: exclusive scan of the tile totals; the
+ * grand total goes to *total. */
+extern "C" __global__ void PREFIX(scan_sums)(u32 *sums, u32 tiles, u32 *total)
+{
+    __shared__ u32 warp_tot[32];
+    __shared__ u32 carry;
+    u32 t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    if (t == 0) carry = 0;
+    __syncthreads();
+    for (u32 base = 0; base < tiles; base += 1024) {
+        u32 i = base + t, s = i < tiles ? sums[i] : 0, x = s;
+        for (int d = 1; d < 32; d <<= 1) {
+            u32 y = __shfl_up_sync(FULL_MASK, x, d);
+            if (lane >= d) x += y;
+        }
+        if (lane == 31) warp_tot[warp] = x;
+        __syncthreads();
+        u32 before = carry;
+        for (u32 j = 0; j < warp; j++) before += warp_tot[j];
+        if (i < tiles) sums[i] = before + x - s;
+        __syncthreads();
+        if (t == 1023) carry = before + x;
+        __syncthreads();
+    }
+    if (t == 0) *total = carry;
+}
+
+extern "C" __global__ void PREFIX(scan_add)(u32 *out, u32 n, const u32 *sums)
+{
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] += sums[i >> 10];
+}
+
+/* ---------------------------------------------------------------- buckets */
+
+/* Where a chunk's first and last runs go: slot 2t and 2t + 1 of the next
+ * list. A run that is a whole bucket is written to sums and leaves a dead
+ * slot (identity); an open run leaves its sum, to be combined with its
+ * neighbours' at the next level. Keys stay sorted, so the list is again
+ * sorted by bucket. */
+DEV void flush(proj *sums, u32 *next_keys, proj *next, u32 t, u32 key, bool dead, const proj &acc, bool open,
+               bool first, bool last)
+{
+    proj id;
+    set_inf(id);
+    if (!open && !dead) sums[key] = acc;
+    u32 k = key | ((open && !dead) ? 0u : DEAD_BIT);
+    if (first) {
+        next_keys[2 * t] = k;
+        next[2 * t] = open ? acc : id;
+    }
+    if (last) {
+        next_keys[2 * t + 1] = k;
+        next[2 * t + 1] = (open && !first) ? acc : id;
+    }
+}
+
+/* Level 1: entries (point index | sign) sorted by keys, total of them. */
+extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *keys,
+                                                  const u32 *total_p, u32 chunk, proj *sums, u32 *next_keys,
+                                                  proj *next)
+{
+    u32 total = *total_p, chunks = (total + chunk - 1) / chunk;
+    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < chunks; t += gridDim.x * blockDim.x) {
+        u32 lo = t * chunk, hi = min(lo + chunk, total);
+        u32 key = keys[lo];
+        bool open_left = lo > 0 && keys[lo - 1] == key, first = true;
+        proj acc;
+        set_inf(acc);
+        for (u32 pos = lo; pos < hi; pos++) {
+            u32 k = keys[pos];
+            if (k != key) {
+                flush(sums, next_keys, next, t, key, false, acc, open_left, first, false);
+                first = open_left = false;
+                key = k;
+                set_inf(acc);
+            }
+            u32 e = entries[pos];
+            add_affine(acc, acc, points[e & ~SIGN_BIT], (e & SIGN_BIT) != 0);
+        }
+        bool open_right = hi < total && keys[hi] == key;
+        flush(sums, next_keys, next, t, key, false, acc, open_left || open_right, first, true);
+    }
+}
+
+/* Level 2 and on: the same over a list of partial sums (keys may be dead). */
+extern "C" __global__ void PREFIX(msm_combine)(const u32 *keys, const proj *values, u32 total, u32 chunk,
+                                               proj *sums, u32 *next_keys, proj *next)
+{
+    u32 chunks = (total + chunk - 1) / chunk;
+    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < chunks; t += gridDim.x * blockDim.x) {
+        u32 lo = t * chunk, hi = min(lo + chunk, total);
+        u32 key = keys[lo] & ~DEAD_BIT;
+        bool dead = (keys[lo] & DEAD_BIT) != 0;
+        bool open_left = lo > 0 && (keys[lo - 1] & ~DEAD_BIT) == key, first = true;
+        proj acc;
+        set_inf(acc);
+        for (u32 pos = lo; pos < hi; pos++) {
+            u32 k = keys[pos] & ~DEAD_BIT;
+            if (k != key) {
+                flush(sums, next_keys, next, t, key, dead, acc, open_left, first, false);
+                first = open_left = false;
+                key = k;
+                dead = (keys[pos] & DEAD_BIT) != 0;
+                set_inf(acc);
+            }
+            if (!dead) add(acc, acc, values[pos]);
+        }
+        bool open_right = hi < total && (keys[hi] & ~DEAD_BIT) == key;
+        flush(sums, next_keys, next, t, key, dead, acc, open_left || open_right, first, true);
+    }
+}
+
+/* k p for a small k >= 0 (double-and-add from the top set bit). */
+DEV void mul_small(proj &r, const proj &p, u32 k)
+{
+    proj acc;
+    set_inf(acc);
+    for (int bit = 31 - __clz(k | 1); bit >= 0; bit--) {
+        dbl(acc, acc);
+        if ((k >> bit) & 1) add(acc, acc, p);
+    }
+    r = acc;
+}
+
+/* partial[w * segments + s] = sum over the segment's buckets b of (b + 1) B_b. */
+extern "C" __global__ void PREFIX(msm_reduce)(const proj *sums, u32 nb, u32 windows, u32 segments, proj *partial)
+{
+    u32 total = windows * segments, per = (nb + segments - 1) / segments;
+    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
+        u32 w = t / segments, s = t % segments;
+        u32 lo = min(s * per, nb), hi = min(lo + per, nb);
+        proj running, acc, shifted;
+        set_inf(running);
+        set_inf(acc);
+        for (u32 b = hi; b-- > lo;) { /* acc = sum (b - lo + 1) B_b, running = sum B_b */
+            add(running, running, sums[(size_t)w * nb + b]);
+            add(acc, acc, running);
+        }
+        mul_small(shifted, running, lo); /* + lo sum B_b: weights b + 1 */
+        add(acc, acc, shifted);
+        partial[t] = acc;
+    }
+}
+
+/* out[g * per_out + j] = sum of in[g * per_in + i] over j f <= i < (j + 1) f, f = ceil(per_in / per_out). */
+extern "C" __global__ void PREFIX(msm_fold)(const proj *in, u32 groups, u32 per_in, u32 per_out, proj *out)
+{
+    u32 total = groups * per_out, f = (per_in + per_out - 1) / per_out;
+    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
+        u32 g = t / per_out, j = t % per_out;
+        proj acc;
+        set_inf(acc);
+        for (u32 i = j * f; i < min((j + 1) * f, per_in); i++) add(acc, acc, in[(size_t)g * per_in + i]);
+        out[t] = acc;
+    }
+}
+
+/* partial[t] = sum of points[i] for i = t, t + T, t + 2T, ... (T = the launched thread count). */
+extern "C" __global__ void PREFIX(msm_sum)(const point *points, u32 count, proj *partial)
+{
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+    proj acc;
+    set_inf(acc);
+    for (u32 i = t; i < count; i += stride) add_affine(acc, acc, points[i]);
+    partial[t] = acc;
+}

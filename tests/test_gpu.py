@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The GPU backend against the CPU backend, bit for bit (marked gpu: skipped
+without a CUDA device)."""
+import numpy as np
+import pytest
+
+import porep_prover as pp
+from porep_prover import FrArray, G1Array, G2Array
+from porep_prover.backend import get_backend, gpu_available
+from porep_prover.circuits import porep_like, square_chain
+from porep_prover.field.constants import R
+from porep_prover.groth16 import insecure_setup, prove, verify
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
+
+CPU = get_backend("cpu")
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    return get_backend("gpu")
+
+
+def random_fr(n, rng):
+    """n uniform-ish elements fast: random limbs, the top one cut to 62 bits (< r)."""
+    limbs = np.frombuffer(rng.randbytes(32 * n), dtype=np.uint64).reshape(n, 4).copy()
+    limbs[:, 3] &= (1 << 62) - 1
+    return FrArray(limbs)
+
+
+def random_points(cls, rng, n, distinct=512):
+    """n points: a few hundred random ones repeated (the MSM does not care), plus their negations."""
+    base = cls.generator().scale([rng.randrange(1, R) for _ in range(min(n, distinct))])
+    if n <= distinct:
+        return base
+    reps = -(-n // len(base))
+    return cls(np.ascontiguousarray(np.tile(base.limbs, (reps, 1))[:n]))
+
+
+# ---------------------------------------------------------------- field
+
+@pytest.mark.parametrize("n", [1, 255, 4097])
+def test_fr_products_match_cpu(gpu, n, rng):
+    a, b = random_fr(n, rng), random_fr(n, rng)
+    bufs = [gpu.upload(a.limbs), gpu.upload(b.limbs), gpu.alloc(32 * n)]
+    gpu.launch("ntt", "fr_mul_vec", n, [bufs[2], bufs[0], bufs[1], n])
+    got = FrArray(gpu.download_array(bufs[2], (n, 4)))
+    gpu.free(*bufs)
+    assert got == a * b
+
+
+# ---------------------------------------------------------------- NTT
+
+@pytest.mark.parametrize("log_n", [0, 1, 2, 5, 9, 10, 11, 12, 17, 21])
+@pytest.mark.parametrize("inverse", [False, True])
+@pytest.mark.parametrize("coset", [False, True])
+def test_ntt_matches_cpu(gpu, log_n, inverse, coset, rng):
+    xs = random_fr(1 << log_n, rng)
+    assert gpu.ntt(xs, inverse, coset, 1) == CPU.ntt(xs, inverse, coset, 2)
+
+
+@pytest.mark.parametrize("log_n", [1, 3, 10, 13, 20])
+@pytest.mark.parametrize("flavor", ["bellman", "snarkjs"])
+def test_h_poly_matches_cpu(gpu, log_n, flavor, rng):
+    n = 1 << log_n
+    a, b, c = (random_fr(n, rng) for _ in range(3))
+    want = CPU.h_poly(a.copy(), b.copy(), c.copy(), 2, flavor)
+    assert gpu.h_poly(a, b, c, 1, flavor) == want
+
+
+def test_ntt_public_api(rng):
+    xs = random_fr(1 << 14, rng)
+    assert pp.ntt(xs, coset=True, backend="gpu") == pp.ntt(xs, coset=True, backend="cpu")
+    assert pp.ntt(pp.ntt(xs, backend="gpu"), inverse=True, backend="gpu") == xs
+
+
+# ---------------------------------------------------------------- MSM
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("n", [1, 2, 3, 31, 100, 257, 1000, 4099, 70001])
+def test_msm_random(gpu, cls, n, rng):
+    if cls is G2Array and n > 5000:
+        n //= 8
+    pts, sc = random_points(cls, rng, n), random_fr(n, rng)
+    got, stats = gpu.msm(pts, sc, 1)
+    want, cpu_stats = CPU.msm(pts, sc, 2)
+    assert got == want
+    assert {k: stats[k] for k in ("zeros", "ones", "full")} == {k: cpu_stats[k] for k in ("zeros", "ones", "full")}
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("kind", ["zeros", "ones", "repeated", "mixed", "small", "minus_one"])
+def test_msm_special_scalars(gpu, cls, kind, rng):
+    n = 20000 if cls is G1Array else 3000
+    pts = random_points(cls, rng, n)
+    if kind == "zeros":
+        sc = FrArray.zeros(n)
+    elif kind == "ones":
+        sc = FrArray.from_ints([1] * n)
+    elif kind == "repeated":
+        sc = FrArray.from_ints([rng.randrange(R)] * n)
+    elif kind == "small":
+        sc = FrArray.from_ints([rng.randrange(4) for _ in range(n)])
+    elif kind == "minus_one":
+        sc = FrArray.from_ints([R - 1] * n)
+    else:
+        pick = [0, 1, rng.randrange(R)]
+        sc = FrArray.from_ints([pick[rng.randrange(3)] for _ in range(n)])
+    got, stats = gpu.msm(pts, sc, 1)
+    want, cpu_stats = CPU.msm(pts, sc, 2)
+    assert got == want
+    assert stats["ones"] == cpu_stats["ones"] and stats["zeros"] == cpu_stats["zeros"]
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+def test_msm_points_at_infinity_and_cancelling(gpu, cls, rng):
+    n = 5000
+    pts = random_points(cls, rng, n)
+    limbs = pts.limbs.copy()
+    limbs[::7] = 0                      # points at infinity
+    pts = cls(limbs)
+    sc = random_fr(n, rng)
+    got, stats = gpu.msm(pts, sc, 1)
+    assert got == CPU.msm(pts, sc, 2)[0]
+    assert stats["zeros"] >= len(range(0, n, 7))
+    # P and -P with the same scalar: the sum is the identity
+    half = random_points(cls, rng, 100)
+    both = cls(np.concatenate([half.limbs, (-half).limbs]))
+    k = FrArray.from_ints([rng.randrange(R)] * 200)
+    assert gpu.msm(both, k, 1)[0] == cls.POINT.identity()
+
+
+def test_msm_streams_chunks_when_over_budget(gpu, rng):
+    n = 30000
+    pts, sc = random_points(G1Array, rng, n), random_fr(n, rng)
+    want = CPU.msm(pts, sc, 2)[0]
+    budget = gpu.resident_budget
+    gpu.resident_budget = 96 * 7000      # forces chunks of 7000 points
+    try:
+        got, _ = gpu.msm(pts, sc, 1)
+    finally:
+        gpu.resident_budget = budget
+    assert got == want
+
+
+def test_resident_points_are_reused_and_released(gpu, rng):
+    pts = random_points(G1Array, rng, 3000)
+    before = gpu.resident_bytes()
+    gpu.msm(pts, random_fr(3000, rng), 1)
+    first = gpu.resident_bytes()
+    assert first == before + pts.limbs.nbytes
+    gpu.msm(pts, random_fr(3000, rng), 1)
+    assert gpu.resident_bytes() == first
+    del pts
+    import gc
+    gc.collect()
+    assert gpu.resident_bytes() == before
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 9999])
+def test_batch_sum(gpu, cls, n, rng):
+    pts = random_points(cls, rng, n)
+    assert gpu.batch_sum(pts, 1) == CPU.batch_sum(pts, 2)
+    assert pp.batch_sum(pts, backend="gpu") == CPU.batch_sum(pts, 2)
+
+
+def test_msm_public_api(rng):
+    pts, sc = random_points(G1Array, rng, 777), random_fr(777, rng)
+    stats = {}
+    assert pp.msm(pts, sc, backend="gpu", stats=stats) == pp.msm(pts, sc, backend="cpu")
+    assert stats["full"] + stats["ones"] + stats["zeros"] == 777
+
+
+# ---------------------------------------------------------------- proofs
+
+@pytest.mark.parametrize("make", [square_chain, porep_like], ids=["square_chain", "porep_like"])
+def test_proof_on_gpu_verifies(make, rng):
+    r1cs, witness, public = make(3000)
+    params = insecure_setup(r1cs, rng=rng)
+    proof = prove(params, r1cs, witness, backend="gpu", rng=rng)
+    assert verify(params.vk, public, proof)
+    assert not verify(params.vk, [(public[0] + 1) % R] + list(public[1:]), proof)
