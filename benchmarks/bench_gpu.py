@@ -28,6 +28,7 @@ import numpy as np
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend
+from porep_prover.backend.gpu_msm import window_bits
 from porep_prover.field.constants import FR_GENERATOR, R
 
 ROWS: list[dict] = []
@@ -96,8 +97,39 @@ def row(section, size, device_ms, call_ms, floor_ms, **extra):
           f"{device_ms / floor_ms:6.2f} | {extra.get('note', '')}", flush=True)
 
 
+def bench_field(gpu, args, rng):
+    """Montgomery products per second, chains in registers (DESIGN.md's naive bars: Fr 38 G/s, Fq 17 G/s)."""
+    n, iters = gpu.info.multiprocessors * 2048 * 4, 256
+    for name, words, module, kernel in (("fr_mul", 4, "ntt", "fr_mul_chain"),
+                                        ("fq_mul", 6, "msm_g1", "g1_fq_mul_chain"),
+                                        ("fq_mul", 6, "msm_g1.fq_call", "g1_fq_mul_chain")):
+        x = rng.integers(0, 1 << 62, size=(n, words), dtype=np.uint64)
+        bx, by = gpu.upload(x), gpu.upload(x[::-1].copy())
+        k = gpu.kernel(module, kernel)
+        ms = device_time(gpu, lambda: k.launch((n // 256,), (256,), [bx, by, n, iters], gpu.stream), 5)
+        gpu.free(bx, by)
+        rate = n * iters / ms / 1e6
+        row(name, 0, ms, None, n * iters * (FR_MUL if words == 4 else FQ_MUL) / IMAD_PER_S * 1e3,
+            note=f"{rate:.1f} G products/s ({module})")
+
+
+def bench_transfers(gpu, args, rng):
+    """Host <-> device GB/s through the pinned staging, with and without copy threads."""
+    data = rng.integers(0, 255, size=1 << 30, dtype=np.uint8)
+    pool = gpu.staging._pool
+    for label, use in (("threads", pool), ("1 thread", None)):
+        gpu.staging._pool = use
+        buf = gpu.upload(data)
+        up = host_time(lambda: gpu.free(gpu.upload(data)), 3)
+        down = host_time(lambda: gpu.download_array(buf, (len(data),), np.uint8), 3)
+        gpu.free(buf)
+        row("xfer", 30, up, None, len(data) / 4.2e12 * 2e3, note=f"{label}: up {len(data) / up / 1e6:.1f} GB/s, "
+            f"down {len(data) / down / 1e6:.1f} GB/s")
+    gpu.staging._pool = pool
+
+
 def bench_ntt(gpu, args, rng):
-    for log_n in range(args.min_log, min(args.max_log, 27) + 1, args.step):
+    for log_n in range(args.min_log, min(args.max_log, 27) + 1, args.ntt_step):
         n = 1 << log_n
         xs = random_fr(n, rng)
         src, dst = gpu.upload(xs.limbs), gpu.alloc(32 * n)
@@ -111,7 +143,7 @@ def bench_ntt(gpu, args, rng):
 
 
 def bench_h(gpu, args, rng):
-    for log_n in sorted({min(args.max_log, 24), min(args.max_log, 27)} | ({20} if args.max_log >= 20 else set())):
+    for log_n in sorted({min(args.max_log, 24), min(args.max_log, 27), min(args.max_log, 20)}):
         n = 1 << log_n
         for flavor in ("bellman", "snarkjs"):
             host = [random_fr(n, rng) for _ in range(3)]
@@ -134,7 +166,11 @@ def bench_msm(gpu, args, rng, cls, group):
         buf = gpu.upload(sc.limbs)
         dev = device_time(gpu, lambda: gpu.msm_ops.msm_device(pts, buf), args.reps if log_n < 24 else 3)
         call = host_time(lambda: gpu.msm(pts, sc, 1), 2 if log_n < 24 else 1)
-        note = f"c={gpu.msm(pts, sc, 1)[1]['window_bits']}"
+        gpu.msm_ops.profile = {}
+        gpu.msm_ops.msm_device(pts, buf)
+        phases = " ".join(f"{k}={v:.1f}" for k, v in gpu.msm_ops.profile.items())
+        gpu.msm_ops.profile = None
+        note = f"c={window_bits(n)} {phases}"
         if args.check and log_n <= 18:
             note += " = cpu" if gpu.msm(pts, sc, 1)[0] == pp.msm(pts, sc, backend="cpu") else " MISMATCH"
         gpu.free(buf)
@@ -149,6 +185,8 @@ def bench_groth16(gpu, args, rng):
         if log_n > args.max_log_proof:
             break
         for name, make in (("porep", porep_like), ("chain", square_chain)):
+            if log_n >= 24 and name == "chain":
+                continue                                     # its CPU-side setup alone takes minutes
             r1cs, witness, public = make((1 << log_n) - 8)
             t = time.perf_counter()
             params = insecure_setup(r1cs, backend="cpu")
@@ -160,6 +198,7 @@ def bench_groth16(gpu, args, rng):
             parts = " ".join(f"{k}={v * 1e3:.0f}" for k, v in timings.items())
             row(f"proof_{name}", log_n, ms, None, float("nan"),
                 note=f"verified={ok} setup={setup_s:.0f}s {parts}")
+            gpu.release_resident()
 
 
 def main() -> int:
@@ -168,19 +207,26 @@ def main() -> int:
     ap.add_argument("--min-log", type=int, default=16)
     ap.add_argument("--max-log", type=int, default=24)
     ap.add_argument("--max-log-proof", type=int, default=20)
-    ap.add_argument("--step", type=int, default=2)
+    ap.add_argument("--step", type=int, default=2, help="log-size step of the MSM rows")
+    ap.add_argument("--ntt-step", type=int, default=1)
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--msm-variant", default="", help="build variant of the MSM kernels (see backend.gpu.VARIANTS)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--json")
     args = ap.parse_args()
     gpu = get_backend("gpu")
+    gpu.msm_ops.variant = args.msm_variant
     rng = np.random.default_rng(args.seed)
     info = gpu.info
     print(f"device: {info.name} ({info.arch}, {info.multiprocessors} SMs, {info.memory_bytes / 2**30:.0f} GiB)")
     print("| what     | size | device ms  |   call ms  |  xfer  |  floor ms | ×floor | note")
     print("|---|---|---|---|---|---|---|---|")
     sections = args.sections.split(",")
+    if "field" in sections:
+        bench_field(gpu, args, rng)
+    if "xfer" in sections:
+        bench_transfers(gpu, args, rng)
     if "ntt" in sections:
         bench_ntt(gpu, args, rng)
     if "h" in sections:
@@ -189,6 +235,12 @@ def main() -> int:
         bench_msm(gpu, args, rng, G1Array, 1)
     if "msm_g2" in sections:
         bench_msm(gpu, args, rng, G2Array, 2)
+    if "msm_variants" in sections:
+        for variant in ("", "fq_call"):
+            gpu.msm_ops.variant = variant
+            print(f"(G1 MSM variant {variant or 'inline'})")
+            bench_msm(gpu, args, rng, G1Array, 1)
+        gpu.msm_ops.variant = args.msm_variant
     if "groth16" in sections:
         bench_groth16(gpu, args, rng)
     if args.json:

@@ -49,6 +49,15 @@ def test_fr_products_match_cpu(gpu, n, rng):
     assert got == a * b
 
 
+@pytest.mark.parametrize("nbytes", [1, 1000, (1 << 20) + 1, 3 * (32 << 20) + 12345])
+def test_staged_transfers_roundtrip(gpu, nbytes, rng):
+    data = np.frombuffer(rng.randbytes(nbytes), dtype=np.uint8)
+    buf = gpu.upload(data)
+    back = gpu.download_array(buf, (nbytes,), np.uint8)
+    gpu.free(buf)
+    assert np.array_equal(back, data)
+
+
 # ---------------------------------------------------------------- NTT
 
 @pytest.mark.parametrize("log_n", [0, 1, 2, 5, 9, 10, 11, 12, 17, 21])

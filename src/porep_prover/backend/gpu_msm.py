@@ -40,9 +40,30 @@ class GpuMsm:
 
     def __init__(self, gpu):
         self.gpu = gpu
+        self.profile: dict[str, float] | None = None  # set to a dict: ms per phase are added to it
+        self.variant = ""                              # "" or a suffix of gpu.VARIANTS (benchmarks)
+
+    def _marker(self):
+        """mark(name) ends the phase called name (CUDA events; a no-op unless profiling)."""
+        if self.profile is None:
+            return lambda name: None, lambda: None
+        gpu, events = self.gpu, []
+
+        def mark(name):
+            ev = gpu.drv.Event(gpu.ctx)
+            ev.record(gpu.stream)
+            events.append((name, ev))
+
+        def collect():
+            gpu.stream.synchronize()
+            for (_, a), (name, b) in zip(events, events[1:]):
+                self.profile[name] = self.profile.get(name, 0.0) + b.elapsed_ms(a)
+
+        mark("start")
+        return mark, collect
 
     def _module(self, group: int) -> str:
-        return f"msm_g{group}"
+        return f"msm_g{group}" + (f".{self.variant}" if self.variant else "")
 
     def _proj_bytes(self, points) -> int:
         return 2 * points.WIDTH * 8  # xyzz: four coordinates, twice the affine two
@@ -102,15 +123,19 @@ class GpuMsm:
             bufs.append(buf)
             return buf
 
+        mark, collect = self._marker()
         try:
             canon, counters = alloc(32 * n), alloc(16)
             counters.zero(gpu.stream)
             gpu.launch(mod, f"g{group}_msm_classify", n, [sc, pts, n, canon, counters])
+            mark("classify")
             counts = alloc(4 * keys_n)
             counts.zero(gpu.stream)
             gpu.launch(mod, f"g{group}_msm_count", n, [canon, n, c, windows, nb, counts])
+            mark("count")
             offsets, total_buf = alloc(4 * keys_n), alloc(4)
             self._scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
+            mark("scan")
             split = gpu.download_array(counters, (4,), np.uint32)[:3].astype(np.int64)
             total = int(gpu.download_array(total_buf, (1,), np.uint32)[0])
             if total == 0:
@@ -118,10 +143,14 @@ class GpuMsm:
             cursor, entries, keys = alloc(4 * keys_n), alloc(4 * total), alloc(4 * total)
             cursor.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
             gpu.launch(mod, f"g{group}_msm_fill", n, [canon, n, c, windows, nb, cursor, entries, keys])
+            mark("fill")
             sums = alloc(proj_bytes * keys_n)
             sums.zero(gpu.stream)
-            self._accumulate(mod, group, pts, entries, keys, total_buf, total, sums, proj_bytes, alloc)
-            return self._reduce(mod, group, sums, nb, windows, proj_bytes, alloc), split
+            self._accumulate(mod, group, pts, entries, keys, total_buf, total, sums, proj_bytes, alloc, mark)
+            rows = self._reduce(mod, group, sums, nb, windows, proj_bytes, alloc)
+            mark("reduce")
+            collect()
+            return rows, split
         finally:
             gpu.free(*bufs)
 
@@ -134,7 +163,7 @@ class GpuMsm:
         gpu.kernel(mod, f"g{group}_scan_sums").launch((1,), (1024,), [tile_sums, tiles, total_buf], gpu.stream)
         gpu.launch(mod, f"g{group}_scan_add", length, [offsets, length, tile_sums])
 
-    def _accumulate(self, mod, group, pts, entries, keys, total_buf, total, sums, proj_bytes, alloc):
+    def _accumulate(self, mod, group, pts, entries, keys, total_buf, total, sums, proj_bytes, alloc, mark):
         """Bucket sums into sums: chunked level 1, then combine levels until one chunk is left."""
         gpu = self.gpu
         want = gpu.info.multiprocessors * 1024
@@ -143,6 +172,7 @@ class GpuMsm:
         next_keys, nxt = alloc(8 * chunks), alloc(2 * proj_bytes * chunks)
         gpu.launch(mod, f"g{group}_msm_accumulate", chunks,
                    [pts, entries, keys, total_buf, chunk, sums, next_keys, nxt], block=SMALL_THREADS)
+        mark("accumulate")
         length = 2 * chunks
         while length > FINAL_LIST:
             chunk = chunk_length(length, want)
@@ -155,6 +185,7 @@ class GpuMsm:
         k2, v2 = alloc(8), alloc(2 * proj_bytes)
         gpu.launch(mod, f"g{group}_msm_combine", 1, [next_keys, nxt, length, length, sums, k2, v2],
                    block=SMALL_THREADS)
+        mark("combine")
 
     def _reduce(self, mod, group, sums, nb, windows, proj_bytes, alloc) -> np.ndarray:
         """Per window sum (b + 1) B_b, as windows rows of xyzz."""

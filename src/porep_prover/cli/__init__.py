@@ -9,6 +9,7 @@
     porep-prover params info PARAMS       sizes and layout of a parameters file
     porep-prover groth16 prove|verify     snarkjs's argument order and files
     porep-prover zkey export verificationkey | insecure-setup
+    porep-prover gpu info | warm          CUDA devices; compile the kernels into the cache
 
 Errors of porep_prover are printed as one line naming what is wrong (exit 2).
 """
@@ -20,7 +21,7 @@ import sys
 from .. import __version__
 from ..backend import BACKENDS
 from ..errors import PorepProverError
-from . import core, snarkjs_cmds
+from . import core, gpu_cmds, snarkjs_cmds
 
 
 def _common(p: argparse.ArgumentParser, backend: bool = True) -> None:
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     core.register(sub, _common)
     snarkjs_cmds.register(sub, _common)
+    gpu_cmds.register(sub, _common)
     return parser
 
 

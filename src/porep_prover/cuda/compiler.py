@@ -51,6 +51,21 @@ def _headers(include_dirs: list[pathlib.Path]) -> dict[str, bytes]:
     return out
 
 
+def _compile(source: bytes, name: str, options: tuple[str, ...], include_dirs: list[pathlib.Path]) -> bytes:
+    """One NVRTC run: the cubin, or NvrtcError with the compiler's log."""
+    nvrtc = _nvrtc()
+    prog = _check(nvrtc, nvrtc.nvrtcCreateProgram(source, name.encode(), 0, [], []), "nvrtcCreateProgram")
+    try:
+        opts = [o.encode() for o in options] + [b"-I" + str(d).encode() for d in include_dirs]
+        _check(nvrtc, nvrtc.nvrtcCompileProgram(prog, len(opts), opts), f"compiling {name}", prog)
+        size = _check(nvrtc, nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
+        cubin = b" " * size
+        _check(nvrtc, nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return cubin
+
+
 def compile_cubin(source_path: pathlib.Path, include_dirs: list[pathlib.Path], arch: str,
                   defines: tuple[str, ...] = (), cache: KernelCache | None = None,
                   package_version: str = "") -> bytes:
@@ -67,17 +82,7 @@ def compile_cubin(source_path: pathlib.Path, include_dirs: list[pathlib.Path], a
         hit = cache.get(key)
         if hit is not None:
             return hit
-    nvrtc = _nvrtc()
-    prog = _check(nvrtc, nvrtc.nvrtcCreateProgram(source, source_path.name.encode(), 0, [], []),
-                  "nvrtcCreateProgram")
-    try:
-        opts = [o.encode() for o in options] + [b"-I" + str(d).encode() for d in include_dirs]
-        _check(nvrtc, nvrtc.nvrtcCompileProgram(prog, len(opts), opts), f"compiling {source_path.name}", prog)
-        size = _check(nvrtc, nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
-        cubin = b" " * size
-        _check(nvrtc, nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+    cubin = _compile(source, source_path.name, options, include_dirs)
     if cache is not None:
         cache.put(key, cubin)
     return cubin

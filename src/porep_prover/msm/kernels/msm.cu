@@ -332,3 +332,13 @@ extern "C" __global__ void PREFIX(msm_sum)(const point *points, u32 count, proj 
     for (u32 i = t; i < count; i += stride) add_affine(acc, acc, points[i]);
     partial[t] = acc;
 }
+
+/* x[i] <- x[i] y[i]^iters over Fq (the field's throughput, for the benchmarks). */
+extern "C" __global__ void PREFIX(fq_mul_chain)(fq_t *x, const fq_t *y, u32 n, u32 iters)
+{
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        fq_t v = x[i], w = y[i];
+        for (u32 k = 0; k < iters; k++) mont_mul<12>(v, v, w);
+        x[i] = v;
+    }
+}

@@ -158,3 +158,13 @@ extern "C" __global__ void fr_mul_vec(fr_t *out, const fr_t *a, const fr_t *b, u
         out[i] = t;
     }
 }
+
+/* x[i] <- x[i] y[i]^iters: a chain of products per thread (the field's throughput, for the benchmarks). */
+extern "C" __global__ void fr_mul_chain(fr_t *x, const fr_t *y, u32 n, u32 iters)
+{
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        fr_t v = x[i], w = y[i];
+        for (u32 k = 0; k < iters; k++) mont_mul<8>(v, v, w);
+        x[i] = v;
+    }
+}

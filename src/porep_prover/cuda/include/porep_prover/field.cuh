@@ -19,8 +19,7 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 
 #define DEV __device__ __forceinline__
-/* Out of line: the group law calls the Fq product dozens of times; inlining
- * every copy multiplies code size and compile time (minutes for G2). */
+/* Out of line: the group law's functions, called from several places each. */
 #define DEV_CALL __device__ __noinline__
 
 template <int N>
@@ -136,14 +135,17 @@ DEV void mont_mul_inline(mont<N> &r, const mont<N> &a, const mont<N> &b)
     for (int i = 0; i < N; i++) r.v[i] = borrow ? t[i] : d[i];
 }
 
-/* Fr products stay inline (the NTT's inner loop); Fq ones are calls. */
+/* Products are inlined into their callers; the group law's functions are
+ * the out-of-line units (ec.cuh), which keeps code size and compile time
+ * in bounds without passing field elements through the stack. */
 template <int N>
-DEV void mont_mul(mont<N> &r, const mont<N> &a, const mont<N> &b);
-template <>
-DEV void mont_mul<8>(mont<8> &r, const mont<8> &a, const mont<8> &b) { mont_mul_inline<8>(r, a, b); }
+DEV void mont_mul(mont<N> &r, const mont<N> &a, const mont<N> &b) { mont_mul_inline<N>(r, a, b); }
+#ifdef FQ_MUL_CALL
+/* The Fq product as a call instead (smaller code, fewer registers). */
 DEV_CALL void fq_mul_call(mont<12> &r, const mont<12> &a, const mont<12> &b) { mont_mul_inline<12>(r, a, b); }
 template <>
 DEV void mont_mul<12>(mont<12> &r, const mont<12> &a, const mont<12> &b) { fq_mul_call(r, a, b); }
+#endif
 
 template <int N>
 DEV bool mont_is_zero(const mont<N> &a)

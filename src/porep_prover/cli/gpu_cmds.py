@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`porep-prover gpu info` and `porep-prover gpu warm`."""
+from __future__ import annotations
+
+import time
+
+from .. import cuda
+from ..config import kernel_cache_dir
+from ..errors import BackendUnavailableError, CudaError
+
+
+def cmd_info(args) -> int:
+    """Devices, the NVRTC version and the kernel cache; exit 1 when no device is usable."""
+    from ..cuda.compiler import nvrtc_version
+    try:
+        major, minor = nvrtc_version()
+        print(f"nvrtc: {major}.{minor}")
+    except BackendUnavailableError as exc:
+        print(f"nvrtc: unavailable ({exc})")
+    print(f"kernel cache: {kernel_cache_dir()}")
+    try:
+        found = cuda.devices()
+    except (BackendUnavailableError, CudaError) as exc:
+        print(f"devices: none ({exc})")
+        return 1
+    if not found:
+        print("devices: none")
+        return 1
+    for d in found:
+        print(f"device {d.ordinal}: {d.name}, {d.arch}, {d.multiprocessors} SMs, "
+              f"{d.memory_bytes / 2**30:.1f} GiB, uuid {d.uuid}")
+    return 0
+
+
+def cmd_warm(args) -> int:
+    """Compile every kernel module into the cache, for the local devices' archs or those given."""
+    from ..backend.gpu import build_modules
+    archs = args.arch or sorted({d.arch for d in cuda.devices()})
+    if not archs:
+        raise BackendUnavailableError("no CUDA device here: name the targets with --arch sm_90 ...")
+    for arch in archs:
+        t = time.perf_counter()
+        modules = build_modules(arch)
+        size = sum(len(m) for m in modules.values())
+        print(f"{arch}: {len(modules)} modules, {size / 2**20:.1f} MiB, {time.perf_counter() - t:.1f} s "
+              f"(cache {kernel_cache_dir()})")
+    return 0
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("gpu", help="CUDA devices and the kernel cache").add_subparsers(dest="action", required=True)
+    i = p.add_parser("info", help="devices, NVRTC and the kernel cache (exit 1 without a device)")
+    i.set_defaults(func=cmd_info)
+    w = p.add_parser("warm", help="compile every GPU kernel into the on-disk cache")
+    w.add_argument("--arch", action="append", help="target, e.g. sm_90 (repeatable; default: the local devices')")
+    w.set_defaults(func=cmd_warm)

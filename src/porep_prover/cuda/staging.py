@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Host <-> device copies through two pinned staging buffers.
+
+Copies from pageable (ordinary numpy) memory run at a few GB/s; from pinned
+memory the DMA engine runs at the link's speed. Large transfers therefore go
+through two page-locked buffers in turn: while the device copies one, the
+host fills (or empties) the other, so the host copy and the DMA overlap.
+Small ones are copied directly. Not thread-safe by itself: callers hold a lock.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+CHUNK = 64 << 20          # bytes per staging buffer
+DIRECT = 1 << 20          # transfers up to this size skip the staging
+SLICE = 4 << 20           # host copies are split in slices this large over threads
+
+
+def _copy(pool, dst: np.ndarray, src: np.ndarray) -> None:
+    """dst[:] = src, in slices on the pool (numpy copies without the GIL; a
+    single thread is far below memory bandwidth, and so is the first touch
+    of fresh pages)."""
+    n = len(src)
+    if pool is None or n <= SLICE:
+        dst[:] = src
+        return
+    cuts = range(0, n, SLICE)
+    list(pool.map(lambda a: dst.__setitem__(slice(a, a + SLICE), src[a:a + SLICE]), cuts))
+
+
+class Staging:
+    """Two pinned buffers and their events, on one context and stream."""
+
+    def __init__(self, drv, ctx, stream, chunk: int = CHUNK):
+        self.drv, self.ctx, self.stream, self.chunk = drv, ctx, stream, chunk
+        self._pinned = []
+        self._views: list[np.ndarray] = []
+        self._events = []
+        self._pending = [False, False]
+        workers = min(8, os.cpu_count() or 1)
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="staging") if workers > 1 else None
+
+    def _ensure(self) -> None:
+        if not self._pinned:
+            for _ in range(2):
+                buf = self.drv.PinnedBuffer(self.ctx, self.chunk)
+                self._pinned.append(buf)
+                self._views.append(np.frombuffer(buf, dtype=np.uint8))
+                self._events.append(self.drv.Event(self.ctx))
+
+    def _wait(self, slot: int) -> None:
+        if self._pending[slot]:
+            self._events[slot].synchronize()
+            self._pending[slot] = False
+
+    def upload(self, dst, raw: np.ndarray, offset: int = 0) -> None:
+        """raw (contiguous uint8) into the device buffer dst at offset, ordered on the stream."""
+        n = len(raw)
+        if n <= DIRECT:
+            dst.upload(raw, offset, self.stream)
+            return
+        self._ensure()
+        for k, start in enumerate(range(0, n, self.chunk)):
+            slot = k % 2
+            self._wait(slot)
+            piece = raw[start:start + self.chunk]
+            view = self._views[slot][:len(piece)]
+            _copy(self._pool, view, piece)
+            dst.upload(view, offset + start, self.stream)
+            self._events[slot].record(self.stream)
+            self._pending[slot] = True
+
+    def download(self, src, out: np.ndarray, offset: int = 0) -> None:
+        """out (contiguous uint8) from the device buffer src at offset, after the stream's work."""
+        n = len(out)
+        if n <= DIRECT:
+            self.stream.synchronize()
+            src.download(out, offset)
+            return
+        self._ensure()
+        starts = list(range(0, n, self.chunk))
+
+        def issue(k: int) -> None:
+            slot, start = k % 2, starts[k]
+            size = min(self.chunk, n - start)
+            self._wait(slot)
+            src.download(self._views[slot][:size], offset + start, self.stream)
+            self._events[slot].record(self.stream)
+            self._pending[slot] = True
+
+        issue(0)
+        for k, start in enumerate(starts):
+            if k + 1 < len(starts):
+                issue(k + 1)
+            slot = k % 2
+            self._wait(slot)
+            size = min(self.chunk, n - start)
+            _copy(self._pool, out[start:start + size], self._views[slot][:size])
+
+    def close(self) -> None:
+        for slot in range(len(self._pinned)):
+            self._wait(slot)
+        self._views.clear()
+        for buf in self._pinned:
+            buf.close()
+        for ev in self._events:
+            ev.close()
+        self._pinned.clear()
+        self._events.clear()
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None

@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The GPU lane that needs no GPU: every kernel compiles through NVRTC for
+sm_80 and sm_90, and the on-disk kernel cache keys, writes and reads safely."""
+import threading
+
+import pytest
+
+from porep_prover import errors
+from porep_prover.backend.gpu import INCLUDE, MODULES, build_modules
+from porep_prover.cli import main
+from porep_prover.cuda import compiler
+from porep_prover.cuda.cache import MAGIC, KernelCache, cache_key
+
+KERNELS = {
+    "ntt": [b"ntt_pass", b"fr_powers", b"fr_scale", b"h_combine", b"fr_mul_vec"],
+    "msm_g1": [b"g1_msm_classify", b"g1_msm_count", b"g1_msm_fill", b"g1_msm_accumulate", b"g1_msm_combine",
+               b"g1_msm_reduce", b"g1_msm_fold", b"g1_msm_sum", b"g1_scan_tiles", b"g1_scan_sums", b"g1_scan_add"],
+    "msm_g2": [b"g2_msm_accumulate", b"g2_msm_combine", b"g2_msm_reduce", b"g2_msm_sum", b"g2_scan_tiles"],
+}
+
+
+@pytest.fixture(scope="module", params=["sm_80", "sm_90"])
+def built(request, tmp_path_factory):
+    cache = KernelCache(tmp_path_factory.mktemp(f"kernels-{request.param}"))
+    return request.param, cache, build_modules(request.param, cache)
+
+
+def test_every_kernel_compiles(built):
+    arch, cache, modules = built
+    assert set(modules) == set(MODULES)
+    for name, cubin in modules.items():
+        assert cubin[:4] == b"\x7fELF", name
+        for kernel in KERNELS[name]:
+            assert kernel in cubin, (arch, name, kernel)
+
+
+def test_second_build_comes_from_the_cache(built, monkeypatch):
+    arch, cache, modules = built
+    monkeypatch.setattr(compiler, "_compile", lambda *a, **k: pytest.fail("compiled again"))
+    assert build_modules(arch, cache) == modules
+
+
+def test_compile_error_names_the_problem(tmp_path):
+    bad = tmp_path / "bad.cu"
+    bad.write_text('extern "C" __global__ void k(int *p) { p[0] = undefined_name; }\n')
+    with pytest.raises(errors.NvrtcError) as info:
+        compiler.compile_cubin(bad, INCLUDE, "sm_90")
+    assert "undefined_name" in info.value.log
+
+
+def key(**changes):
+    base = dict(source=b"src", headers={"a.cuh": b"A", "b.h": b"B"}, options=("-O3",), arch="sm_90",
+                nvrtc_version=(13, 0), package_version="0.1.0")
+    base.update(changes)
+    return cache_key(**base)
+
+
+def test_cache_key_covers_every_input():
+    variants = [key(), key(source=b"src2"), key(headers={"a.cuh": b"A2", "b.h": b"B"}),
+                key(headers={"a.cuh": b"A", "c.h": b"B"}), key(headers={"a.cuh": b"A"}), key(options=("-O2",)),
+                key(arch="sm_80"), key(nvrtc_version=(13, 1)), key(package_version="0.2.0")]
+    assert len(set(variants)) == len(variants)
+    assert key() == key(headers={"b.h": b"B", "a.cuh": b"A"})  # order of discovery does not matter
+
+
+def test_cache_roundtrip_and_corruption(tmp_path):
+    cache = KernelCache(tmp_path)
+    k = key()
+    assert cache.get(k) is None
+    payload = bytes(range(256)) * 40
+    cache.put(k, payload)
+    assert cache.get(k) == payload
+    path = cache.path(k)
+    raw = bytearray(path.read_bytes())
+    raw[len(MAGIC) + 32 + 100] ^= 1                       # one flipped bit in the payload
+    path.write_bytes(bytes(raw))
+    assert cache.get(k) is None and not path.exists()     # a miss, and the bad entry is gone
+    cache.put(k, payload)
+    path.write_bytes(path.read_bytes()[:50])              # truncated
+    assert cache.get(k) is None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"not a cache entry")
+    assert cache.get(k) is None
+
+
+def test_cache_writes_are_atomic(tmp_path):
+    cache = KernelCache(tmp_path)
+    k = key()
+    payloads = [bytes([i]) * 200_000 for i in range(8)]
+    seen = []
+
+    def writer(p):
+        for _ in range(5):
+            cache.put(k, p)
+
+    def reader():
+        for _ in range(200):
+            got = cache.get(k)
+            if got is not None:
+                seen.append(got)
+
+    threads = [threading.Thread(target=writer, args=(p,)) for p in payloads] + [threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert cache.get(k) in payloads
+    assert all(s in payloads for s in seen)               # never a mix or a partial file
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".tmp-")]
+
+
+def test_gpu_warm_command_fills_the_cache(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("POREP_PROVER_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(compiler, "_compile", lambda source, name, options, include_dirs: b"\x7fELF fake")
+    assert main(["gpu", "warm", "--arch", "sm_90", "--arch", "sm_80"]) == 0
+    out = capsys.readouterr().out
+    assert "sm_90: 3 modules" in out and "sm_80: 3 modules" in out
+    assert len(list(tmp_path.rglob("*.cubin"))) == 6
