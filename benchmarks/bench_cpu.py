@@ -25,7 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 import porep_prover as pp
 from porep_prover.backend import get_backend
 from porep_prover.circuits import porep_like, square_chain
-from porep_prover.field.constants import R
 from porep_prover.groth16 import PreparedVerifyingKey, insecure_setup, prove, verify
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -58,7 +57,7 @@ def cpu_busy(seconds: float = 0.5) -> float:
 
 def bench_msm(args, pool):
     print("\n## MSM (ms, median of runs; random 255-bit scalars; ratio = ours / blst)")
-    print(f"| group | n | ours 1T | blst 1T | ark 1T | ours 2T | blst 2T | ark 2T | ratio 1T | ratio 2T |")
+    print("| group | n | ours 1T | blst 1T | ark 1T | ours 2T | blst 2T | ark 2T | ratio 1T | ratio 2T |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cpu = get_backend("cpu")
     rng = random.Random(args.seed)

@@ -66,7 +66,7 @@ class BlstInput:
 
     def msm(self, threads: int, pool: ThreadPoolExecutor) -> bytes:
         """Compressed result; threads > 1 splits the points into that many parts."""
-        g, jac = self.group, SIZES[self.group][0]
+        g = self.group
         bounds = [self.n * t // threads for t in range(threads + 1)]
         parts = list(pool.map(lambda t: self._msm(bounds[t], bounds[t + 1]), range(threads)))
         acc = parts[0]

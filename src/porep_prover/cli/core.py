@@ -4,7 +4,6 @@ circuits): demo, circuit generate, setup, prove, verify, params info. Circuits
 and witnesses may also be circom's .r1cs and snarkjs's .wtns."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
