@@ -15,14 +15,8 @@ from .errors import InvalidInputError
 
 def default_threads() -> int:
     """Threads a native kernel uses when the caller passes threads=None."""
-    value = os.environ.get("POREP_PROVER_THREADS")
-    if value:
-        try:
-            n = int(value)
-        except ValueError:
-            raise InvalidInputError(f"POREP_PROVER_THREADS={value!r} is not an integer") from None
-        if n < 1:
-            raise InvalidInputError(f"POREP_PROVER_THREADS={value!r} must be at least 1")
+    n = _env_int("POREP_PROVER_THREADS", 1)
+    if n is not None:
         return n
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -57,13 +51,18 @@ def kernel_cache_dir() -> str:
 def gpu_resident_bytes() -> int | None:
     """Device bytes that resident parameter points may take (POREP_PROVER_GPU_RESIDENT_BYTES;
     default None: what the device has free, less a reserve for the kernels' work buffers)."""
-    value = os.environ.get("POREP_PROVER_GPU_RESIDENT_BYTES")
+    return _env_int("POREP_PROVER_GPU_RESIDENT_BYTES", 0)
+
+
+def _env_int(name: str, minimum: int) -> int | None:
+    """An integer environment variable (None when unset or empty), or InvalidInputError."""
+    value = os.environ.get(name)
     if not value:
         return None
     try:
         n = int(value)
     except ValueError:
-        raise InvalidInputError(f"POREP_PROVER_GPU_RESIDENT_BYTES={value!r} is not an integer") from None
-    if n < 0:
-        raise InvalidInputError(f"POREP_PROVER_GPU_RESIDENT_BYTES={value!r} must not be negative")
+        raise InvalidInputError(f"{name}={value!r} is not an integer") from None
+    if n < minimum:
+        raise InvalidInputError(f"{name}={value!r} must be at least {minimum}")
     return n

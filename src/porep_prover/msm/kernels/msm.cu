@@ -93,17 +93,22 @@ DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
 /* Bucket of a nonzero digit in window w: windows of nb buckets, digit +-(b + 1). */
 DEV u32 bucket_of(int d, u32 w, u32 nb) { return w * nb + (u32)(d < 0 ? -d : d) - 1; }
 
+/* canonical[i], or zero past the end (lanes that only join the warp's atomics). */
+DEV fr_t scalar_or_zero(const fr_t *canonical, u32 i, u32 n)
+{
+    fr_t k;
+#pragma unroll
+    for (int j = 0; j < 8; j++) k.v[j] = 0;
+    if (i < n) k = canonical[i];
+    return k;
+}
+
 extern "C" __global__ void PREFIX(msm_count)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 nb, u32 *counts)
 {
     /* the loop bound is warp-uniform so every lane reaches grouped_add */
     for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
         u32 i = base + threadIdx.x;
-        fr_t k;
-        if (i < n) k = canonical[i];
-        else {
-#pragma unroll
-            for (int j = 0; j < 8; j++) k.v[j] = 0;
-        }
+        fr_t k = scalar_or_zero(canonical, i, n);
         u32 carry = 0;
         for (u32 w = 0; w < windows; w++) {
             int d = signed_digit(k, w, c, carry);
@@ -117,12 +122,7 @@ extern "C" __global__ void PREFIX(msm_fill)(const fr_t *canonical, u32 n, u32 c,
 {
     for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
         u32 i = base + threadIdx.x;
-        fr_t k;
-        if (i < n) k = canonical[i];
-        else {
-#pragma unroll
-            for (int j = 0; j < 8; j++) k.v[j] = 0;
-        }
+        fr_t k = scalar_or_zero(canonical, i, n);
         u32 carry = 0;
         for (u32 w = 0; w < windows; w++) {
             int d = signed_digit(k, w, c, carry);
