@@ -74,8 +74,9 @@ def gpu_extensions() -> list[Extension]:
         return []
     if include is None or os.environ.get("POREP_PROVER_NO_GPU"):
         return []
+    # C++: newer cuda-bindings declare the driver API with C++ headers (type_traits)
     return [Extension("porep_prover.cuda._driver", ["src/porep_prover/cuda/_driver.pyx"], include_dirs=include,
-                      extra_compile_args=["-O2", "-std=gnu11", "-Wno-unused-function"])]
+                      language="c++", extra_compile_args=["-O2", "-std=c++17", "-Wno-unused-function"])]
 
 
 EXTENSIONS = [

@@ -166,6 +166,14 @@ def test_resident_points_are_reused_and_released(gpu, rng):
     assert gpu.resident_bytes() == before
 
 
+def test_device_memory_exhaustion_is_a_named_error(gpu, rng):
+    from porep_prover.errors import DeviceMemoryError
+    with pytest.raises(DeviceMemoryError):
+        gpu.alloc(2 * gpu.info.memory_bytes)
+    pts, sc = random_points(G1Array, rng, 500), random_fr(500, rng)   # the device still works
+    assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
+
+
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
 @pytest.mark.parametrize("n", [1, 63, 64, 65, 9999])
 def test_batch_sum(gpu, cls, n, rng):
