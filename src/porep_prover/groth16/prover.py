@@ -16,6 +16,7 @@ the backend, which skips zero scalars and batch-adds the ones.
 """
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import time
 
@@ -32,6 +33,8 @@ from .r1cs import R1CS
 
 
 class Stopwatch:
+    """Seconds per stage, added to a dict (or dropped when it is None)."""
+
     def __init__(self, sink: dict | None):
         self.sink, self.t = sink, time.perf_counter()
 
@@ -42,9 +45,76 @@ class Stopwatch:
         self.t = now
 
 
+@dataclasses.dataclass
+class Synthesized:
+    """One partition after synthesis, ready for the device (host arrays only).
+
+    a, b, c: A w, B w, C w padded to the domain (inputs appended to a), the H
+    pipeline's input (consumed by it). l, a_scalars, b_scalars: the MSM
+    scalars of the aux, A and B queries (density applied)."""
+    a: FrArray
+    b: FrArray
+    c: FrArray
+    l_scalars: FrArray
+    a_scalars: FrArray
+    b_scalars: FrArray
+    flavor: str = "bellman"
+
+
+@dataclasses.dataclass
+class DeviceResult:
+    """What the kernel region computes: the G1 sums of A, L + H and B_1."""
+    a_acc: G1Point
+    lh_acc: G1Point
+    b1_acc: G1Point
+
+
+def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | None = None,
+               check: bool = True) -> Synthesized:
+    """CPU stage: the constraint evaluations (a, b, c) and every MSM's scalars.
+    Raises WitnessError, UnsatisfiedError (check=True), ParamsMismatchError."""
+    threads = resolve_threads(threads)
+    params.check_matches(r1cs)
+    abc = r1cs.evaluate(witness, threads)
+    if check:
+        r1cs.check(witness, threads, abc=abc)
+    n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
+    padded = []
+    for i, v in enumerate(abc):  # the inputs go into a at rows m .. m + k - 1: bellman's input constraints
+        full = FrArray.zeros(n)
+        full.limbs[:m] = v.limbs
+        if i == 0:
+            full.limbs[m:m + k] = witness.limbs[:k]
+        padded.append(full)
+    inputs, aux = witness[:k], witness[k:]
+    d = r1cs.density()
+    return Synthesized(*padded, l_scalars=aux,
+                       a_scalars=FrArray.concat([inputs, aux[np.flatnonzero(d.a_aux)]]),
+                       b_scalars=FrArray.concat([inputs[np.flatnonzero(d.b_input)], aux[np.flatnonzero(d.b_aux)]]))
+
+
+def prove_device(be, params: Parameters, synth: Synthesized, threads: int, clock: "Stopwatch | None" = None
+                 ) -> DeviceResult:
+    """The kernel region (what a worker does while holding its device's lock):
+    H from a, b, c (consumed), then the G1 MSMs of A, L + H and B_1."""
+    clock = clock or Stopwatch(None)
+    h = be.h_poly(synth.a, synth.b, synth.c, threads, flavor=synth.flavor)
+    clock.lap("h_poly")
+    out = msm_g1(be, threads, h=(params.h, h), l=(params.l, synth.l_scalars), a=(params.a, synth.a_scalars),
+                 b1=(params.b_g1, synth.b_scalars))
+    clock.lap("msm_g1")
+    return out
+
+
+def finish(be, params: Parameters, synth: Synthesized, dev: DeviceResult, threads: int, rng=None,
+           clock: "Stopwatch | None" = None) -> Proof:
+    """After the lock: the B_2 MSM and the proof's assembly with fresh r, s."""
+    return assemble(be, params.vk, params.b_g2, synth.b_scalars, dev, threads, rng, clock or Stopwatch(None))
+
+
 def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu", threads: int | None = None,
           rng=None, check: bool = True, timings: dict | None = None) -> Proof:
-    """A proof that witness satisfies r1cs, under params.
+    """A proof that witness satisfies r1cs, under params (synthesize, prove_device, finish).
 
     witness: the full assignment (the constant one, the public inputs, then aux).
     check: verify the witness satisfies every constraint first (cheap; raises
@@ -59,60 +129,35 @@ def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu"
     threads = resolve_threads(threads)
     be = get_backend(backend)
     clock = Stopwatch(timings)
-    params.check_matches(r1cs)
-    abc = r1cs.evaluate(witness, threads)
-    if check:
-        r1cs.check(witness, threads, abc=abc)
+    synth = synthesize(params, r1cs, witness, threads, check)
     clock.lap("synthesis")
-
-    h = _h_scalars(r1cs, witness, abc, be, threads)
-    clock.lap("h_poly")
-
-    k = r1cs.num_inputs
-    inputs, aux = witness[:k], witness[k:]
-    d = r1cs.density()
-    a_scalars = FrArray.concat([inputs, aux[np.flatnonzero(d.a_aux)]])
-    b_scalars = FrArray.concat([inputs[np.flatnonzero(d.b_input)], aux[np.flatnonzero(d.b_aux)]])
-    proof = msm_and_assemble(be, params.vk, threads, rng, clock, h=(params.h, h), l=(params.l, aux),
-                             a=(params.a, a_scalars), b=(params.b_g1, params.b_g2, b_scalars))
-    return proof
+    dev = prove_device(be, params, synth, threads, clock)
+    return finish(be, params, synth, dev, threads, rng, clock)
 
 
-def _h_scalars(r1cs: R1CS, witness: FrArray, abc, be, threads: int) -> FrArray:
-    """The n - 1 coefficients of H, from a, b, c padded to the domain (the inputs
-    go into a at rows m .. m + k - 1: bellman's input constraints)."""
-    n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
-    padded = []
-    for i, v in enumerate(abc):
-        full = FrArray.zeros(n)
-        full.limbs[:m] = v.limbs
-        if i == 0:
-            full.limbs[m:m + k] = witness.limbs[:k]
-        padded.append(full)
-    return be.h_poly(*padded, threads)
-
-
-def msm_and_assemble(be, vk, threads: int, rng, clock: "Stopwatch", h, l, a, b) -> Proof:
-    """The MSMs and the proof, shared by both flavours. h, l, a are (points,
-    scalars) and b is (b_g1 points, b_g2 points, scalars).
+def msm_g1(be, threads: int, h, l, a, b1) -> DeviceResult:
+    """The G1 MSMs, shared by both flavours; each argument is (points, scalars).
 
     The delta terms of C cancel once B_1 is expanded:
         C = L + H + s A + r (beta_1 + B1 + s delta_1) - r s delta_1 = (L + H) + r B1 + s A + r beta_1
     so L and H go through one msm_many (on the CPU one MSM over the
-    concatenation: one plan, larger windows) and B_1 needs no blinding of its own. (B1 is not folded
-    in as r-scaled scalars: for mostly-bit witnesses its sum is a cheap batch
-    addition, which equal scalars r would turn into a full MSM.)"""
+    concatenation: one plan, larger windows) and B_1 needs no blinding of its
+    own. (B1 is not folded in as r-scaled scalars: for mostly-bit witnesses its
+    sum is a cheap batch addition, which equal scalars r would turn into a full MSM.)"""
+    a_acc, _ = be.msm(a[0], a[1], threads)
+    lh_acc = be.msm_many([l, h], threads)
+    b1_acc, _ = be.msm(b1[0], b1[1], threads)
+    return DeviceResult(a_acc, lh_acc, b1_acc)
+
+
+def assemble(be, vk, b2_pts, b_sc, dev: DeviceResult, threads: int, rng, clock: Stopwatch) -> Proof:
+    """The B_2 MSM, then A, B, C with fresh r, s (see msm_g1 for C)."""
     draw = rng.randrange if rng is not None else secrets.randbelow
     r, s = draw(R), draw(R)
-    (h_pts, h_sc), (l_pts, l_sc), (a_pts, a_sc), (b1_pts, b2_pts, b_sc) = h, l, a, b
-    a_acc, _ = be.msm(a_pts, a_sc, threads)
-    lh_acc = be.msm_many([(l_pts, l_sc), (h_pts, h_sc)], threads)
-    b1_acc, _ = be.msm(b1_pts, b_sc, threads)
-    clock.lap("msm_g1")
     b2_acc, _ = be.msm(b2_pts, b_sc, threads)
     clock.lap("msm_g2")
-    proof_a = vk.alpha_g1 + a_acc + vk.delta_g1 * r
+    proof_a = vk.alpha_g1 + dev.a_acc + vk.delta_g1 * r
     proof_b = vk.beta_g2 + b2_acc + vk.delta_g2 * s
-    proof_c = lh_acc + (b1_acc + vk.beta_g1) * r + proof_a * s
+    proof_c = dev.lh_acc + (dev.b1_acc + vk.beta_g1) * r + proof_a * s
     clock.lap("assemble")
     return Proof(G1Point(proof_a.limbs), G2Point(proof_b.limbs), G1Point(proof_c.limbs))
