@@ -143,3 +143,27 @@ class CircuitFormatError(InvalidInputError):
 
 class PublicInputsError(InvalidInputError):
     """Public inputs (e.g. public.json) are malformed or do not fit the key."""
+
+
+class ConfigError(InvalidInputError):
+    """An engine setting is unknown or has a bad value; .key names it (dotted, e.g. "srs.preload")."""
+
+    def __init__(self, message: str, key: str = ""):
+        super().__init__(message)
+        self.key = key
+
+
+class EngineError(PorepProverError):
+    """The engine cannot take or run work (stopped, no device, no provider for a job's kind)."""
+
+
+class JobFailedError(PorepProverError):
+    """A job failed: one of its partitions kept failing past its retries; the cause is chained."""
+
+    def __init__(self, message: str, job_id: str = "", partition: int = -1):
+        super().__init__(message)
+        self.job_id, self.partition = job_id, partition
+
+
+class JobCancelledError(PorepProverError):
+    """A job was cancelled (by its owner, or by an engine shutting down without waiting)."""

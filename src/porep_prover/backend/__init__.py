@@ -17,7 +17,7 @@ from .cpu import CpuBackend
 
 BACKENDS = ("cpu", "gpu", "auto")
 _CPU = CpuBackend()
-_GPU = None
+_GPU: dict = {}
 _GPU_LOCK = threading.Lock()
 
 
@@ -26,17 +26,19 @@ def gpu_available() -> bool:
     return cuda.available()
 
 
-def gpu_backend():
-    """The process's GPU backend (device 0), made on first use; the reason as
+def gpu_backend(ordinal: int = 0):
+    """The process's backend for GPU `ordinal`, made on first use; the reason as
     BackendUnavailableError / CudaError when there is none."""
-    global _GPU
     with _GPU_LOCK:
-        if _GPU is None:
-            if not cuda.devices():
+        if ordinal not in _GPU:
+            found = cuda.devices()
+            if not found:
                 raise BackendUnavailableError("backend 'gpu' asked for, but no CUDA device is visible")
+            if not 0 <= ordinal < len(found):
+                raise BackendUnavailableError(f"no CUDA device {ordinal} (there are {len(found)})")
             from .gpu import GpuBackend
-            _GPU = GpuBackend(0)
-        return _GPU
+            _GPU[ordinal] = GpuBackend(ordinal)
+        return _GPU[ordinal]
 
 
 def get_backend(name: str = "auto") -> Backend:

@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Engine settings: a TOML file (every key documented in
+contrib/porep-prover.example.toml), then `section.key=value` overrides (the
+CLI's), validated as a whole. Unknown keys and bad values raise ConfigError
+naming the dotted key.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Callable
+
+import toml
+
+from ..errors import ConfigError
+
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def _int(minimum: int):
+    def check(v):
+        return isinstance(v, int) and not isinstance(v, bool) and v >= minimum, f"an integer >= {minimum}"
+    return check
+
+
+def _number(minimum: float):
+    def check(v):
+        return (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= minimum,
+                f"a number >= {minimum}")
+    return check
+
+
+def _bool(v):
+    return isinstance(v, bool), "true or false"
+
+
+def _str(v):
+    return isinstance(v, str), "a string"
+
+
+def _str_list(v):
+    return isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"
+
+
+def _devices(v):
+    ok = isinstance(v, list) and all(isinstance(x, str) and (x in ("cpu", "gpu") or
+                                                             (x.startswith("gpu:") and x[4:].isdigit()))
+                                     for x in v)
+    return ok, 'a list of "cpu", "gpu" (every GPU) or "gpu:N"'
+
+
+def _level(v):
+    return isinstance(v, str) and v.upper() in LEVELS, f"one of {', '.join(LEVELS)}"
+
+
+# dotted key -> (default, validator). The example TOML documents each one.
+SCHEMA: dict[str, tuple[Any, Callable]] = {
+    "engine.devices": ([], _devices),
+    "engine.gpu_workers_per_device": (2, _int(1)),
+    "engine.partition_workers": (0, _int(0)),
+    "engine.synthesis_lookahead": (2, _int(1)),
+    "engine.memory_budget_gib": (0.0, _number(0)),
+    "engine.threads": (0, _int(0)),
+    "engine.scheduler": ("", _str),
+    "prover.verify": (True, _bool),
+    "prover.check_witness": (True, _bool),
+    "prover.max_retries": (2, _int(0)),
+    "srs.preload": ([], _str_list),
+    "srs.idle_evict_seconds": (600.0, _number(0)),
+    "srs.budget_gib": (0.0, _number(0)),
+    "logging.level": ("INFO", _level),
+    "logging.file": ("", _str),
+    "logging.timeline": ("", _str),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineConfig:
+    """Validated settings; `get("section.key")` or attribute access by section (cfg.engine["threads"])."""
+    values: dict
+
+    def get(self, key: str):
+        return self.values[key]
+
+    def section(self, name: str) -> dict:
+        return {k.split(".", 1)[1]: v for k, v in self.values.items() if k.startswith(name + ".")}
+
+    def replace(self, **dotted) -> "EngineConfig":
+        """A copy with some keys changed (validated): replace(**{"engine.threads": 4})."""
+        return build({**self.values, **dotted})
+
+    # resolved values ------------------------------------------------------
+
+    def partition_workers(self) -> int:
+        n = self.values["engine.partition_workers"]
+        return n if n else max(1, (os.cpu_count() or 2) // 2)
+
+    def memory_budget_bytes(self) -> int:
+        gib = self.values["engine.memory_budget_gib"]
+        if gib:
+            return int(gib * 2**30)
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            total = 16 << 30
+        return int(total * 0.75)
+
+
+def _check(key: str, value) -> Any:
+    if key not in SCHEMA:
+        raise ConfigError(f"unknown setting {key!r}", key=key)
+    ok, wanted = SCHEMA[key][1](value)
+    if not ok:
+        raise ConfigError(f"setting {key!r} must be {wanted}, got {value!r}", key=key)
+    if key == "logging.level":
+        value = value.upper()
+    if isinstance(SCHEMA[key][0], float):
+        value = float(value)
+    return value
+
+
+def build(values: dict) -> EngineConfig:
+    """An EngineConfig from dotted keys (missing ones take their defaults)."""
+    out = {k: (list(d) if isinstance(d, list) else d) for k, (d, _) in SCHEMA.items()}
+    for key, value in values.items():
+        out[key] = _check(key, value)
+    return EngineConfig(out)
+
+
+def _flatten(doc: dict, prefix: str = "") -> dict:
+    flat = {}
+    for k, v in doc.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            if key.count(".") >= 1 or key not in {s.split(".")[0] for s in SCHEMA}:
+                raise ConfigError(f"unknown section [{key}]", key=key)
+            flat.update(_flatten(v, key + "."))
+        else:
+            if "." not in key:
+                raise ConfigError(f"setting {key!r} is outside any section ([engine], [prover], [srs], "
+                                  "[logging])", key=key)
+            flat[key] = v
+    return flat
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """'section.key=value' -> (key, value); the value is read as TOML, else taken as a string."""
+    if "=" not in text:
+        raise ConfigError(f"override {text!r} is not section.key=value", key=text)
+    key, raw = (part.strip() for part in text.split("=", 1))
+    try:
+        value = toml.loads(f"v = {raw}")["v"]
+    except toml.TomlDecodeError:
+        value = raw
+    return key, value
+
+
+def load_config(path: str | os.PathLike | None = None, overrides: list[str] | dict | None = None) -> EngineConfig:
+    """Settings from a TOML file (None: defaults only), then the overrides."""
+    values = {}
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = toml.load(f)
+        except toml.TomlDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        values.update(_flatten(doc))
+    if isinstance(overrides, dict):
+        values.update(overrides)
+    else:
+        for text in overrides or []:
+            key, value = parse_override(text)
+            values[key] = value
+    return build(values)

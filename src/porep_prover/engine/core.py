@@ -1,0 +1,384 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The proving engine: many partitions of many jobs at once.
+
+    submit(job) -> JobHandle
+      scheduler ──> synthesis workers (partition_workers threads; memory budget)
+                     synthesize: circuit + witness (provider), a b c and the scalars
+                 ──> ready queue (at most synthesis_lookahead partitions)
+                 ──> device workers (gpu_workers_per_device per device)
+                     kernel region under the device's lock: H, MSMs h / l / a / b_1
+                 ──> finalizer pool: B2 MSM, assembly, verification (no lock)
+                 ──> the job's handle, result sinks, hooks
+
+Partitions of different jobs interleave. A failing partition is retried up
+to prover.max_retries times, then its job fails with the cause; other jobs
+go on. Every stage boundary emits a timeline event.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from ..config import resolve_threads
+from ..errors import EngineError, JobFailedError
+from ..groth16.prover import finish, prove_device, synthesize
+from ..groth16.verifier import verify
+from .config import EngineConfig, load_config
+from .devices import Device, discover
+from .interlock import kernel_region
+from .jobs import Job, JobHandle, JobResult, PartitionTask
+from .inline import default_registry
+from .registry import Registry
+from .srs import SrsManager
+from .timeline import Timeline
+
+LOG = logging.getLogger("porep_prover.engine")
+_STOP = object()
+
+
+def partition_bytes(params) -> int:
+    """Host bytes one synthesized partition of this circuit holds: a, b, c over
+    the domain and the scalars of the l, a and b queries."""
+    return 32 * (3 * (len(params.h) + 1) + len(params.l) + len(params.a) + len(params.b_g1))
+
+
+class _JobState:
+    def __init__(self, job: Job, handle: JobHandle):
+        self.job, self.handle = job, handle
+        self.proofs: list = [None] * job.partitions
+        self.public: list = [None] * job.partitions
+        self.left = job.partitions
+        self.finished = False
+        self.estimate = 0   # bytes of this job's last synthesized partition
+
+
+class Engine:
+    """A running engine (start() is called by the constructor unless start=False).
+
+    config: an EngineConfig (default: load_config()); registry: providers,
+    schedulers and sinks (default: the built-ins; hooks.collect_registry adds
+    what installed plugins register); plugins: a pluggy manager whose
+    notification hooks the engine calls (hooks.plugin_manager()).
+    """
+
+    def __init__(self, config: EngineConfig | None = None, registry: Registry | None = None, plugins=None,
+                 start: bool = True, devices: list[Device] | None = None):
+        self.config = config if config is not None else load_config()
+        self.plugins = plugins
+        self.registry = registry if registry is not None else default_registry()
+        self.timeline = Timeline()
+        self.devices: list[Device] = list(devices) if devices else []
+        self.srs = SrsManager(int(self.config.get("srs.budget_gib") * 2**30),
+                              self.config.get("srs.idle_evict_seconds"), on_evict=self._release_on_devices)
+        self._lock = threading.Condition()
+        self._jobs: dict[str, _JobState] = {}
+        self._scheduler = self.registry.scheduler(self.config.get("engine.scheduler"))
+        self._ready: queue.Queue = queue.Queue(maxsize=self.config.get("engine.synthesis_lookahead"))
+        self._budget = self.config.memory_budget_bytes()
+        self._in_flight_bytes = 0
+        self._threads: list[threading.Thread] = []
+        self._finalizers: ThreadPoolExecutor | None = None
+        self._accepting = False
+        self._stopping = False
+        self.threads = resolve_threads(self.config.get("engine.threads") or None)
+        self._device_workers = 0
+        if start:
+            self.start()
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> "Engine":
+        if self._threads:
+            return self
+        if not self.devices:
+            self.devices = discover(self.config.get("engine.devices"))
+        workers = self.config.get("engine.gpu_workers_per_device")
+        self._finalizers = ThreadPoolExecutor(max(1, workers * len(self.devices)), thread_name_prefix="finalize")
+        for i in range(self.config.partition_workers()):
+            self._spawn(f"synth{i}", self._synthesis_loop)
+        for dev in self.devices:
+            for w in range(workers):
+                self._spawn(f"{dev.label}.w{w}", self._device_loop, dev)
+                self._device_workers += 1
+        self._accepting = True
+        self._preload()
+        self._hook("porep_prover_engine_started", engine=self)
+        LOG.info("engine started: %s, %d synthesis workers, %d workers per device",
+                 ", ".join(d.label for d in self.devices), self.config.partition_workers(), workers)
+        return self
+
+    def _spawn(self, name: str, target, *args) -> None:
+        t = threading.Thread(target=target, args=(name, *args), name=name, daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def _preload(self) -> None:
+        from ..groth16.params_file import read_params
+        for path in self.config.get("srs.preload"):
+            self.srs.get(f"params:{path}", lambda p=path: read_params(p))
+
+    def shutdown(self, wait: bool = True, timeout: float | None = None) -> None:
+        """Stop taking jobs. wait=True: finish every accepted job first; False:
+        cancel the unfinished ones. Either way every accepted job's handle is
+        resolved when this returns."""
+        with self._lock:
+            if not self._accepting and self._stopping:
+                return
+            self._accepting = False
+        self._hook("porep_prover_engine_stopping", engine=self)
+        if wait:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            with self._lock:
+                while any(not s.finished for s in self._jobs.values()):
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        break
+                    self._lock.wait(left)
+        for state in list(self._jobs.values()):
+            self._cancel_state(state, "the engine is shutting down")
+        with self._lock:
+            self._stopping = True
+            self._lock.notify_all()
+        for _ in range(self._device_workers):
+            self._ready.put(_STOP)
+        for t in self._threads:
+            t.join(timeout=30)
+        if self._finalizers is not None:
+            self._finalizers.shutdown(wait=True)
+        self.srs.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown(wait=exc[0] is None)
+
+    # ------------------------------------------------------------ jobs
+
+    def submit(self, job: Job) -> JobHandle:
+        """Accept a job; its partitions enter the scheduler. EngineError when stopped
+        or when no provider serves the job's kind."""
+        self.registry.provider(job.kind)
+        handle = JobHandle(job, self)
+        with self._lock:
+            if not self._accepting:
+                raise EngineError("the engine is not accepting jobs (not started, or shutting down)")
+            job.submitted = time.time()
+            self._jobs[job.id] = _JobState(job, handle)
+            for i in range(job.partitions):
+                self._scheduler.push(PartitionTask(job, i))
+            self._lock.notify_all()
+        self.timeline.emit("JOB_SUBMIT", job.id)
+        return handle
+
+    def prove(self, job: Job, timeout: float | None = None) -> JobResult:
+        """submit(job).result(): the blocking form."""
+        return self.submit(job).result(timeout)
+
+    def cancel(self, job_id: str) -> bool:
+        state = self._jobs.get(job_id)
+        return state is not None and self._cancel_state(state, "cancelled")
+
+    def _cancel_state(self, state: _JobState, why: str) -> bool:
+        with self._lock:
+            if state.finished:
+                return False
+            state.finished = True
+            self._lock.notify_all()
+        done = state.handle._cancelled(why)
+        if done:
+            self.timeline.emit("JOB_END", state.job.id)
+            self._deliver(JobResult(state.job, error=state.handle.future.exception()))
+        return done
+
+    def status(self) -> dict:
+        with self._lock:
+            active = [s for s in self._jobs.values() if not s.finished]
+            return {
+                "devices": [{"label": d.label, "identity": d.identity, "kind": d.kind} for d in self.devices],
+                "jobs_active": len(active), "jobs_total": len(self._jobs),
+                "partitions_waiting": len(self._scheduler), "partitions_ready": self._ready.qsize(),
+                "memory_in_flight": self._in_flight_bytes, "memory_budget": self._budget,
+                "srs": self.srs.status(), "accepting": self._accepting,
+            }
+
+    # ------------------------------------------------------------ stages
+
+    def _next_task(self) -> PartitionTask | None:
+        with self._lock:
+            while True:
+                if self._stopping:
+                    return None
+                task = self._scheduler.pop()
+                if task is not None:
+                    if self._jobs[task.job.id].finished:
+                        continue
+                    return task
+                self._lock.wait(0.5)
+                self.srs.evict_idle()
+
+    def _reserve(self, nbytes: int) -> bool:
+        """Block until nbytes fit the memory budget (with nothing in flight, anything fits)."""
+        with self._lock:
+            while self._in_flight_bytes and self._in_flight_bytes + nbytes > self._budget:
+                if self._stopping:
+                    return False
+                self._lock.wait(0.5)
+            self._in_flight_bytes += nbytes
+            return True
+
+    def _release(self, nbytes: int) -> None:
+        with self._lock:
+            self._in_flight_bytes -= nbytes
+            self._lock.notify_all()
+
+    def _synthesis_loop(self, name: str) -> None:
+        while True:
+            task = self._next_task()
+            if task is None:
+                return
+            state = self._jobs[task.job.id]
+            job, provider = task.job, self.registry.provider(task.job.kind)
+            held = 0
+            try:
+                with self.srs.lease(provider.srs_key(job), lambda: provider.load_srs(job)) as params:
+                    held = state.estimate or partition_bytes(params)
+                    if not self._reserve(held):
+                        return
+                    self.timeline.emit("SYNTH_START", job.id, task.index, name)
+                    r1cs, witness = provider.synthesize(job, task.index, self.threads)
+                    synth = synthesize(params, r1cs, witness, self.threads,
+                                       check=self.config.get("prover.check_witness"))
+                public = witness[1:r1cs.num_inputs].to_ints()
+                size = sum(getattr(synth, f).limbs.nbytes
+                           for f in ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars"))
+                state.estimate = size
+                self._release(held - size)                 # the real size replaces the estimate
+                held = size
+                self.timeline.emit("SYNTH_END", job.id, task.index, name)
+            except Exception as exc:  # noqa: BLE001 - a partition's failure is its job's, not the worker's
+                self._release(held)
+                self._failed(task, exc, name)
+                continue
+            self.timeline.emit("GPU_QUEUE", job.id, task.index, name)
+            while True:
+                try:
+                    self._ready.put((task, provider, synth, public, held), timeout=0.5)
+                    break
+                except queue.Full:
+                    if self._stopping:
+                        self._release(held)
+                        return
+
+    def _device_loop(self, name: str, device: Device) -> None:
+        while True:
+            item = self._ready.get()
+            if item is _STOP:
+                return
+            task, provider, synth, public, held = item
+            job = task.job
+            if self._jobs[job.id].finished:
+                self._release(held)
+                continue
+            try:
+                prepare = getattr(device.backend, "prepare", None)
+                if prepare is not None:  # host-side work for the kernel region, outside the lock
+                    self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
+                    prepare(synth)
+                    self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
+                with self.srs.lease(provider.srs_key(job), lambda: provider.load_srs(job)) as params:
+                    with kernel_region(device.identity, self.timeline, job.id, task.index, name):
+                        dev = prove_device(device.backend, params, synth, self.threads)
+            except Exception as exc:  # noqa: BLE001
+                self._release(held)
+                self._failed(task, exc, name)
+                continue
+            self._finalizers.submit(self._finalize, task, provider, synth, public, held, dev, device, name)
+
+    def _finalize(self, task, provider, synth, public, held, dev, device, name) -> None:
+        job = task.job
+        try:
+            self.timeline.emit("FINALIZE_START", job.id, task.index, name, device.identity)
+            with self.srs.lease(provider.srs_key(job), lambda: provider.load_srs(job)) as params:
+                proof = finish(device.backend, params, synth, dev, self.threads)
+                if self.config.get("prover.verify") and not verify(params.vk, public, proof):
+                    raise JobFailedError(f"job {job.id} partition {task.index}: the proof does not verify",
+                                         job.id, task.index)
+            self.timeline.emit("FINALIZE_END", job.id, task.index, name, device.identity)
+        except Exception as exc:  # noqa: BLE001
+            self._failed(task, exc, name)
+            return
+        finally:
+            self._release(held)
+        self._partition_done(task, proof, public)
+
+    # ------------------------------------------------------------ outcomes
+
+    def _partition_done(self, task: PartitionTask, proof, public) -> None:
+        state = self._jobs[task.job.id]
+        with self._lock:
+            if state.finished:
+                return
+            state.proofs[task.index], state.public[task.index] = proof, public
+            state.left -= 1
+            if state.left:
+                return
+            state.finished = True
+            self._lock.notify_all()
+        result = JobResult(state.job, state.proofs, state.public)
+        self.timeline.emit("JOB_END", state.job.id)
+        if state.handle._finish(result):
+            self._deliver(result)
+
+    def _failed(self, task: PartitionTask, exc: BaseException, worker: str) -> None:
+        state = self._jobs[task.job.id]
+        if state.finished:
+            return
+        if task.attempt < self.config.get("prover.max_retries"):
+            LOG.warning("job %s partition %d failed (attempt %d), retrying: %s", task.job.id, task.index,
+                        task.attempt + 1, exc)
+            self.timeline.emit("PARTITION_RETRY", task.job.id, task.index, worker)
+            with self._lock:
+                self._scheduler.push(PartitionTask(task.job, task.index, task.attempt + 1))
+                self._lock.notify_all()
+            return
+        self.timeline.emit("PARTITION_FAILED", task.job.id, task.index, worker)
+        with self._lock:
+            if state.finished:
+                return
+            state.finished = True
+            self._lock.notify_all()
+        err = JobFailedError(f"job {task.job.id} failed: partition {task.index} after {task.attempt + 1} "
+                             f"attempts: {type(exc).__name__}: {exc}", task.job.id, task.index)
+        err.__cause__ = exc
+        result = JobResult(state.job, error=err)
+        self.timeline.emit("JOB_END", state.job.id)
+        if state.handle._finish(result):
+            self._deliver(result)
+
+    def _deliver(self, result: JobResult) -> None:
+        """Every sink, then the job_finished hook; a failing sink is logged and skipped."""
+        for sink in list(self.registry.sinks):
+            try:
+                sink.deliver(result)
+            except Exception:  # noqa: BLE001 - one sink must not break the others
+                LOG.exception("result sink %r failed on job %s", sink, result.job.id)
+        self._hook("porep_prover_job_finished", result=result)
+
+    def _hook(self, name: str, **kwargs) -> None:
+        if self.plugins is None:
+            return
+        try:
+            getattr(self.plugins.hook, name)(**kwargs)
+        except Exception:  # noqa: BLE001 - notifications must not stop the engine
+            LOG.exception("hook %s failed", name)
+
+    def _release_on_devices(self, params) -> None:
+        for dev in self.devices:
+            release = getattr(dev.backend, "release_points", None)
+            if release is not None:
+                for q in ("h", "l", "a", "b_g1", "b_g2"):
+                    release(getattr(params, q))

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The devices an engine proves on: each GPU, or the host's CPU backend as a
+device of its own (same interlock, so the engine runs without a GPU)."""
+from __future__ import annotations
+
+import dataclasses
+
+from .. import cuda
+from ..backend import get_backend, gpu_available, gpu_backend
+from ..errors import EngineError
+
+
+@dataclasses.dataclass(frozen=True)
+class Device:
+    identity: str   # what its lock is keyed by: a GPU's UUID, "cpu" for the host
+    label: str      # short name in logs: cpu, gpu0, gpu1 ...
+    kind: str       # "cpu" or "gpu"
+    backend: object = dataclasses.field(compare=False, repr=False)
+
+
+def cpu_device() -> Device:
+    return Device("cpu", "cpu", "cpu", get_backend("cpu"))
+
+
+def gpu_device(ordinal: int) -> Device:
+    be = gpu_backend(ordinal)
+    return Device(f"gpu-{be.info.uuid}", f"gpu{ordinal}", "gpu", be)
+
+
+def discover(names: list[str]) -> list[Device]:
+    """Devices for the setting engine.devices: [] means every GPU, else the CPU;
+    "gpu" every GPU; "gpu:N" one; "cpu" the host. Asking for a GPU that is not
+    there is an EngineError."""
+    if not names:
+        names = ["gpu"] if gpu_available() else ["cpu"]
+    out: list[Device] = []
+    for name in names:
+        if name == "cpu":
+            out.append(cpu_device())
+            continue
+        if not gpu_available():
+            raise EngineError(f"device {name!r} asked for, but no usable CUDA device is here")
+        count = len(cuda.devices())
+        ordinals = range(count) if name == "gpu" else [int(name[4:])]
+        for i in ordinals:
+            if i >= count:
+                raise EngineError(f"device {name!r}: there are {count} CUDA devices")
+            out.append(gpu_device(i))
+    unique = {d.identity: d for d in out}
+    return list(unique.values())

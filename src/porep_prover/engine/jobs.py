@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Jobs, their handles (sync and asyncio futures) and their results."""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import itertools
+import time
+import uuid
+from typing import Any
+
+from ..errors import InvalidInputError, JobCancelledError
+
+_SEQ = itertools.count()
+
+
+@dataclasses.dataclass
+class Job:
+    """Work for the engine: `partitions` independent proofs of one circuit.
+
+    kind: picks the synthesis provider (e.g. "inline", "r1cs-file").
+    priority: larger runs earlier under a priority scheduler.
+    payload: the provider's input (what to synthesize).
+    """
+    kind: str
+    partitions: int
+    payload: Any = None
+    priority: int = 0
+    id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
+    seq: int = dataclasses.field(default_factory=lambda: next(_SEQ))
+    submitted: float = 0.0
+
+    def __post_init__(self):
+        if isinstance(self.partitions, bool) or not isinstance(self.partitions, int) or self.partitions < 1:
+            raise InvalidInputError(f"job partitions must be a positive integer, got {self.partitions!r}")
+        if not isinstance(self.kind, str) or not self.kind:
+            raise InvalidInputError(f"job kind must be a non-empty string, got {self.kind!r}")
+
+
+@dataclasses.dataclass
+class PartitionTask:
+    """One partition of a job on its way through the stages."""
+    job: Job
+    index: int
+    attempt: int = 0
+
+
+@dataclasses.dataclass
+class JobResult:
+    """A finished job: one proof and its public inputs per partition (or the error)."""
+    job: Job
+    proofs: list = dataclasses.field(default_factory=list)
+    public_inputs: list = dataclasses.field(default_factory=list)
+    error: BaseException | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class JobHandle:
+    """What submit returns: result() blocks; `await handle` in asyncio; cancel()."""
+
+    def __init__(self, job: Job, engine):
+        self.job = job
+        self.future: concurrent.futures.Future = concurrent.futures.Future()
+        self._engine = engine
+
+    def result(self, timeout: float | None = None) -> JobResult:
+        """The JobResult; raises the job's error (JobFailedError, JobCancelledError)."""
+        return self.future.result(timeout)
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def cancel(self) -> bool:
+        """Cancel the job if it has not finished; True when it was cancelled by this call."""
+        return self._engine.cancel(self.job.id)
+
+    def __await__(self):
+        return asyncio.wrap_future(self.future).__await__()
+
+    # engine side -------------------------------------------------------------
+
+    def _finish(self, result: JobResult) -> bool:
+        if self.future.done():
+            return False
+        result.seconds = time.time() - self.job.submitted
+        if result.error is not None:
+            self.future.set_exception(result.error)
+        else:
+            self.future.set_result(result)
+        return True
+
+    def _cancelled(self, why: str) -> bool:
+        return self._finish(JobResult(self.job, error=JobCancelledError(f"job {self.job.id}: {why}")))

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The engine's timeline: structured events, their log lines, and the analysis
+behind `porep-prover timeline` (GPU efficiency, gaps, lock wait and hold,
+stage durations) with a Gantt chart of the workers.
+
+Events (t in seconds since the epoch):
+    SYNTH_START / SYNTH_END        a partition's synthesis, on a synthesis worker
+    GPU_QUEUE                      it waits for a device worker
+    PREP_START / PREP_END          the device worker's host-side preparation (no lock)
+    LOCK_WAIT                      a device worker asks for its device's lock
+    GPU_START / GPU_END            the lock is held: the kernel region
+    FINALIZE_START / FINALIZE_END  B2 MSM, assembly, verification (no lock)
+    PARTITION_RETRY / PARTITION_FAILED, JOB_SUBMIT / JOB_END
+Each is logged as one line `TIMELINE {json}` on the logger porep_prover.timeline.
+GPU efficiency = (union of the GPU_START..GPU_END intervals) / (first start .. last end).
+"""
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import json
+import logging
+import threading
+import time
+from collections import defaultdict
+
+PREFIX = "TIMELINE "
+LOG = logging.getLogger("porep_prover.timeline")
+
+
+@dataclasses.dataclass(frozen=True)
+class Event:
+    event: str
+    t: float
+    job: str = ""
+    partition: int = -1
+    worker: str = ""
+    device: str = ""
+
+
+class Timeline:
+    """Thread-safe recorder: keeps the events and logs each one."""
+
+    def __init__(self):
+        self._events: list[Event] = []
+        self._lock = threading.Lock()
+
+    def emit(self, event: str, job: str = "", partition: int = -1, worker: str = "", device: str = "") -> Event:
+        ev = Event(event, time.time(), job, partition, worker, device)
+        with self._lock:
+            self._events.append(ev)
+        LOG.info(PREFIX + json.dumps(dataclasses.asdict(ev), separators=(",", ":")))
+        return ev
+
+    def events(self) -> list[Event]:
+        with self._lock:
+            return list(self._events)
+
+
+def read_log(path) -> list[Event]:
+    """The events in a log file: lines holding `TIMELINE {json}` (other lines are skipped)."""
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            at = line.find(PREFIX)
+            if at < 0:
+                continue
+            try:
+                out.append(Event(**json.loads(line[at + len(PREFIX):])))
+            except (ValueError, TypeError):
+                continue
+    return out
+
+
+def _pairs(events, start: str, end: str, key=lambda e: (e.job, e.partition, e.worker)):
+    """(start event, end event) pairs, matched in order per key."""
+    open_, out = defaultdict(list), []
+    for ev in sorted(events, key=lambda e: e.t):
+        if ev.event == start:
+            open_[key(ev)].append(ev)
+        elif ev.event == end and open_[key(ev)]:
+            out.append((open_[key(ev)].pop(0), ev))
+    return out
+
+
+def _queue_waits(events: list[Event]) -> list[float]:
+    """From each GPU_QUEUE to the first device-worker event (PREP_START or LOCK_WAIT) of that partition."""
+    taken = defaultdict(list)
+    for e in events:
+        if e.event in ("PREP_START", "LOCK_WAIT"):
+            taken[(e.job, e.partition)].append(e.t)
+    waits = []
+    for q in (e for e in events if e.event == "GPU_QUEUE"):
+        times = sorted(taken[(q.job, q.partition)])
+        i = bisect.bisect_left(times, q.t)
+        if i < len(times):
+            waits.append(times[i] - q.t)
+    return waits
+
+
+def union(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    merged: list[list[float]] = []
+    for a, b in sorted(intervals):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+def _stats(values: list[float]) -> dict:
+    if not values:
+        return {"count": 0}
+    s = sorted(values)
+    return {"count": len(s), "mean": sum(s) / len(s), "min": s[0], "max": s[-1], "median": s[len(s) // 2]}
+
+
+def analyze(events: list[Event]) -> dict:
+    """The numbers `porep-prover timeline` reports (seconds)."""
+    gpu = _pairs(events, "GPU_START", "GPU_END")
+    devices = {}
+    for dev in sorted({s.device for s, _ in gpu}):
+        spans = [(s.t, e.t) for s, e in gpu if s.device == dev]
+        merged = union(spans)
+        span = max(b for _, b in spans) - min(a for a, _ in spans)
+        busy = sum(b - a for a, b in merged)
+        idle = [(b0, a1) for (_, b0), (a1, _) in zip(merged, merged[1:])]
+        devices[dev] = {"efficiency": busy / span if span > 0 else 1.0, "span": span, "busy": busy,
+                        "gaps": _stats([b - a for a, b in idle]), "partitions": len(spans)}
+    per_worker_gaps = []
+    for worker in sorted({s.worker for s, _ in gpu}):
+        mine = sorted((s.t, e.t) for s, e in gpu if s.worker == worker)
+        per_worker_gaps += [a1 - b0 for (_, b0), (a1, _) in zip(mine, mine[1:])]
+    waits = [(s, e) for s, e in _pairs(events, "LOCK_WAIT", "GPU_START")]
+    jobs = _pairs(events, "JOB_SUBMIT", "JOB_END", key=lambda e: e.job)
+    return {
+        "devices": devices,
+        "worker_gaps": _stats(per_worker_gaps),
+        "lock_wait": _stats([e.t - s.t for s, e in waits]),
+        "lock_hold": _stats([e.t - s.t for s, e in gpu]),
+        "stages": {
+            "synthesis": _stats([e.t - s.t for s, e in _pairs(events, "SYNTH_START", "SYNTH_END")]),
+            "queue": _stats(_queue_waits(events)),
+            "prepare": _stats([e.t - s.t for s, e in _pairs(events, "PREP_START", "PREP_END")]),
+            "gpu": _stats([e.t - s.t for s, e in gpu]),
+            "finalize": _stats([e.t - s.t for s, e in _pairs(events, "FINALIZE_START", "FINALIZE_END")]),
+        },
+        "jobs": _stats([e.t - s.t for s, e in jobs]),
+        "retries": sum(1 for e in events if e.event == "PARTITION_RETRY"),
+        "failures": sum(1 for e in events if e.event == "PARTITION_FAILED"),
+    }
+
+
+def format_report(stats: dict) -> str:
+    lines = []
+    for dev, d in stats["devices"].items():
+        g = d["gaps"]
+        lines.append(f"device {dev}: GPU efficiency {d['efficiency']:.2%} over {d['span']:.3f} s "
+                     f"({d['partitions']} partitions, busy {d['busy']:.3f} s, {g['count']} gaps"
+                     + (f", longest {g['max'] * 1e3:.1f} ms" if g["count"] else "") + ")")
+    rows = [("lock wait", stats["lock_wait"]), ("lock hold", stats["lock_hold"]),
+            ("worker turnaround", stats["worker_gaps"])] + [(k, v) for k, v in stats["stages"].items()] + \
+        [("job latency", stats["jobs"])]
+    lines.append(f"{'':18} {'count':>6} {'mean ms':>10} {'median ms':>10} {'max ms':>10}")
+    for name, s in rows:
+        if s["count"]:
+            lines.append(f"{name:18} {s['count']:6d} {s['mean'] * 1e3:10.1f} {s['median'] * 1e3:10.1f} "
+                         f"{s['max'] * 1e3:10.1f}")
+        else:
+            lines.append(f"{name:18} {0:6d}")
+    lines.append(f"retries {stats['retries']}, failed partitions {stats['failures']}")
+    return "\n".join(lines)
+
+
+STAGES = (("SYNTH_START", "SYNTH_END", "tab:blue", "synthesis"), ("PREP_START", "PREP_END", "tab:orange", "prepare"),
+          ("LOCK_WAIT", "GPU_START", "tab:gray", "lock wait"),
+          ("GPU_START", "GPU_END", "tab:red", "GPU (lock held)"),
+          ("FINALIZE_START", "FINALIZE_END", "tab:green", "finalize"))
+
+
+def gantt(events: list[Event], path) -> None:
+    """A PNG of every worker's stages over time (matplotlib, no display needed)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    if not events:
+        raise ValueError("no timeline events to draw")
+    t0 = min(e.t for e in events)
+    workers = sorted({e.worker for e in events if e.worker})
+    row = {w: i for i, w in enumerate(workers)}
+    fig, ax = plt.subplots(figsize=(12, 1 + 0.35 * max(1, len(workers))))
+    for start, end, colour, label in STAGES:
+        bars = defaultdict(list)
+        for s, e in _pairs(events, start, end):
+            if s.worker in row:
+                bars[s.worker].append((s.t - t0, e.t - s.t))
+        for i, (w, spans) in enumerate(bars.items()):
+            ax.broken_barh(spans, (row[w] - 0.4, 0.8), facecolors=colour, label=label if i == 0 else None)
+    ax.set_yticks(range(len(workers)), workers)
+    ax.set_xlabel("seconds")
+    ax.legend(loc="upper right", fontsize="small")
+    ax.set_title("porep-prover timeline")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The hooks a plugin may implement (pluggy; project name "porep_prover";
+plugins are found through the entry-point group "porep_prover"). Every hook
+is called with keyword arguments. Registration hooks run once, when an engine
+collects its registry; notifications run as things happen, and a failing
+implementation is logged without stopping the engine."""
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("porep_prover")
+
+
+@hookspec
+def porep_prover_register_synthesis_providers(registry) -> None:
+    """Add synthesis providers: registry.add_provider(provider). A provider
+    serves the job kinds in provider.kinds (see engine.registry.SynthesisProvider)."""
+
+
+@hookspec
+def porep_prover_register_schedulers(registry) -> None:
+    """Add schedulers: registry.add_scheduler(name, factory); the setting
+    engine.scheduler picks one by name (see engine.registry.Scheduler)."""
+
+
+@hookspec
+def porep_prover_register_result_sinks(registry) -> None:
+    """Add result sinks: registry.add_sink(sink); every finished job is
+    delivered to each (see engine.registry.ResultSink)."""
+
+
+@hookspec
+def porep_prover_engine_started(engine) -> None:
+    """An engine has started its workers and takes jobs."""
+
+
+@hookspec
+def porep_prover_job_finished(result) -> None:
+    """A job ended: result.proofs, or result.error when it failed or was cancelled."""
+
+
+@hookspec
+def porep_prover_engine_stopping(engine) -> None:
+    """An engine stops taking jobs and is about to shut down."""

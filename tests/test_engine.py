@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The engine on the CPU backend: jobs end to end, the interlock, retries,
+cancellation, shutdown, configuration and the timeline's arithmetic."""
+import asyncio
+import pathlib
+import threading
+import time
+
+import pytest
+
+from porep_prover.backend import get_backend
+from porep_prover.circuits import porep_like, square_chain
+from porep_prover.engine import Engine, Job, inline_job, load_config
+from porep_prover.engine.devices import Device
+from porep_prover.engine.inline import InlineProvider, default_registry
+from porep_prover.engine.timeline import Event, analyze, format_report, gantt, read_log, union
+from porep_prover.errors import ConfigError, EngineError, JobCancelledError, JobFailedError
+from porep_prover.groth16 import insecure_setup, verify
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def circuit():
+    r1cs, _, _ = porep_like(600)
+    params = insecure_setup(r1cs, warn=False)
+    witnesses = [porep_like(600, seed=s)[1] for s in range(6)]
+    return params, r1cs, witnesses
+
+
+def config(**extra):
+    base = {"engine.partition_workers": 2, "engine.threads": 1, "engine.devices": ["cpu"]}
+    base.update(extra)
+    return load_config(overrides=base)
+
+
+def check_result(result, params):
+    assert result.ok and len(result.proofs) == result.job.partitions
+    for public, proof in zip(result.public_inputs, result.proofs):
+        assert verify(params.vk, public, proof)
+
+
+def test_jobs_end_to_end(circuit):
+    params, r1cs, ws = circuit
+    other_r1cs, other_w, _ = square_chain(300)
+    other_params = insecure_setup(other_r1cs, warn=False)
+    with Engine(config()) as engine:
+        handles = [engine.submit(inline_job(params, r1cs, ws[:k])) for k in (1, 3, 6)]
+        handles.append(engine.submit(inline_job(other_params, other_r1cs, [other_w] * 2)))
+        results = [h.result(120) for h in handles]
+    for res in results[:3]:
+        check_result(res, params)
+    check_result(results[3], other_params)
+    # partition i was proved from witness i: its public inputs say so
+    assert results[2].public_inputs == [w[1:r1cs.num_inputs].to_ints() for w in ws]
+    srs = {s["key"]: s for s in engine.srs.status()} if engine.srs.status() else {}
+    assert not srs  # cleared on shutdown
+
+
+def test_async_handles(circuit):
+    params, r1cs, ws = circuit
+
+    async def run(engine):
+        return await asyncio.gather(*(engine.submit(inline_job(params, r1cs, ws[:2])) for _ in range(2)))
+
+    with Engine(config()) as engine:
+        results = asyncio.run(run(engine))
+    for res in results:
+        check_result(res, params)
+
+
+class RecordingBackend:
+    """The CPU backend, slowed down and recording when each call runs (thread, start, end)."""
+
+    def __init__(self, delay=0.03):
+        self.cpu, self.delay = get_backend("cpu"), delay
+        self.calls, self.lock = [], threading.Lock()
+
+    def _rec(self, what, fn, *args):
+        t0 = time.perf_counter()
+        time.sleep(self.delay)
+        out = fn(*args)
+        with self.lock:
+            self.calls.append((what, threading.current_thread().name, t0, time.perf_counter()))
+        return out
+
+    def prepare(self, synth):
+        return self._rec("prepare", lambda: None)
+
+    def h_poly(self, a, b, c, threads, flavor="bellman"):
+        return self._rec("gpu", self.cpu.h_poly, a, b, c, threads, flavor)
+
+    def msm(self, points, scalars, threads):
+        return self.cpu.msm(points, scalars, threads)
+
+    def msm_many(self, parts, threads):
+        return self.cpu.msm_many(parts, threads)
+
+
+def test_interlock_one_kernel_region_at_a_time_and_preparation_overlaps(circuit):
+    params, r1cs, ws = circuit
+    be = RecordingBackend()
+    dev = Device("fake-gpu-0", "fake0", "gpu", be)
+    with Engine(config(**{"engine.partition_workers": 3}), devices=[dev]) as engine:
+        check_result(engine.prove(inline_job(params, r1cs, ws), timeout=120), params)
+    events = engine.timeline.events()
+    regions = sorted((s.t, e.t, s.worker) for s, e in zip(
+        sorted((e for e in events if e.event == "GPU_START"), key=lambda e: e.t),
+        sorted((e for e in events if e.event == "GPU_END"), key=lambda e: e.t)))
+    assert len(regions) == len(ws)
+    for (a0, a1, _), (b0, b1, _) in zip(regions, regions[1:]):
+        assert a1 <= b0, "two kernel regions of one device overlapped"
+    assert len({w for _, _, w in regions}) == 2  # both workers of the device took partitions
+    preps = [(s.t, e.t, s.worker) for s in events if s.event == "PREP_START"
+             for e in events if e.event == "PREP_END" and e.worker == s.worker and e.partition == s.partition
+             and e.job == s.job]
+    overlapped = [p for p in preps for r in regions if p[2] != r[2] and p[0] < r[1] and r[0] < p[1]]
+    assert overlapped, "no preparation ran while the other worker held the device"
+
+
+def test_devices_with_one_identity_share_one_lock(circuit):
+    params, r1cs, ws = circuit
+    be = RecordingBackend(delay=0.02)
+    devs = [Device("same-card", "a", "gpu", be), Device("same-card", "b", "gpu", be)]
+    with Engine(config(**{"engine.gpu_workers_per_device": 1, "engine.partition_workers": 3}), devices=devs) as e:
+        check_result(e.prove(inline_job(params, r1cs, ws[:4]), timeout=120), params)
+    spans = sorted((t0, t1) for what, _, t0, t1 in be.calls if what == "gpu")
+    assert all(a1 <= b0 for (_, a1), (b0, _) in zip(spans, spans[1:]))
+
+
+class FlakyProvider(InlineProvider):
+    kinds = ("flaky",)
+
+    def __init__(self, fail_times=1, fail_partition=1, delay=0.0):
+        self.fail_left, self.fail_partition, self.delay = fail_times, fail_partition, delay
+        self.lock = threading.Lock()
+
+    def synthesize(self, job, partition, threads):
+        time.sleep(self.delay)
+        with self.lock:
+            if partition == self.fail_partition and self.fail_left:
+                self.fail_left -= 1
+                raise RuntimeError("synthesis blew up")
+        return super().synthesize(job, partition, threads)
+
+
+def registry_with(provider):
+    reg = default_registry()
+    reg.add_provider(provider)
+    return reg
+
+
+def test_retry_then_success(circuit):
+    params, r1cs, ws = circuit
+    job = inline_job(params, r1cs, ws[:3])
+    job.kind = "flaky"
+    with Engine(config(), registry=registry_with(FlakyProvider(fail_times=2))) as engine:
+        check_result(engine.prove(job, timeout=120), params)
+    assert analyze(engine.timeline.events())["retries"] == 2
+
+
+def test_failing_partition_fails_its_job_only(circuit):
+    params, r1cs, ws = circuit
+    bad = inline_job(params, r1cs, ws[:3])
+    bad.kind = "flaky"
+    with Engine(config(**{"prover.max_retries": 1}),
+                registry=registry_with(FlakyProvider(fail_times=99, fail_partition=2))) as engine:
+        h_bad = engine.submit(bad)
+        h_good = engine.submit(inline_job(params, r1cs, ws[:2]))
+        with pytest.raises(JobFailedError) as info:
+            h_bad.result(120)
+        check_result(h_good.result(120), params)
+    assert info.value.partition == 2 and "synthesis blew up" in str(info.value)
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_unsatisfied_witness_fails_the_job(circuit):
+    params, r1cs, ws = circuit
+    broken = ws[0].copy()
+    broken.limbs[-1] ^= 1
+    with Engine(config(**{"prover.max_retries": 0})) as engine:
+        with pytest.raises(JobFailedError, match="UnsatisfiedError"):
+            engine.prove(inline_job(params, r1cs, [broken]), timeout=60)
+
+
+def test_cancel_and_shutdown_without_waiting(circuit):
+    params, r1cs, ws = circuit
+    slow = FlakyProvider(fail_times=0, delay=0.2)
+    jobs = []
+    for _ in range(3):
+        j = inline_job(params, r1cs, ws[:4])
+        j.kind = "flaky"
+        jobs.append(j)
+    engine = Engine(config(**{"engine.partition_workers": 1}), registry=registry_with(slow))
+    handles = [engine.submit(j) for j in jobs]
+    assert handles[1].cancel()
+    with pytest.raises(JobCancelledError):
+        handles[1].result(5)
+    assert not handles[1].cancel()          # already over
+    engine.shutdown(wait=False)
+    for h in handles:
+        assert h.done()                      # every accepted job is resolved
+    with pytest.raises(EngineError):
+        engine.submit(inline_job(params, r1cs, ws[:1]))
+
+
+def test_shutdown_waits_for_accepted_jobs(circuit):
+    params, r1cs, ws = circuit
+    engine = Engine(config())
+    handles = [engine.submit(inline_job(params, r1cs, ws[:2])) for _ in range(3)]
+    engine.shutdown(wait=True)
+    for h in handles:
+        check_result(h.result(0), params)
+
+
+def test_unknown_job_kind_and_bad_jobs(circuit):
+    params, r1cs, ws = circuit
+    with Engine(config()) as engine:
+        with pytest.raises(EngineError, match="no synthesis provider"):
+            engine.submit(Job("nope", 1))
+    with pytest.raises(ValueError):
+        Job("inline", 0)
+
+
+def test_config_file_and_errors(tmp_path):
+    example = ROOT / "contrib" / "porep-prover.example.toml"
+    cfg = load_config(example)                      # the documented example is valid and complete
+    assert cfg.get("engine.gpu_workers_per_device") == 2
+    text = example.read_text()
+    from porep_prover.engine.config import SCHEMA
+    for key in SCHEMA:                              # every key is documented there
+        section, name = key.split(".")
+        assert f"[{section}]" in text and f"\n{name} = " in text, key
+    good = tmp_path / "c.toml"
+    good.write_text("[engine]\npartition_workers = 5\n[srs]\nidle_evict_seconds = 3\n")
+    cfg = load_config(good, ["engine.partition_workers=7", "logging.level=debug"])
+    assert cfg.get("engine.partition_workers") == 7 and cfg.get("logging.level") == "DEBUG"
+    assert cfg.get("srs.idle_evict_seconds") == 3.0
+    cases = {"[engine]\nworkers = 2\n": "engine.workers", "[engine]\npartition_workers = -1\n":
+             "engine.partition_workers", "[engine]\ndevices = [\"tpu\"]\n": "engine.devices",
+             "[gpu]\nx = 1\n": "gpu", "threads = 3\n": "threads", "[prover]\nverify = 1\n": "prover.verify"}
+    for body, key in cases.items():
+        bad = tmp_path / "bad.toml"
+        bad.write_text(body)
+        with pytest.raises(ConfigError) as info:
+            load_config(bad)
+        assert info.value.key == key and key in str(info.value)
+    bad.write_text("[engine\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+    with pytest.raises(ConfigError):
+        load_config(None, ["engine.partition_workers"])
+    with pytest.raises(ConfigError):
+        load_config(None, ["engine.nope=1"])
+
+
+def ev(event, t, job="j", partition=0, worker="w0", device="d"):
+    return Event(event, t, job, partition, worker, device)
+
+
+def test_timeline_arithmetic(tmp_path):
+    events = [ev("JOB_SUBMIT", 0.0, partition=-1, worker=""),
+              ev("GPU_QUEUE", 0.5, partition=0), ev("GPU_QUEUE", 0.6, partition=1),
+              ev("LOCK_WAIT", 1.0, partition=0, worker="w0"), ev("GPU_START", 1.0, partition=0, worker="w0"), ev("GPU_END", 3.0, partition=0, worker="w0"),
+              ev("LOCK_WAIT", 1.5, partition=1, worker="w1"), ev("GPU_START", 3.0, partition=1, worker="w1"), ev("GPU_END", 4.0, partition=1, worker="w1"),
+              ev("LOCK_WAIT", 4.5, partition=2, worker="w0"), ev("GPU_START", 5.0, partition=2, worker="w0"), ev("GPU_END", 6.0, partition=2, worker="w0"),
+              ev("JOB_END", 6.5, partition=-1, worker="")]
+    stats = analyze(events)
+    dev = stats["devices"]["d"]
+    assert dev["span"] == pytest.approx(5.0) and dev["busy"] == pytest.approx(4.0)
+    assert dev["efficiency"] == pytest.approx(0.8) and dev["gaps"]["count"] == 1
+    assert dev["gaps"]["max"] == pytest.approx(1.0)
+    assert stats["lock_wait"]["max"] == pytest.approx(1.5) and stats["lock_wait"]["count"] == 3
+    assert stats["lock_hold"]["mean"] == pytest.approx(4.0 / 3)
+    assert stats["worker_gaps"]["count"] == 1 and stats["worker_gaps"]["max"] == pytest.approx(2.0)
+    assert stats["stages"]["queue"]["max"] == pytest.approx(0.9)
+    assert stats["jobs"]["max"] == pytest.approx(6.5)
+    assert union([(0, 1), (0.5, 2), (3, 4)]) == [(0, 2), (3, 4)]
+    log = tmp_path / "engine.log"
+    import json
+    lines = ["2026-12-02 noise line\n"] + [
+        f"INFO porep_prover.timeline TIMELINE {json.dumps(e.__dict__)}\n" for e in events] + ["TIMELINE {bad\n"]
+    log.write_text("".join(lines))
+    assert read_log(log) == events
+    assert "GPU efficiency 80.00%" in format_report(stats)
+    gantt(events, tmp_path / "g.png")
+    assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_memory_budget_limits_partitions_in_flight(circuit):
+    params, r1cs, ws = circuit
+    cfg = config(**{"engine.memory_budget_gib": 1e-9, "engine.partition_workers": 4})  # one partition at a time
+    with Engine(cfg) as engine:
+        check_result(engine.prove(inline_job(params, r1cs, ws[:4]), timeout=120), params)
+    events = sorted(engine.timeline.events(), key=lambda e: e.t)
+    live, peak = 0, 0
+    for e in events:  # synthesis start .. finalize end may not overlap across partitions
+        if e.event == "SYNTH_START":
+            live += 1
+        elif e.event == "FINALIZE_END":
+            live -= 1
+        peak = max(peak, live)
+    assert peak == 1
