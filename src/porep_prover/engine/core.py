@@ -23,7 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ..config import resolve_threads
-from ..errors import EngineError, JobFailedError
+from ..errors import EngineError, JobCancelledError, JobFailedError
 from ..groth16.prover import finish, prove_device, synthesize
 from ..groth16.verifier import verify
 from .config import EngineConfig, load_config
@@ -188,11 +188,8 @@ class Engine:
                 return False
             state.finished = True
             self._lock.notify_all()
-        done = state.handle._cancelled(why)
-        if done:
-            self.timeline.emit("JOB_END", state.job.id)
-            self._deliver(JobResult(state.job, error=state.handle.future.exception()))
-        return done
+        self._conclude(state, JobResult(state.job, error=JobCancelledError(f"job {state.job.id}: {why}")))
+        return True
 
     def status(self) -> dict:
         with self._lock:
@@ -328,10 +325,7 @@ class Engine:
                 return
             state.finished = True
             self._lock.notify_all()
-        result = JobResult(state.job, state.proofs, state.public)
-        self.timeline.emit("JOB_END", state.job.id)
-        if state.handle._finish(result):
-            self._deliver(result)
+        self._conclude(state, JobResult(state.job, state.proofs, state.public))
 
     def _failed(self, task: PartitionTask, exc: BaseException, worker: str) -> None:
         state = self._jobs[task.job.id]
@@ -354,19 +348,21 @@ class Engine:
         err = JobFailedError(f"job {task.job.id} failed: partition {task.index} after {task.attempt + 1} "
                              f"attempts: {type(exc).__name__}: {exc}", task.job.id, task.index)
         err.__cause__ = exc
-        result = JobResult(state.job, error=err)
-        self.timeline.emit("JOB_END", state.job.id)
-        if state.handle._finish(result):
-            self._deliver(result)
+        self._conclude(state, JobResult(state.job, error=err))
 
-    def _deliver(self, result: JobResult) -> None:
-        """Every sink, then the job_finished hook; a failing sink is logged and skipped."""
+    def _conclude(self, state: _JobState, result: JobResult) -> None:
+        """A job's end (the caller made it final): every sink, then the
+        job_finished hook, then its handle resolves (so a result is delivered
+        before its owner sees it); a failing sink or hook is logged and skipped."""
+        result.seconds = time.time() - state.job.submitted
+        self.timeline.emit("JOB_END", state.job.id)
         for sink in list(self.registry.sinks):
             try:
                 sink.deliver(result)
             except Exception:  # noqa: BLE001 - one sink must not break the others
                 LOG.exception("result sink %r failed on job %s", sink, result.job.id)
         self._hook("porep_prover_job_finished", result=result)
+        state.handle._finish(result)
 
     def _hook(self, name: str, **kwargs) -> None:
         if self.plugins is None:

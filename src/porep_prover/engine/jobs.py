@@ -6,11 +6,10 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import itertools
-import time
 import uuid
 from typing import Any
 
-from ..errors import InvalidInputError, JobCancelledError
+from ..errors import InvalidInputError
 
 _SEQ = itertools.count()
 
@@ -87,12 +86,8 @@ class JobHandle:
     def _finish(self, result: JobResult) -> bool:
         if self.future.done():
             return False
-        result.seconds = time.time() - self.job.submitted
         if result.error is not None:
             self.future.set_exception(result.error)
         else:
             self.future.set_result(result)
         return True
-
-    def _cancelled(self, why: str) -> bool:
-        return self._finish(JobResult(self.job, error=JobCancelledError(f"job {self.job.id}: {why}")))

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A synthesis provider for circuits and witnesses in files (job kind "r1cs-file").
+
+A job's payload is a dict:
+    params     bellperson parameters file (read once per path, shared by jobs)
+    circuit    our .npz circuit or circom's .r1cs
+    witnesses  one file per partition: 32-byte little-endian values, or snarkjs .wtns
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from porep_prover.errors import InvalidInputError
+from porep_prover.groth16 import R1CS, load_witness, read_params
+from porep_prover.hooks import hookimpl
+from porep_prover.snarkjs import read_r1cs, read_wtns
+
+
+def _magic(path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(4)
+
+
+class R1csFileProvider:
+    kinds = ("r1cs-file",)
+
+    def __init__(self):
+        self._circuits: dict[str, R1CS] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _payload(job) -> dict:
+        p = job.payload
+        if not isinstance(p, dict) or not {"params", "circuit", "witnesses"} <= set(p):
+            raise InvalidInputError("an r1cs-file job needs a payload dict with params, circuit and witnesses")
+        if len(p["witnesses"]) != job.partitions:
+            raise InvalidInputError(f"{len(p['witnesses'])} witness files for {job.partitions} partitions")
+        return p
+
+    def srs_key(self, job) -> str:
+        return "params:" + os.path.abspath(self._payload(job)["params"])
+
+    def load_srs(self, job):
+        return read_params(self._payload(job)["params"])
+
+    def _circuit(self, path) -> R1CS:
+        key = os.path.abspath(path)
+        with self._lock:
+            if key not in self._circuits:
+                self._circuits[key] = read_r1cs(path).r1cs if _magic(path) == b"r1cs" else R1CS.load(path)
+            return self._circuits[key]
+
+    def synthesize(self, job, partition: int, threads: int):
+        p = self._payload(job)
+        path = p["witnesses"][partition]
+        witness = read_wtns(path) if _magic(path) == b"wtns" else load_witness(path)
+        return self._circuit(p["circuit"]), witness
+
+
+@hookimpl
+def porep_prover_register_synthesis_providers(registry) -> None:
+    registry.add_provider(R1csFileProvider())

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: Apache-2.0
+import pytest
+
+pytest.importorskip("porep_prover_r1cs_provider.plugin")
+
+from porep_prover.circuits import porep_like  # noqa: E402
+from porep_prover.engine import Engine, Job, load_config  # noqa: E402
+from porep_prover.errors import JobFailedError  # noqa: E402
+from porep_prover.groth16 import insecure_setup, save_witness, verify, write_params  # noqa: E402
+from porep_prover.hooks import collect_registry, plugin_manager  # noqa: E402
+
+
+def test_proves_jobs_from_files(tmp_path):
+    r1cs, _, _ = porep_like(400)
+    params = insecure_setup(r1cs, warn=False)
+    write_params(tmp_path / "c.params", params)
+    r1cs.save(tmp_path / "c.npz")
+    paths = []
+    for seed in range(3):
+        path = tmp_path / f"w{seed}.bin"
+        save_witness(path, porep_like(400, seed=seed)[1])
+        paths.append(str(path))
+    pm = plugin_manager()
+    registry = collect_registry(pm)
+    assert "r1cs-file" in registry.providers
+    cfg = load_config(overrides={"engine.devices": ["cpu"], "engine.threads": 1, "engine.partition_workers": 2})
+    payload = {"params": str(tmp_path / "c.params"), "circuit": str(tmp_path / "c.npz"), "witnesses": paths}
+    with Engine(cfg, registry=registry, plugins=pm) as engine:
+        result = engine.prove(Job("r1cs-file", 3, payload), timeout=120)
+        bad = dict(payload, witnesses=paths[:2])
+        with pytest.raises(JobFailedError, match="2 witness files for 3 partitions"):
+            engine.prove(Job("r1cs-file", 3, bad), timeout=120)
+        assert len(engine.srs.status()) == 1          # one load for both jobs
+    for public, proof in zip(result.public_inputs, result.proofs):
+        assert verify(params.vk, public, proof)
