@@ -184,6 +184,10 @@ class GpuBackend:
             entry[1].detach()
             self.free(entry[0])
 
+    def release_points(self, points) -> None:
+        """Drop the device copy of one point array (the SRS manager evicts with it)."""
+        self._evict(id(points.limbs))
+
     def release_resident(self) -> None:
         """Drop every resident point array."""
         with self.lock:

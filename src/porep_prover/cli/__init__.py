@@ -10,6 +10,8 @@
     porep-prover groth16 prove|verify     snarkjs's argument order and files
     porep-prover zkey export verificationkey | insecure-setup
     porep-prover gpu info | warm          CUDA devices; compile the kernels into the cache
+    porep-prover bench batch | sweep      engine throughput (seconds per proof, GPU efficiency)
+    porep-prover timeline LOG             GPU efficiency, gaps, lock wait/hold; --gantt PNG
 
 Errors of porep_prover are printed as one line naming what is wrong (exit 2).
 """
@@ -21,7 +23,7 @@ import sys
 from .. import __version__
 from ..backend import BACKENDS
 from ..errors import PorepProverError
-from . import core, gpu_cmds, snarkjs_cmds
+from . import core, engine_cmds, gpu_cmds, snarkjs_cmds
 
 
 def _common(p: argparse.ArgumentParser, backend: bool = True) -> None:
@@ -37,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     core.register(sub, _common)
     snarkjs_cmds.register(sub, _common)
     gpu_cmds.register(sub, _common)
+    engine_cmds.register(sub, _common)
     return parser
 
 

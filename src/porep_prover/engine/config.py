@@ -143,11 +143,21 @@ def _flatten(doc: dict, prefix: str = "") -> dict:
     return flat
 
 
+def resolve_key(name: str) -> str:
+    """A dotted key, also from its last part alone when that is unambiguous ("partition_workers")."""
+    if "." in name or name in SCHEMA:
+        return name
+    matches = [k for k in SCHEMA if k.split(".", 1)[1] == name]
+    return matches[0] if len(matches) == 1 else name
+
+
 def parse_override(text: str) -> tuple[str, Any]:
-    """'section.key=value' -> (key, value); the value is read as TOML, else taken as a string."""
+    """'section.key=value' (or 'key=value' when the key names one setting) -> (key, value);
+    the value is read as TOML, else taken as a string."""
     if "=" not in text:
         raise ConfigError(f"override {text!r} is not section.key=value", key=text)
     key, raw = (part.strip() for part in text.split("=", 1))
+    key = resolve_key(key)
     try:
         value = toml.loads(f"v = {raw}")["v"]
     except toml.TomlDecodeError:

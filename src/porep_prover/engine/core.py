@@ -295,8 +295,8 @@ class Engine:
                 continue
             self._finalizers.submit(self._finalize, task, provider, synth, public, held, dev, device, name)
 
-    def _finalize(self, task, provider, synth, public, held, dev, device, name) -> None:
-        job = task.job
+    def _finalize(self, task, provider, synth, public, held, dev, device, worker) -> None:
+        job, name = task.job, threading.current_thread().name   # a finalizer thread, not the device worker
         try:
             self.timeline.emit("FINALIZE_START", job.id, task.index, name, device.identity)
             with self.srs.lease(provider.srs_key(job), lambda: provider.load_srs(job)) as params:

@@ -108,7 +108,7 @@ def union(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return [(a, b) for a, b in merged]
 
 
-def _stats(values: list[float]) -> dict:
+def summary_stats(values: list[float]) -> dict:
     if not values:
         return {"count": 0}
     s = sorted(values)
@@ -126,7 +126,7 @@ def analyze(events: list[Event]) -> dict:
         busy = sum(b - a for a, b in merged)
         idle = [(b0, a1) for (_, b0), (a1, _) in zip(merged, merged[1:])]
         devices[dev] = {"efficiency": busy / span if span > 0 else 1.0, "span": span, "busy": busy,
-                        "gaps": _stats([b - a for a, b in idle]), "partitions": len(spans)}
+                        "gaps": summary_stats([b - a for a, b in idle]), "partitions": len(spans)}
     per_worker_gaps = []
     for worker in sorted({s.worker for s, _ in gpu}):
         mine = sorted((s.t, e.t) for s, e in gpu if s.worker == worker)
@@ -135,17 +135,17 @@ def analyze(events: list[Event]) -> dict:
     jobs = _pairs(events, "JOB_SUBMIT", "JOB_END", key=lambda e: e.job)
     return {
         "devices": devices,
-        "worker_gaps": _stats(per_worker_gaps),
-        "lock_wait": _stats([e.t - s.t for s, e in waits]),
-        "lock_hold": _stats([e.t - s.t for s, e in gpu]),
+        "worker_gaps": summary_stats(per_worker_gaps),
+        "lock_wait": summary_stats([e.t - s.t for s, e in waits]),
+        "lock_hold": summary_stats([e.t - s.t for s, e in gpu]),
         "stages": {
-            "synthesis": _stats([e.t - s.t for s, e in _pairs(events, "SYNTH_START", "SYNTH_END")]),
-            "queue": _stats(_queue_waits(events)),
-            "prepare": _stats([e.t - s.t for s, e in _pairs(events, "PREP_START", "PREP_END")]),
-            "gpu": _stats([e.t - s.t for s, e in gpu]),
-            "finalize": _stats([e.t - s.t for s, e in _pairs(events, "FINALIZE_START", "FINALIZE_END")]),
+            "synthesis": summary_stats([e.t - s.t for s, e in _pairs(events, "SYNTH_START", "SYNTH_END")]),
+            "queue": summary_stats(_queue_waits(events)),
+            "prepare": summary_stats([e.t - s.t for s, e in _pairs(events, "PREP_START", "PREP_END")]),
+            "gpu": summary_stats([e.t - s.t for s, e in gpu]),
+            "finalize": summary_stats([e.t - s.t for s, e in _pairs(events, "FINALIZE_START", "FINALIZE_END")]),
         },
-        "jobs": _stats([e.t - s.t for s, e in jobs]),
+        "jobs": summary_stats([e.t - s.t for s, e in jobs]),
         "retries": sum(1 for e in events if e.event == "PARTITION_RETRY"),
         "failures": sum(1 for e in events if e.event == "PARTITION_FAILED"),
     }

@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`porep-prover timeline` and `porep-prover bench batch | sweep` (the engine's commands).
+
+Engine commands take --config FILE (TOML, see contrib/porep-prover.example.toml)
+and --set section.key=value (repeatable) to override any setting."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import warnings
+
+from ..circuits import porep_like, square_chain
+from ..engine import Engine, inline_job, load_config
+from ..engine.bench import plot, run_batch, sweep, write_csv
+from ..engine.config import parse_override
+from ..engine.logs import configure_logging, remove_handlers
+from ..engine.timeline import analyze, format_report, gantt, read_log
+from ..errors import ConfigError
+from ..groth16 import InsecureSetupWarning, insecure_setup
+from ..hooks import collect_registry, plugin_manager
+
+CIRCUITS = {"porep-like": porep_like, "square-chain": square_chain}
+
+
+def cmd_timeline(args) -> int:
+    events = read_log(args.log)
+    if not events:
+        print(f"{args.log}: no timeline events (TIMELINE lines)")
+        return 1
+    stats = analyze(events)
+    print(json.dumps(stats, indent=1) if args.json else format_report(stats))
+    if args.gantt:
+        gantt(events, args.gantt)
+        print(f"gantt chart: {args.gantt}")
+    return 0
+
+
+def _config(args, extra: dict | None = None):
+    overrides = list(args.set or [])
+    cfg = load_config(args.config, overrides)
+    return cfg.replace(**extra) if extra else cfg
+
+
+class _Workload:
+    """The demo circuit, its INSECURE test parameters and a witness per partition, made once."""
+
+    def __init__(self, args):
+        t = time.perf_counter()
+        make = CIRCUITS[args.circuit]
+        self.r1cs, _, _ = make(args.constraints)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InsecureSetupWarning)
+            self.params = insecure_setup(self.r1cs)
+        self.witnesses = [make(args.constraints, seed=i)[1] for i in range(args.partitions)]
+        print(f"workload: {args.circuit}, {self.r1cs.num_constraints} constraints (domain "
+              f"{self.r1cs.domain_size}), {args.partitions} partitions per job; setup "
+              f"{time.perf_counter() - t:.1f} s")
+
+    def job(self, i: int):
+        return inline_job(self.params, self.r1cs, self.witnesses)
+
+
+def _engine(cfg):
+    pm = plugin_manager()
+    return Engine(cfg, registry=collect_registry(pm), plugins=pm)
+
+
+def _with_logging(cfg, fn):
+    timeline = cfg.get("logging.timeline")
+    tmp = None
+    if not timeline:  # keep the events off the console: their own file
+        fd, tmp = tempfile.mkstemp(prefix="porep-prover-timeline-", suffix=".log")
+        os.close(fd)
+        cfg = cfg.replace(**{"logging.timeline": tmp})
+    handlers = configure_logging(cfg)
+    try:
+        return fn(cfg)
+    finally:
+        remove_handlers(handlers)
+        print(f"timeline log: {cfg.get('logging.timeline')}")
+
+
+def cmd_bench_batch(args) -> int:
+    cfg = _config(args)
+    work = _Workload(args)
+
+    def run(cfg):
+        engine = _engine(cfg)
+        try:
+            if args.warmup:
+                run_batch(engine, work.job, 1, 1)   # kernels compiled, parameters resident
+            report = run_batch(engine, work.job, args.count, args.concurrency)
+            events = engine.timeline.events()
+        finally:
+            engine.shutdown(wait=True)
+        for line in report.lines():
+            print(line)
+        if args.gantt:
+            gantt(events, args.gantt)
+            print(f"gantt chart: {args.gantt}")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"config": cfg.values, "seconds_per_proof": report.seconds_per_proof,
+                           "wall": report.wall, "latency": report.latency, "queue_wait": report.queue_wait,
+                           "devices": report.devices, "failed": report.failed}, f, indent=1)
+        return 1 if report.failed else 0
+
+    return _with_logging(cfg, run)
+
+
+def cmd_bench_sweep(args) -> int:
+    key, raw = parse_override(args.sweep)
+    values = [parse_override(f"x={v}")[1] for v in str(raw).strip("[]").split(",") if v.strip()] \
+        if not isinstance(raw, list) else raw
+    if not values:
+        raise ConfigError(f"sweep {args.sweep!r}: no values", key=key)
+    base = _config(args)
+    for v in values:  # every point is a valid configuration before anything runs
+        base.replace(**{key: v})
+    work = _Workload(args)
+
+    def run(cfg):
+        def make_engine(change):
+            engine = _engine(cfg.replace(**change))
+            if args.warmup:
+                run_batch(engine, work.job, 1, 1)
+            return engine
+        rows = sweep(key, values, make_engine, work.job, args.count, args.concurrency)
+        print(f"{key:>28} | s/proof | latency s | GPU eff | failed")
+        for value, r in rows:
+            print(f"{str(value):>28} | {r.seconds_per_proof:7.3f} | {r.latency.get('mean', 0):9.3f} | "
+                  f"{r.efficiency:7.2%} | {r.failed}")
+        if args.csv:
+            write_csv(key, rows, args.csv)
+            print(f"csv: {args.csv}")
+        if args.plot:
+            plot(key, rows, args.plot)
+            print(f"plot: {args.plot}")
+        return 1 if any(r.failed for _, r in rows) else 0
+
+    return _with_logging(base, run)
+
+
+def engine_options(p) -> None:
+    p.add_argument("--config", help="engine settings (TOML)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a setting (repeatable)")
+
+
+def _workload_options(p) -> None:
+    engine_options(p)
+    p.add_argument("-c", "--count", type=int, default=4, help="jobs (proofs) to run")
+    p.add_argument("-j", "--concurrency", type=int, default=2, help="jobs in flight at once")
+    p.add_argument("--partitions", type=int, default=4, help="partitions per job")
+    p.add_argument("--constraints", type=int, default=1 << 14, help="constraints per partition")
+    p.add_argument("--circuit", choices=sorted(CIRCUITS), default="porep-like")
+    p.add_argument("--no-warmup", dest="warmup", action="store_false",
+                   help="do not run one job first (kernel compilation, parameter upload)")
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("timeline", help="GPU efficiency, gaps, lock wait/hold and stages from an engine log")
+    p.add_argument("log", help="a log holding TIMELINE lines (the setting logging.timeline)")
+    p.add_argument("--gantt", metavar="PNG", help="also draw the workers' Gantt chart")
+    p.add_argument("--json", action="store_true", help="the numbers as JSON")
+    p.set_defaults(func=cmd_timeline)
+
+    b = sub.add_parser("bench", help="engine throughput benchmarks").add_subparsers(dest="action", required=True)
+    p = b.add_parser("batch", help="COUNT jobs, CONCURRENCY in flight: seconds per proof, latency, GPU efficiency")
+    _workload_options(p)
+    p.add_argument("--gantt", metavar="PNG", help="draw the run's Gantt chart")
+    p.add_argument("--json", metavar="OUT", help="write the numbers as JSON")
+    p.set_defaults(func=cmd_bench_batch)
+    p = b.add_parser("sweep", help="one batch per value of a setting, each on a fresh engine")
+    p.add_argument("sweep", metavar="KEY=V1,V2,...", help="e.g. engine.partition_workers=2,4,8")
+    _workload_options(p)
+    p.add_argument("--csv", metavar="OUT", help="write the table as CSV")
+    p.add_argument("--plot", metavar="PNG", help="plot seconds per proof and GPU efficiency")
+    p.set_defaults(func=cmd_bench_sweep)

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Throughput benchmarks of a running engine: a batch of jobs with a bounded
+number in flight, and sweeps of one setting (a fresh engine per point).
+What `porep-prover bench batch` and `bench sweep` print."""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import threading
+import time
+from typing import Callable
+
+from .jobs import Job
+from .timeline import summary_stats, analyze
+
+
+@dataclasses.dataclass
+class BatchReport:
+    count: int
+    concurrency: int
+    partitions: int
+    wall: float
+    latency: dict
+    queue_wait: dict
+    devices: dict
+    failed: int
+
+    @property
+    def seconds_per_proof(self) -> float:
+        """Wall time over the jobs (a job is one proof of all its partitions)."""
+        return self.wall / max(1, self.count)
+
+    @property
+    def efficiency(self) -> float:
+        """The lowest GPU efficiency over the devices."""
+        return min((d["efficiency"] for d in self.devices.values()), default=0.0)
+
+    def lines(self) -> list[str]:
+        lat, q = self.latency, self.queue_wait
+        out = [f"jobs {self.count} x {self.partitions} partitions, {self.concurrency} in flight: "
+               f"{self.wall:.3f} s, {self.seconds_per_proof:.3f} s per proof"
+               + (f", {self.failed} FAILED" if self.failed else "")]
+        if lat["count"]:
+            out.append(f"latency per proof: mean {lat['mean']:.3f} s, median {lat['median']:.3f} s, "
+                       f"max {lat['max']:.3f} s")
+        if q["count"]:
+            out.append(f"queue wait (submit -> first synthesis): mean {q['mean'] * 1e3:.1f} ms, "
+                       f"max {q['max'] * 1e3:.1f} ms")
+        for dev, d in self.devices.items():
+            out.append(f"device {dev}: GPU efficiency {d['efficiency']:.2%} (busy {d['busy']:.3f} s of "
+                       f"{d['span']:.3f} s, {d['gaps']['count']} gaps)")
+        return out
+
+
+def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: int,
+              timeout: float | None = None) -> BatchReport:
+    """Submit count jobs (make_job(i)), at most concurrency unfinished at once;
+    wait for all; report from the engine's timeline over this batch only."""
+    start_events = len(engine.timeline.events())
+    slots = threading.Semaphore(max(1, concurrency))
+    handles = []
+    t0 = time.time()
+    for i in range(count):
+        slots.acquire()
+        h = engine.submit(make_job(i))
+        h.future.add_done_callback(lambda _f: slots.release())
+        handles.append(h)
+    results = []
+    for h in handles:
+        try:
+            results.append(h.result(timeout))
+        except Exception:  # noqa: BLE001 - counted as failed
+            results.append(None)
+    wall = time.time() - t0
+    events = engine.timeline.events()[start_events:]
+    first_synth = {}
+    for e in events:
+        if e.event == "SYNTH_START" and e.job not in first_synth:
+            first_synth[e.job] = e.t
+    waits = [first_synth[e.job] - e.t for e in events if e.event == "JOB_SUBMIT" and e.job in first_synth]
+    ok = [r for r in results if r is not None]
+    return BatchReport(count, concurrency, handles[0].job.partitions if handles else 0, wall,
+                       summary_stats([r.seconds for r in ok]), summary_stats(waits), analyze(events)["devices"],
+                       len(results) - len(ok))
+
+
+def sweep(key: str, values: list, make_engine: Callable[[dict], object], make_job: Callable[[int], Job],
+          count: int, concurrency: int) -> list[tuple[object, BatchReport]]:
+    """One batch per value of a setting, each on a fresh engine (make_engine({key: value}))."""
+    rows = []
+    for value in values:
+        engine = make_engine({key: value})
+        try:
+            rows.append((value, run_batch(engine, make_job, count, concurrency)))
+        finally:
+            engine.shutdown(wait=True)
+    return rows
+
+
+def write_csv(key: str, rows, path) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([key, "seconds_per_proof", "wall_s", "latency_mean_s", "queue_wait_mean_s", "gpu_efficiency",
+                    "failed"])
+        for value, r in rows:
+            w.writerow([value, f"{r.seconds_per_proof:.4f}", f"{r.wall:.4f}", f"{r.latency.get('mean', 0):.4f}",
+                        f"{r.queue_wait.get('mean', 0):.4f}", f"{r.efficiency:.4f}", r.failed])
+
+
+def plot(key: str, rows, path) -> None:
+    """Seconds per proof and GPU efficiency against the swept value (PNG)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    xs = [str(v) for v, _ in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(xs, [r.seconds_per_proof for _, r in rows], "o-", color="tab:blue")
+    ax.set_xlabel(key)
+    ax.set_ylabel("seconds per proof", color="tab:blue")
+    ax2 = ax.twinx()
+    ax2.plot(xs, [100 * r.efficiency for _, r in rows], "s--", color="tab:red")
+    ax2.set_ylabel("GPU efficiency %", color="tab:red")
+    ax.set_title(f"porep-prover sweep of {key}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

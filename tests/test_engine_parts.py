@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The engine's parts on their own: the SRS manager and the commands."""
+import threading
+import time
+
+import pytest
+
+from porep_prover.circuits import square_chain
+from porep_prover.cli import main
+from porep_prover.engine.srs import SrsManager
+from porep_prover.groth16 import insecure_setup
+
+
+@pytest.fixture(scope="module")
+def params_pair():
+    a = insecure_setup(square_chain(64)[0], warn=False)
+    b = insecure_setup(square_chain(128)[0], warn=False)
+    return a, b
+
+
+def test_srs_loads_once_for_concurrent_users(params_pair):
+    a, _ = params_pair
+    calls = []
+
+    def loader():
+        calls.append(1)
+        time.sleep(0.05)
+        return a
+
+    srs = SrsManager()
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(srs.get("k", loader))) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and all(g is a for g in got)
+    assert srs.status()[0]["loads"] == 1
+
+
+def test_srs_failed_load_is_retried_by_the_next_user(params_pair):
+    a, _ = params_pair
+    srs = SrsManager()
+    with pytest.raises(OSError):
+        srs.get("k", lambda: (_ for _ in ()).throw(OSError("disk")))
+    assert srs.get("k", lambda: a) is a
+
+
+def test_srs_idle_eviction_respects_leases(params_pair):
+    a, b = params_pair
+    evicted = []
+    srs = SrsManager(idle_evict_seconds=10, on_evict=evicted.append)
+    srs.get("a", lambda: a)
+    with srs.lease("b", lambda: b):
+        assert srs.evict_idle(now=time.monotonic() + 60) == ["a"]   # b is leased
+    assert evicted == [a]
+    assert srs.evict_idle(now=time.monotonic() + 5) == []           # b idle, but not for long
+    assert srs.evict_idle(now=time.monotonic() + 60) == ["b"]
+    assert srs.status() == []
+
+
+def test_srs_budget_drops_least_recently_used(params_pair):
+    a, b = params_pair
+    from porep_prover.engine.srs import params_bytes
+    srs = SrsManager(budget_bytes=params_bytes(a) + params_bytes(b) - 1)
+    srs.get("a", lambda: a)
+    srs.get("b", lambda: b)                                          # over budget: a goes
+    assert [s["key"] for s in srs.status()] == ["b"]
+    with srs.lease("b", lambda: b):
+        srs.get("a", lambda: a)                                      # b leased: stays, over budget
+        assert {s["key"] for s in srs.status()} == {"a", "b"}
+
+
+def test_bench_and_timeline_commands(tmp_path, capsys):
+    log = tmp_path / "t.log"
+    args = ["--set", 'engine.devices=["cpu"]', "--set", "partition_workers=1", "--set", "engine.threads=1",
+            "--set", f"logging.timeline={log}", "--partitions", "2", "--constraints", "300"]
+    assert main(["bench", "batch", "-c", "2", "-j", "1", "--json", str(tmp_path / "b.json")] + args) == 0
+    out = capsys.readouterr().out
+    assert "s per proof" in out and "GPU efficiency" in out
+    assert main(["timeline", str(log), "--gantt", str(tmp_path / "g.png")]) == 0
+    out = capsys.readouterr().out
+    assert "device cpu: GPU efficiency" in out and (tmp_path / "g.png").exists()
+    assert main(["bench", "sweep", "gpu_workers_per_device=1,2", "-c", "1", "-j", "1", "--no-warmup",
+                 "--csv", str(tmp_path / "s.csv")] + args) == 0
+    rows = (tmp_path / "s.csv").read_text().splitlines()
+    assert rows[0].startswith("engine.gpu_workers_per_device,") and len(rows) == 3
+    assert main(["bench", "sweep", "engine.nope=1,2"] + args) == 2       # named config error
+    assert "engine.nope" in capsys.readouterr().err
+    empty = tmp_path / "empty.log"
+    empty.write_text("nothing here\n")
+    assert main(["timeline", str(empty)]) == 1
