@@ -1,29 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Schedulers for porep-prover: "fifo" (submission order) and "priority"
+"""Schedulers for porep-prover: "fifo" (submission order; the engine's
+built-in one under a name) and "priority"
 (the job's priority first, larger earlier; then submission order; a job's
 partitions in order). Select with the setting engine.scheduler."""
 from __future__ import annotations
 
-import collections
 import heapq
 
+from porep_prover.engine.registry import FifoScheduler  # the engine's own: submission order
 from porep_prover.hooks import hookimpl
 
-
-class FifoScheduler:
-    """Partitions in the order they were pushed (retries go to the back)."""
-
-    def __init__(self):
-        self._q = collections.deque()
-
-    def push(self, task) -> None:
-        self._q.append(task)
-
-    def pop(self):
-        return self._q.popleft() if self._q else None
-
-    def __len__(self) -> int:
-        return len(self._q)
+__all__ = ["FifoScheduler", "PriorityScheduler"]
 
 
 class PriorityScheduler:
