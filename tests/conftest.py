@@ -15,3 +15,4 @@ def rng(request):
     request.node.user_properties.append(("seed", seed))
     print(f"seed={seed}")
     return random.Random(seed)
+

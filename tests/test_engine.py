@@ -252,6 +252,12 @@ def test_config_file_and_errors(tmp_path):
         load_config(None, ["engine.partition_workers"])
     with pytest.raises(ConfigError):
         load_config(None, ["engine.nope=1"])
+    listed = load_config(None, ["engine.devices=gpu:0, gpu:1", "srs.preload=a.params"])
+    assert listed.get("engine.devices") == ["gpu:0", "gpu:1"] and listed.get("srs.preload") == ["a.params"]
+    assert load_config(None, ['devices=["cpu"]']).get("engine.devices") == ["cpu"]
+    with pytest.raises(ConfigError) as info:
+        load_config(None, ["prover.b_g2=gpu"])
+    assert info.value.key == "prover.b_g2"
 
 
 def ev(event, t, job="j", partition=0, worker="w0", device="d"):

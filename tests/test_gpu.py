@@ -198,3 +198,61 @@ def test_proof_on_gpu_verifies(make, rng):
     proof = prove(params, r1cs, witness, backend="gpu", rng=rng)
     assert verify(params.vk, public, proof)
     assert not verify(params.vk, [(public[0] + 1) % R] + list(public[1:]), proof)
+
+
+# ---------------------------------------------------------------- engine paths
+
+@pytest.mark.parametrize("flavor", ["bellman", "snarkjs"])
+def test_h_scalars_stay_on_device(gpu, flavor, rng):
+    """H kept on the device feeds the MSM exactly as the downloaded H would."""
+    n = 1 << 12
+    a, b, c = (random_fr(n, rng) for _ in range(3))
+    want = CPU.h_poly(a.copy(), b.copy(), c.copy(), 2, flavor)
+    on_device = gpu.h_scalars(a, b, c, 1, flavor)
+    try:
+        assert len(on_device) == len(want)
+        pts = random_points(G1Array, rng, len(want))
+        assert gpu.msm(pts, on_device, 1)[0] == CPU.msm(pts, want, 2)[0]
+    finally:
+        on_device.close()
+
+
+def test_prepared_partition_is_pinned_and_equal(gpu, rng):
+    from porep_prover.groth16.prover import Synthesized
+    sizes = (4096, 4096, 4096, 3001, 2999, 1001)   # not multiples of the arena alignment
+    synth = Synthesized(*(random_fr(k, rng) for k in sizes))
+    staged = gpu.prepare(synth)
+    first = staged.arena.address
+    try:
+        for f in ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars"):
+            got, want = getattr(staged.synth, f), getattr(synth, f)
+            assert got == want and got.limbs.ctypes.data != want.limbs.ctypes.data
+            assert gpu.pinned.contains(got.limbs.reshape(-1).view(np.uint8))
+            assert not gpu.pinned.contains(want.limbs.reshape(-1).view(np.uint8))
+        buf = gpu.upload(staged.synth.l_scalars.limbs)      # the direct (DMA) path
+        back = gpu.download_array(buf, (3001, 4))
+        gpu.free(buf)
+        assert np.array_equal(back, synth.l_scalars.limbs)
+    finally:
+        gpu.release_prepared(staged)
+    again = gpu.prepare(synth)                               # the arena is reused
+    assert again.arena.address == first
+    gpu.release_prepared(again)
+
+
+@pytest.mark.parametrize("b_g2", ["host", "device"])
+def test_engine_on_gpu_proofs_verify(b_g2, rng):
+    from porep_prover.engine import Engine, inline_job, load_config
+    r1cs, _, _ = porep_like(2000)
+    params = insecure_setup(r1cs, rng=rng)
+    witnesses = [porep_like(2000, seed=rng.randrange(1 << 30))[1] for _ in range(5)]
+    cfg = load_config(overrides={"engine.devices": ["gpu:0"], "engine.partition_workers": 2,
+                                 "prover.b_g2": b_g2})
+    with Engine(cfg) as engine:
+        result = engine.prove(inline_job(params, r1cs, witnesses), timeout=300)
+        events = engine.timeline.events()
+    assert result.ok
+    for w, public, proof in zip(witnesses, result.public_inputs, result.proofs):
+        assert public == w[1:r1cs.num_inputs].to_ints() and verify(params.vk, public, proof)
+    kinds = {e.event for e in events}
+    assert {"PREP_START", "PREP_END", "GPU_START", "GPU_END"} <= kinds

@@ -145,3 +145,6 @@ def porep_like(num_constraints: int, num_public: int = 4, seed: int = 0) -> tupl
     witness = FrArray.concat([FrArray.from_ints([1] + public), small, x, y, z])
     mats = [_matrix(*rows[n], m) for n in "abc"]
     return R1CS(k, nxt["var"] - k, *mats), witness, public
+
+
+CIRCUITS = {"porep-like": porep_like, "square-chain": square_chain}   # the demo circuits by name

@@ -29,8 +29,9 @@ from ..cuda.cache import KernelCache
 from ..cuda.compiler import compile_cubin
 from ..cuda.staging import Staging
 from ..errors import DeviceMemoryError
-from .gpu_msm import GpuMsm
+from .gpu_msm import DeviceScalars, GpuMsm
 from .gpu_ntt import GpuNtt
+from .gpu_prepare import PinnedPool, Prepared, prepare
 
 PKG = pathlib.Path(__file__).resolve().parents[1]
 INCLUDE = [PKG / "cuda" / "include", PKG / "native"]
@@ -69,6 +70,7 @@ class GpuBackend:
         self.ctx = drv.Context(ordinal)
         self.stream = drv.Stream(self.ctx)
         self.staging = Staging(drv, self.ctx, self.stream)
+        self.pinned = PinnedPool(drv, self.ctx)
         self.cache = KernelCache(kernel_cache_dir())
         self.lock = threading.RLock()
         self._modules: dict[str, object] = {}
@@ -122,7 +124,10 @@ class GpuBackend:
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         buf = self.alloc(len(raw))
         with self.lock:
-            self.staging.upload(buf, raw)
+            if self.pinned.contains(raw):   # prepared: one DMA, no host copy
+                buf.upload(raw, 0, self.stream)
+            else:
+                self.staging.upload(buf, raw)
         return buf
 
     def download_array(self, buf, shape, dtype=np.uint64) -> np.ndarray:
@@ -206,6 +211,22 @@ class GpuBackend:
     def h_poly(self, a, b, c, threads, flavor="bellman"):
         return self.ntt_ops.h_poly(a, b, c, flavor)
 
+    def h_scalars(self, a, b, c, threads, flavor="bellman") -> DeviceScalars:
+        """h_poly's result left on the device, for this backend's msm (close it after)."""
+        return self.ntt_ops.h_scalars(a, b, c, flavor)
+
+    def prepare(self, synth) -> Prepared:
+        """Host work for a partition's kernel region, done outside the device's lock:
+        its uploaded arrays copied into page-locked memory (give it back with
+        release_prepared once the region is over)."""
+        return prepare(self.pinned, synth)
+
+    def release_prepared(self, prepared: Prepared) -> None:
+        if prepared.arena is not None:
+            self.stream.synchronize()
+            self.pinned.release(prepared.arena)
+            prepared.arena = None
+
     def msm(self, points, scalars, threads):
         return self.msm_ops.msm(points, scalars)
 
@@ -235,4 +256,5 @@ class GpuBackend:
                 module.close()
             self._modules.clear()
             self.staging.close()
+            self.pinned.close()
         self.stream.close()

@@ -35,6 +35,22 @@ def chunk_length(entries: int, threads_wanted: int) -> int:
     return max(4, min(64, entries // max(1, threads_wanted)))
 
 
+class DeviceScalars:
+    """Scalars already on the device (Montgomery form, 32 bytes each), owned:
+    GpuMsm.msm takes them in place of an FrArray without a copy. close() frees."""
+
+    def __init__(self, gpu, buffer, length: int):
+        self.gpu, self.buffer, self.length = gpu, buffer, length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def close(self) -> None:
+        if self.buffer is not None:
+            self.gpu.free(self.buffer)
+            self.buffer = None
+
+
 class GpuMsm:
     """The MSM side of one GpuBackend (it supplies alloc / launch / kernel / resident)."""
 
@@ -78,12 +94,14 @@ class GpuMsm:
             raise InvalidInputError(f"GPU MSM of {n} points: at most 2^28 - 1 per call")
         partials, totals = [], np.zeros(3, dtype=np.int64)
         c = window_bits(n)
+        on_device = isinstance(scalars, DeviceScalars)
         for start, stop, pts in self.gpu.point_chunks(points):
-            sc = self.gpu.upload(scalars.limbs[start:stop])
+            sc = scalars.buffer.view(32 * start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
             try:
                 got, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c, self._proj_bytes(points))
             finally:
-                self.gpu.free(sc)
+                if not on_device:
+                    self.gpu.free(sc)
             totals += counts
             if got is not None:
                 partials.append(got)

@@ -170,6 +170,22 @@ class GpuNtt:
         finally:
             gpu.free(*bufs)
 
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, flavor: str):
+        """h_poly's result as DeviceScalars (it owns the buffer; the others are freed)."""
+        from .gpu_msm import DeviceScalars
+        n = len(a)
+        if n == 1:
+            return self.h_poly(a, b, c, flavor)
+        gpu = self.gpu
+        bufs = [gpu.upload(x.limbs) for x in (a, b, c)]
+        try:
+            out = self.h_device(*bufs, n.bit_length() - 1, flavor)
+        except BaseException:
+            gpu.free(*bufs)
+            raise
+        gpu.free(*[x for x in bufs if x is not out])
+        return DeviceScalars(gpu, out, n if flavor == "snarkjs" else n - 1)
+
     def h_device(self, a, b, c, log_n: int, flavor: str):
         """The H pipeline on device buffers of 2^log_n elements (log_n >= 1): the
         buffer holding the result (a for snarkjs; for bellman b, its last element

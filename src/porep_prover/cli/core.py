@@ -19,7 +19,7 @@ from ..snarkjs import read_zkey as snarkjs_read_zkey
 from ..groth16 import (InsecureSetupWarning, Parameters, PreparedVerifyingKey, Proof, R1CS, VerifyingKey,
                       insecure_setup, load_witness, prove, read_params, save_witness, verify, write_params)
 
-CIRCUITS = {"porep-like": circuits.porep_like, "square-chain": circuits.square_chain}
+CIRCUITS = circuits.CIRCUITS
 
 
 def _progress(enabled: bool):

@@ -8,21 +8,15 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
-import warnings
 
-from ..circuits import porep_like, square_chain
-from ..engine import Engine, inline_job, load_config
-from ..engine.bench import plot, run_batch, sweep, write_csv
+from ..circuits import CIRCUITS
+from ..engine import Engine, load_config
+from ..engine.bench import DemoWorkload, plot, run_batch, sweep, write_csv
 from ..engine.config import parse_override
 from ..engine.logs import configure_logging, remove_handlers
 from ..engine.timeline import analyze, format_report, gantt, read_log
 from ..errors import ConfigError
-from ..groth16 import InsecureSetupWarning, insecure_setup
 from ..hooks import collect_registry, plugin_manager
-
-CIRCUITS = {"porep-like": porep_like, "square-chain": square_chain}
-
 
 def cmd_timeline(args) -> int:
     events = read_log(args.log)
@@ -43,23 +37,8 @@ def _config(args, extra: dict | None = None):
     return cfg.replace(**extra) if extra else cfg
 
 
-class _Workload:
-    """The demo circuit, its INSECURE test parameters and a witness per partition, made once."""
-
-    def __init__(self, args):
-        t = time.perf_counter()
-        make = CIRCUITS[args.circuit]
-        self.r1cs, _, _ = make(args.constraints)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", InsecureSetupWarning)
-            self.params = insecure_setup(self.r1cs)
-        self.witnesses = [make(args.constraints, seed=i)[1] for i in range(args.partitions)]
-        print(f"workload: {args.circuit}, {self.r1cs.num_constraints} constraints (domain "
-              f"{self.r1cs.domain_size}), {args.partitions} partitions per job; setup "
-              f"{time.perf_counter() - t:.1f} s")
-
-    def job(self, i: int):
-        return inline_job(self.params, self.r1cs, self.witnesses)
+def _workload(args) -> DemoWorkload:
+    return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses)
 
 
 def _engine(cfg):
@@ -84,7 +63,7 @@ def _with_logging(cfg, fn):
 
 def cmd_bench_batch(args) -> int:
     cfg = _config(args)
-    work = _Workload(args)
+    work = _workload(args)
 
     def run(cfg):
         engine = _engine(cfg)
@@ -119,7 +98,7 @@ def cmd_bench_sweep(args) -> int:
     base = _config(args)
     for v in values:  # every point is a valid configuration before anything runs
         base.replace(**{key: v})
-    work = _Workload(args)
+    work = _workload(args)
 
     def run(cfg):
         def make_engine(change):
@@ -155,6 +134,8 @@ def _workload_options(p) -> None:
     p.add_argument("--partitions", type=int, default=4, help="partitions per job")
     p.add_argument("--constraints", type=int, default=1 << 14, help="constraints per partition")
     p.add_argument("--circuit", choices=sorted(CIRCUITS), default="porep-like")
+    p.add_argument("--witnesses", type=int, default=None,
+                   help="distinct witnesses the partitions cycle through (default: one per partition)")
     p.add_argument("--no-warmup", dest="warmup", action="store_false",
                    help="do not run one job first (kernel compilation, parameter upload)")
 

@@ -10,8 +10,41 @@ import threading
 import time
 from typing import Callable
 
+from .inline import inline_job
 from .jobs import Job
 from .timeline import summary_stats, analyze
+
+
+class DemoWorkload:
+    """A demo circuit (circuits.CIRCUITS), its INSECURE test parameters and
+    the witnesses its jobs' partitions cycle through, made once.
+
+    witnesses: how many distinct witnesses to draw (default: one per
+    partition); partition i proves witness i mod witnesses."""
+
+    def __init__(self, circuit: str, constraints: int, partitions: int, witnesses: int | None = None,
+                 log=print):
+        import warnings
+
+        from ..circuits import CIRCUITS
+        from ..groth16 import InsecureSetupWarning, insecure_setup
+        t = time.perf_counter()
+        make = CIRCUITS[circuit]
+        self.r1cs, _, _ = make(constraints)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InsecureSetupWarning)
+            self.params = insecure_setup(self.r1cs)
+        distinct = max(1, min(partitions, witnesses or partitions))
+        self.witnesses = [make(constraints, seed=i)[1] for i in range(distinct)]
+        self.partitions = partitions
+        log(f"workload: {circuit}, {self.r1cs.num_constraints} constraints (domain {self.r1cs.domain_size}), "
+            f"{partitions} partitions per job, {distinct} distinct witnesses; setup "
+            f"{time.perf_counter() - t:.1f} s")
+
+    def job(self, i: int = 0, partitions: int | None = None) -> Job:
+        """Job i (all alike): partitions (default the workload's) proofs of the circuit."""
+        return inline_job(self.params, self.r1cs, lambda k: self.witnesses[k % len(self.witnesses)],
+                          partitions=partitions or self.partitions)
 
 
 @dataclasses.dataclass
@@ -24,6 +57,7 @@ class BatchReport:
     queue_wait: dict
     devices: dict
     failed: int
+    stages: dict = dataclasses.field(default_factory=dict)
 
     @property
     def seconds_per_proof(self) -> float:
@@ -49,6 +83,9 @@ class BatchReport:
         for dev, d in self.devices.items():
             out.append(f"device {dev}: GPU efficiency {d['efficiency']:.2%} (busy {d['busy']:.3f} s of "
                        f"{d['span']:.3f} s, {d['gaps']['count']} gaps)")
+        means = {k: v["mean"] for k, v in self.stages.items() if v.get("count")}
+        if means:
+            out.append("per partition (mean ms): " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in means.items()))
         return out
 
 
@@ -79,9 +116,10 @@ def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: i
             first_synth[e.job] = e.t
     waits = [first_synth[e.job] - e.t for e in events if e.event == "JOB_SUBMIT" and e.job in first_synth]
     ok = [r for r in results if r is not None]
+    stats = analyze(events)
     return BatchReport(count, concurrency, handles[0].job.partitions if handles else 0, wall,
-                       summary_stats([r.seconds for r in ok]), summary_stats(waits), analyze(events)["devices"],
-                       len(results) - len(ok))
+                       summary_stats([r.seconds for r in ok]), summary_stats(waits), stats["devices"],
+                       len(results) - len(ok), stats["stages"])
 
 
 def sweep(key: str, values: list, make_engine: Callable[[dict], object], make_job: Callable[[int], Job],

@@ -49,6 +49,12 @@ def _devices(v):
     return ok, 'a list of "cpu", "gpu" (every GPU) or "gpu:N"'
 
 
+def _choice(*options):
+    def check(v):
+        return v in options, "one of " + ", ".join(repr(o) for o in options)
+    return check
+
+
 def _level(v):
     return isinstance(v, str) and v.upper() in LEVELS, f"one of {', '.join(LEVELS)}"
 
@@ -65,6 +71,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "prover.verify": (True, _bool),
     "prover.check_witness": (True, _bool),
     "prover.max_retries": (2, _int(0)),
+    "prover.b_g2": ("host", _choice("host", "device")),
     "srs.preload": ([], _str_list),
     "srs.idle_evict_seconds": (600.0, _number(0)),
     "srs.budget_gib": (0.0, _number(0)),
@@ -153,7 +160,8 @@ def resolve_key(name: str) -> str:
 
 def parse_override(text: str) -> tuple[str, Any]:
     """'section.key=value' (or 'key=value' when the key names one setting) -> (key, value);
-    the value is read as TOML, else taken as a string."""
+    the value is read as TOML, else taken as a string; for a list setting a
+    bare a,b,c is the list of those strings (engine.devices=gpu:0,gpu:1)."""
     if "=" not in text:
         raise ConfigError(f"override {text!r} is not section.key=value", key=text)
     key, raw = (part.strip() for part in text.split("=", 1))
@@ -162,6 +170,8 @@ def parse_override(text: str) -> tuple[str, Any]:
         value = toml.loads(f"v = {raw}")["v"]
     except toml.TomlDecodeError:
         value = raw
+    if isinstance(value, str) and key in SCHEMA and isinstance(SCHEMA[key][0], list):
+        value = [v.strip() for v in value.split(",") if v.strip()]
     return key, value
 
 

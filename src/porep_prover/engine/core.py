@@ -22,6 +22,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from ..backend import get_backend
 from ..config import resolve_threads
 from ..errors import EngineError, JobCancelledError, JobFailedError
 from ..groth16.prover import finish, prove_device, synthesize
@@ -85,6 +86,7 @@ class Engine:
         self._stopping = False
         self.threads = resolve_threads(self.config.get("engine.threads") or None)
         self._device_workers = 0
+        self._host = get_backend("cpu")
         if start:
             self.start()
 
@@ -281,26 +283,37 @@ class Engine:
                 self._release(held)
                 continue
             try:
-                prepare = getattr(device.backend, "prepare", None)
-                if prepare is not None:  # host-side work for the kernel region, outside the lock
-                    self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
-                    prepare(synth)
-                    self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
                 with self.srs.lease(provider.srs_key(job), lambda: provider.load_srs(job)) as params:
-                    with kernel_region(device.identity, self.timeline, job.id, task.index, name):
-                        dev = prove_device(device.backend, params, synth, self.threads)
+                    dev = self._kernel_region(device, name, task, params, synth)
             except Exception as exc:  # noqa: BLE001
                 self._release(held)
                 self._failed(task, exc, name)
                 continue
             self._finalizers.submit(self._finalize, task, provider, synth, public, held, dev, device, name)
 
+    def _kernel_region(self, device: Device, name: str, task: PartitionTask, params, synth):
+        """Prepare (host work: the backend's pinning, outside the lock), then the
+        kernel region under the device's lock."""
+        be, job = device.backend, task.job
+        prepare = getattr(be, "prepare", None)
+        staged = None
+        if prepare is not None:
+            self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
+            staged = prepare(synth)
+            self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
+        try:
+            with kernel_region(device.identity, self.timeline, job.id, task.index, name):
+                return prove_device(be, params, staged.synth if staged is not None else synth, self.threads)
+        finally:
+            if staged is not None:
+                be.release_prepared(staged)
+
     def _finalize(self, task, provider, synth, public, held, dev, device, worker) -> None:
         job, name = task.job, threading.current_thread().name   # a finalizer thread, not the device worker
         try:
             self.timeline.emit("FINALIZE_START", job.id, task.index, name, device.identity)
             with self.srs.lease(provider.srs_key(job), lambda: provider.load_srs(job)) as params:
-                proof = finish(device.backend, params, synth, dev, self.threads)
+                proof = self._finish(device, name, task, params, synth, dev)
                 if self.config.get("prover.verify") and not verify(params.vk, public, proof):
                     raise JobFailedError(f"job {job.id} partition {task.index}: the proof does not verify",
                                          job.id, task.index)
@@ -311,6 +324,15 @@ class Engine:
         finally:
             self._release(held)
         self._partition_done(task, proof, public)
+
+    def _finish(self, device: Device, name: str, task: PartitionTask, params, synth, dev):
+        """The B_2 MSM and assembly: on the host (prover.b_g2 = "host", the
+        default, so the device stays with the lock's holder), or on the device
+        under its lock as a second, short kernel region."""
+        if self.config.get("prover.b_g2") == "host" or device.kind == "cpu":
+            return finish(self._host, params, synth, dev, self.threads)
+        with kernel_region(device.identity, self.timeline, task.job.id, task.index, name):
+            return finish(device.backend, params, synth, dev, self.threads)
 
     # ------------------------------------------------------------ outcomes
 

@@ -97,11 +97,22 @@ def prove_device(be, params: Parameters, synth: Synthesized, threads: int, clock
                  ) -> DeviceResult:
     """The kernel region (what a worker does while holding its device's lock):
     H from a, b, c (consumed), then the G1 MSMs of A, L + H and B_1."""
-    clock = clock or Stopwatch(None)
-    h = be.h_poly(synth.a, synth.b, synth.c, threads, flavor=synth.flavor)
+    return device_sums(be, threads, (synth.a, synth.b, synth.c), synth.flavor, h=params.h,
+                       l=(params.l, synth.l_scalars), a=(params.a, synth.a_scalars),
+                       b1=(params.b_g1, synth.b_scalars), clock=clock or Stopwatch(None))
+
+
+def device_sums(be, threads: int, abc, flavor: str, h, l, a, b1, clock: Stopwatch) -> DeviceResult:
+    """H from abc (consumed), then msm_g1 with h the H query's points. A
+    backend that offers h_scalars (the GPU) keeps H on the device for its MSM."""
+    on_device = getattr(be, "h_scalars", None)
+    h_sc = (on_device or be.h_poly)(*abc, threads, flavor=flavor)
     clock.lap("h_poly")
-    out = msm_g1(be, threads, h=(params.h, h), l=(params.l, synth.l_scalars), a=(params.a, synth.a_scalars),
-                 b1=(params.b_g1, synth.b_scalars))
+    try:
+        out = msm_g1(be, threads, h=(h, h_sc), l=l, a=a, b1=b1)
+    finally:
+        if on_device is not None and hasattr(h_sc, "close"):
+            h_sc.close()
     clock.lap("msm_g1")
     return out
 

@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Fixtures for every test tree (tests/ and plugins/*/tests/)."""
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _result_dir(tmp_path_factory, monkeypatch):
+    """An installed directory sink writes into a temporary folder, never the checkout."""
+    monkeypatch.setenv("POREP_PROVER_RESULT_DIR", str(tmp_path_factory.mktemp("results")))

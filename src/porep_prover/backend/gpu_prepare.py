@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Host-side preparation of a partition for the GPU's kernel region.
+
+An engine worker prepares its next partition while another worker holds the
+device: the arrays the kernel region uploads (a, b, c and the MSM scalars)
+are copied into page-locked memory, so inside the region each upload is a
+single DMA at the link's speed instead of a host copy through the staging
+buffers. Arenas are reused across partitions (page-locking memory is slow)
+and found again by address, so GpuBackend.upload sends a pinned source
+directly.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..field.fr_array import FrArray
+
+FIELDS = ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars")
+SLICE = 8 << 20            # bytes per threaded copy slice
+ALIGN = 256                # arena offsets aligned like device allocations
+
+
+@dataclasses.dataclass
+class Arena:
+    """One page-locked block and a numpy view of it."""
+    buffer: object
+    view: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.view)
+
+    @property
+    def address(self) -> int:
+        return self.view.ctypes.data
+
+
+class PinnedPool:
+    """Page-locked arenas of one context, handed out whole and given back.
+
+    At most `keep` idle arenas are kept; an arena too small for a request is
+    closed and a larger one made (partitions of one circuit all fit the first)."""
+
+    def __init__(self, drv, ctx, keep: int = 3):
+        self.drv, self.ctx, self.keep = drv, ctx, keep
+        self._idle: list[Arena] = []
+        self._live: dict[int, Arena] = {}    # address -> arena (handed out or idle)
+        self._lock = threading.Lock()
+        workers = min(8, os.cpu_count() or 1)
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="pin") if workers > 1 else None
+
+    def acquire(self, nbytes: int) -> Arena:
+        with self._lock:
+            fits = [a for a in self._idle if a.nbytes >= nbytes]
+            if fits:
+                arena = min(fits, key=lambda a: a.nbytes)
+                self._idle.remove(arena)
+                return arena
+            while self._idle and len(self._idle) + 1 > self.keep:
+                self._close(self._idle.pop(0))
+        buf = self.drv.PinnedBuffer(self.ctx, nbytes)
+        arena = Arena(buf, np.frombuffer(buf, dtype=np.uint8))
+        with self._lock:
+            self._live[arena.address] = arena
+        return arena
+
+    def release(self, arena: Arena) -> None:
+        with self._lock:
+            if len(self._idle) < self.keep:
+                self._idle.append(arena)
+            else:
+                self._close(arena)
+
+    def _close(self, arena: Arena) -> None:
+        self._live.pop(arena.address, None)
+        arena.view = np.zeros(0, np.uint8)
+        arena.buffer.close()
+
+    def contains(self, raw: np.ndarray) -> bool:
+        """Whether raw (contiguous bytes) lies inside one arena."""
+        start = raw.ctypes.data
+        end = start + raw.nbytes
+        with self._lock:
+            return any(a.address <= start and end <= a.address + a.nbytes for a in self._live.values())
+
+    def copy(self, dst: np.ndarray, src: np.ndarray) -> None:
+        """dst[:] = src (flat uint8) in slices on threads (numpy copies without the GIL)."""
+        n = len(src)
+        if self._pool is None or n <= SLICE:
+            dst[:] = src
+            return
+        list(self._pool.map(lambda s: dst.__setitem__(slice(s, s + SLICE), src[s:s + SLICE]), range(0, n, SLICE)))
+
+    def close(self) -> None:
+        with self._lock:
+            for arena in list(self._live.values()):
+                self._close(arena)
+            self._idle.clear()
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+
+@dataclasses.dataclass
+class Prepared:
+    """A partition's device inputs in one pinned arena (what prove_device
+    takes in place of the Synthesized); released after the kernel region."""
+    synth: object
+    arena: Arena | None
+
+
+def prepare(pool: PinnedPool, synth) -> Prepared:
+    """A copy of synth whose uploaded arrays live in a pinned arena."""
+    arrays = [getattr(synth, f).limbs for f in FIELDS]
+    offsets, total = [], 0
+    for arr in arrays:
+        offsets.append(total)
+        total += -(-arr.nbytes // ALIGN) * ALIGN
+    arena = pool.acquire(max(total, 1))
+    staged = {}
+    for f, arr, off in zip(FIELDS, arrays, offsets):
+        dst = arena.view[off:off + arr.nbytes]
+        pool.copy(dst, np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
+        staged[f] = FrArray(dst.view(np.uint64).reshape(arr.shape))
+    return Prepared(dataclasses.replace(synth, **staged), arena)
