@@ -10,10 +10,10 @@ Usage:
 The workload (the porep-like demo circuit, INSECURE test parameters, the
 witnesses) is made once. Each setting runs in a fresh engine: a warm-up job
 (kernels compiled, parameters resident), then --count jobs of --partitions
-partitions, one in flight (-j 1) so the numbers are those of one job of N
-partitions at a time. For each run: seconds per proof, GPU efficiency (union
-of lock-held intervals over the span of GPU activity), per-partition stage
-means; every proof is verified by the engine (prover.verify). --out keeps
+partitions, --concurrency of them in flight (as an operator keeps the queue
+full). For each run: seconds per proof, GPU efficiency (union of lock-held
+intervals over the span of GPU activity), GPU time per partition (busy time
+over partitions), per-partition stage means; every proof is verified by the engine (prover.verify). --out keeps
 each run's timeline log (for `porep-prover timeline LOG --gantt`) and a JSON
 of the table.
 """
@@ -30,7 +30,7 @@ from porep_prover.engine.config import parse_override
 from porep_prover.engine.logs import configure_logging, remove_handlers
 
 
-def run_point(work, overrides: dict, count: int, out: pathlib.Path | None, tag: str) -> dict:
+def run_point(work, overrides: dict, count: int, concurrency: int, out: pathlib.Path | None, tag: str) -> dict:
     cfg = load_config(overrides=overrides)
     if out is not None:
         log = out / f"timeline_{tag.replace('=', '-')}.log"
@@ -40,7 +40,7 @@ def run_point(work, overrides: dict, count: int, out: pathlib.Path | None, tag: 
         engine = Engine(cfg)
         try:
             run_batch(engine, lambda i: work.job(i, partitions=2), 1, 1)
-            report = run_batch(engine, work.job, count, 1)
+            report = run_batch(engine, work.job, count, concurrency)
         finally:
             engine.shutdown(wait=True)
     finally:
@@ -49,7 +49,7 @@ def run_point(work, overrides: dict, count: int, out: pathlib.Path | None, tag: 
     dev = next(iter(report.devices.values()), {})
     return {"tag": tag, "settings": overrides, "seconds_per_proof": report.seconds_per_proof,
             "efficiency": report.efficiency, "busy": dev.get("busy", 0.0), "span": dev.get("span", 0.0),
-            "gpu_ms": stages.get("gpu", 0) * 1e3, "prepare_ms": stages.get("prepare", 0) * 1e3,
+            "gpu_ms": dev.get("busy", 0.0) / max(1, count * work.partitions) * 1e3, "prepare_ms": stages.get("prepare", 0) * 1e3,
             "synthesis_ms": stages.get("synthesis", 0) * 1e3, "finalize_ms": stages.get("finalize", 0) * 1e3,
             "failed": report.failed, "lines": report.lines()}
 
@@ -70,6 +70,7 @@ def main() -> int:
     ap.add_argument("--partitions", type=int, default=10)
     ap.add_argument("--witnesses", type=int, default=None, help="distinct witnesses (default one per partition)")
     ap.add_argument("--count", type=int, default=2, help="jobs per setting")
+    ap.add_argument("-j", "--concurrency", type=int, default=2, help="jobs in flight at once")
     ap.add_argument("--workers", default="1,2", help="gpu_workers_per_device values to compare")
     ap.add_argument("--sweep", action="append", default=[], metavar="KEY=V1,V2",
                     help="also sweep a setting (with the default workers)")
@@ -89,7 +90,8 @@ def main() -> int:
         points += [(key, v) for v in values]
     for key, value in points:
         t = time.perf_counter()
-        row = run_point(work, {**base, key: value}, args.count, out, f"{key.split('.')[-1]}={value}")
+        tag = f"{key.split('.')[-1]}={value}"
+        row = run_point(work, {**base, key: value}, args.count, args.concurrency, out, tag)
         rows.append(row)
         print(f"[{row['tag']}: {time.perf_counter() - t:.1f} s]", *row["lines"], sep="\n  ", flush=True)
     print(table(rows))

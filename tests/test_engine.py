@@ -3,6 +3,7 @@
 cancellation, shutdown, configuration and the timeline's arithmetic."""
 import asyncio
 import pathlib
+import random
 import threading
 import time
 
@@ -307,3 +308,30 @@ def test_memory_budget_limits_partitions_in_flight(circuit):
             live -= 1
         peak = max(peak, live)
     assert peak == 1
+
+
+def test_b_g2_in_the_kernel_region_gives_the_same_valid_proof(circuit, rng):
+    """prove_device(b_g2=True) computes B_2 where the lock is held; finish then skips it."""
+    from porep_prover.groth16.prover import finish, prove_device, synthesize
+    params, r1cs, ws = circuit
+    cpu = get_backend("cpu")
+    seed = rng.randrange(1 << 30)
+    proofs = []
+    for in_region in (False, True):
+        synth = synthesize(params, r1cs, ws[1], 1)
+        dev = prove_device(cpu, params, synth, 1, b_g2=in_region)
+        assert (dev.b2_acc is not None) == in_region
+        proofs.append(finish(cpu, params, synth, dev, 1, rng=random.Random(seed)))
+    assert proofs[0].to_bytes() == proofs[1].to_bytes()
+    assert verify(params.vk, ws[1][1:r1cs.num_inputs].to_ints(), proofs[1])
+
+
+def test_switch_interval_is_set_while_running_and_restored():
+    import sys
+    before = sys.getswitchinterval()
+    engine = Engine(config(**{"engine.switch_interval_ms": 0.25}))
+    try:
+        assert sys.getswitchinterval() == pytest.approx(min(before, 0.00025))
+    finally:
+        engine.shutdown()
+    assert sys.getswitchinterval() == before

@@ -68,6 +68,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "engine.memory_budget_gib": (0.0, _number(0)),
     "engine.threads": (0, _int(0)),
     "engine.scheduler": ("", _str),
+    "engine.switch_interval_ms": (0.5, _number(0)),
     "prover.verify": (True, _bool),
     "prover.check_witness": (True, _bool),
     "prover.max_retries": (2, _int(0)),

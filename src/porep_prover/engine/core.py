@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -106,6 +107,7 @@ class Engine:
                 self._spawn(f"{dev.label}.w{w}", self._device_loop, dev)
                 self._device_workers += 1
         self._accepting = True
+        self._set_switch_interval()
         self._preload()
         self._hook("porep_prover_engine_started", engine=self)
         LOG.info("engine started: %s, %d synthesis workers, %d workers per device",
@@ -116,6 +118,16 @@ class Engine:
         t = threading.Thread(target=target, args=(name, *args), name=name, daemon=True)
         t.start()
         self._threads.append(t)
+
+    def _set_switch_interval(self) -> None:
+        """A device worker woken by the lock's release must get the GIL at once,
+        not after the interpreter's default 5 ms: the GPU is idle until it
+        launches (engine.switch_interval_ms; restored at shutdown)."""
+        ms = self.config.get("engine.switch_interval_ms")
+        self._switch_restore = None
+        if ms > 0:
+            self._switch_restore = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._switch_restore, ms / 1e3))
 
     def _preload(self) -> None:
         from ..groth16.params_file import read_params
@@ -151,6 +163,9 @@ class Engine:
         if self._finalizers is not None:
             self._finalizers.shutdown(wait=True)
         self.srs.clear()
+        if getattr(self, "_switch_restore", None) is not None:
+            sys.setswitchinterval(self._switch_restore)
+            self._switch_restore = None
 
     def __enter__(self):
         return self
@@ -302,8 +317,10 @@ class Engine:
             staged = prepare(synth)
             self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
         try:
+            b_g2 = device.kind != "cpu" and self.config.get("prover.b_g2") == "device"
             with kernel_region(device.identity, self.timeline, job.id, task.index, name):
-                return prove_device(be, params, staged.synth if staged is not None else synth, self.threads)
+                return prove_device(be, params, staged.synth if staged is not None else synth, self.threads,
+                                    b_g2=b_g2)
         finally:
             if staged is not None:
                 be.release_prepared(staged)
@@ -313,7 +330,7 @@ class Engine:
         try:
             self.timeline.emit("FINALIZE_START", job.id, task.index, name, device.identity)
             with self.srs.lease(provider.srs_key(job), lambda: provider.load_srs(job)) as params:
-                proof = self._finish(device, name, task, params, synth, dev)
+                proof = finish(self._host, params, synth, dev, self.threads)   # B_2 here unless done on the device
                 if self.config.get("prover.verify") and not verify(params.vk, public, proof):
                     raise JobFailedError(f"job {job.id} partition {task.index}: the proof does not verify",
                                          job.id, task.index)
@@ -324,15 +341,6 @@ class Engine:
         finally:
             self._release(held)
         self._partition_done(task, proof, public)
-
-    def _finish(self, device: Device, name: str, task: PartitionTask, params, synth, dev):
-        """The B_2 MSM and assembly: on the host (prover.b_g2 = "host", the
-        default, so the device stays with the lock's holder), or on the device
-        under its lock as a second, short kernel region."""
-        if self.config.get("prover.b_g2") == "host" or device.kind == "cpu":
-            return finish(self._host, params, synth, dev, self.threads)
-        with kernel_region(device.identity, self.timeline, task.job.id, task.index, name):
-            return finish(device.backend, params, synth, dev, self.threads)
 
     # ------------------------------------------------------------ outcomes
 

@@ -16,6 +16,8 @@ def matvec(const int64_t[::1] indptr, const uint32_t[::1] col, const uint64_t[:,
     cdef uint64_t dummy[4]
     cdef const uint32_t *cp = &col[0] if col.shape[0] else <uint32_t *> dummy
     cdef const uint64_t *kp = &coeff[0, 0] if coeff.shape[0] else dummy
+    if <size_t> out.shape[0] < rows:
+        raise ValueError(f"matvec: out has {out.shape[0]} rows, the matrix {rows}")
     if rows == 0:
         return
     with nogil:

@@ -63,10 +63,12 @@ class Synthesized:
 
 @dataclasses.dataclass
 class DeviceResult:
-    """What the kernel region computes: the G1 sums of A, L + H and B_1."""
+    """What the kernel region computes: the G1 sums of A, L + H and B_1, and
+    the G2 sum of B when the region did it too (else assemble does)."""
     a_acc: G1Point
     lh_acc: G1Point
     b1_acc: G1Point
+    b2_acc: G2Point | None = None
 
 
 def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | None = None,
@@ -75,31 +77,38 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
     Raises WitnessError, UnsatisfiedError (check=True), ParamsMismatchError."""
     threads = resolve_threads(threads)
     params.check_matches(r1cs)
-    abc = r1cs.evaluate(witness, threads)
-    if check:
-        r1cs.check(witness, threads, abc=abc)
     n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
-    padded = []
-    for i, v in enumerate(abc):  # the inputs go into a at rows m .. m + k - 1: bellman's input constraints
-        full = FrArray.zeros(n)
-        full.limbs[:m] = v.limbs
-        if i == 0:
-            full.limbs[m:m + k] = witness.limbs[:k]
-        padded.append(full)
-    inputs, aux = witness[:k], witness[k:]
+    a, b, c = r1cs.evaluate(witness, threads, length=n)   # padded in place: no copies of n-row arrays
+    if check:
+        r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
+    a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
     d = r1cs.density()
-    return Synthesized(*padded, l_scalars=aux,
-                       a_scalars=FrArray.concat([inputs, aux[np.flatnonzero(d.a_aux)]]),
-                       b_scalars=FrArray.concat([inputs[np.flatnonzero(d.b_input)], aux[np.flatnonzero(d.b_aux)]]))
+    return Synthesized(a, b, c, l_scalars=witness[k:],
+                       a_scalars=_gather(witness, k, np.arange(k), np.flatnonzero(d.a_aux)),
+                       b_scalars=_gather(witness, k, np.flatnonzero(d.b_input), np.flatnonzero(d.b_aux)))
 
 
-def prove_device(be, params: Parameters, synth: Synthesized, threads: int, clock: "Stopwatch | None" = None
-                 ) -> DeviceResult:
+def _gather(witness: FrArray, k: int, inputs: np.ndarray, aux: np.ndarray) -> FrArray:
+    """witness[inputs] then witness[k + aux], written once into one array."""
+    out = np.empty((len(inputs) + len(aux), 4), dtype=np.uint64)
+    np.take(witness.limbs, inputs, axis=0, out=out[:len(inputs)])
+    np.take(witness.limbs[k:], aux, axis=0, out=out[len(inputs):])
+    return FrArray(out)
+
+
+def prove_device(be, params: Parameters, synth: Synthesized, threads: int, clock: "Stopwatch | None" = None,
+                 b_g2: bool = False) -> DeviceResult:
     """The kernel region (what a worker does while holding its device's lock):
-    H from a, b, c (consumed), then the G1 MSMs of A, L + H and B_1."""
-    return device_sums(be, threads, (synth.a, synth.b, synth.c), synth.flavor, h=params.h,
-                       l=(params.l, synth.l_scalars), a=(params.a, synth.a_scalars),
-                       b1=(params.b_g1, synth.b_scalars), clock=clock or Stopwatch(None))
+    H from a, b, c (consumed), then the G1 MSMs of A, L + H and B_1; with
+    b_g2, the G2 MSM of B as well (else finish does it)."""
+    clock = clock or Stopwatch(None)
+    out = device_sums(be, threads, (synth.a, synth.b, synth.c), synth.flavor, h=params.h,
+                      l=(params.l, synth.l_scalars), a=(params.a, synth.a_scalars),
+                      b1=(params.b_g1, synth.b_scalars), clock=clock)
+    if b_g2:
+        out.b2_acc, _ = be.msm(params.b_g2, synth.b_scalars, threads)
+        clock.lap("msm_g2")
+    return out
 
 
 def device_sums(be, threads: int, abc, flavor: str, h, l, a, b1, clock: Stopwatch) -> DeviceResult:
@@ -165,8 +174,10 @@ def assemble(be, vk, b2_pts, b_sc, dev: DeviceResult, threads: int, rng, clock: 
     """The B_2 MSM, then A, B, C with fresh r, s (see msm_g1 for C)."""
     draw = rng.randrange if rng is not None else secrets.randbelow
     r, s = draw(R), draw(R)
-    b2_acc, _ = be.msm(b2_pts, b_sc, threads)
-    clock.lap("msm_g2")
+    b2_acc = dev.b2_acc
+    if b2_acc is None:
+        b2_acc, _ = be.msm(b2_pts, b_sc, threads)
+        clock.lap("msm_g2")
     proof_a = vk.alpha_g1 + dev.a_acc + vk.delta_g1 * r
     proof_b = vk.beta_g2 + b2_acc + vk.delta_g2 * s
     proof_c = dev.lh_acc + (dev.b1_acc + vk.beta_g1) * r + proof_a * s

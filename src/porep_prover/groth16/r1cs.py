@@ -112,8 +112,9 @@ class SparseMatrix:
         mask[self.col] = True
         return mask
 
-    def matvec(self, w: FrArray, threads: int) -> FrArray:
-        out = FrArray.zeros(self.rows)
+    def matvec(self, w: FrArray, threads: int, length: int | None = None) -> FrArray:
+        """M w, zero-padded to length rows (default: the matrix's rows)."""
+        out = FrArray.zeros(max(self.rows, length or 0))
         _r1cs.matvec(self.indptr, self.col, self.coeff.limbs, w.limbs, out.limbs, threads)
         return out
 
@@ -182,11 +183,12 @@ class R1CS:
         if witness[0] != 1:
             raise WitnessError("witness[0] must be the constant one")
 
-    def evaluate(self, witness: FrArray, threads: int | None = None) -> tuple[FrArray, FrArray, FrArray]:
-        """(A w, B w, C w), one value per constraint."""
+    def evaluate(self, witness: FrArray, threads: int | None = None, length: int | None = None
+                 ) -> tuple[FrArray, FrArray, FrArray]:
+        """(A w, B w, C w), one value per constraint, zero-padded to length rows."""
         self.check_witness(witness)
         t = resolve_threads(threads)
-        return self.a.matvec(witness, t), self.b.matvec(witness, t), self.c.matvec(witness, t)
+        return tuple(m.matvec(witness, t, length) for m in (self.a, self.b, self.c))
 
     def check(self, witness: FrArray, threads: int | None = None, abc=None) -> None:
         """Raise UnsatisfiedError naming the first failing constraint (abc: a
