@@ -184,6 +184,8 @@ def bench_groth16(gpu, args, rng):
     for log_n in (16, 18, 20, 22, 24):
         if log_n > args.max_log_proof:
             break
+        if log_n < args.min_log_proof:
+            continue
         for name, make in (("porep", porep_like), ("chain", square_chain)):
             if log_n >= 24 and name == "chain":
                 continue                                     # its CPU-side setup alone takes minutes
@@ -209,6 +211,7 @@ def main() -> int:
     ap.add_argument("--sections", default="ntt,h,msm_g1,msm_g2,groth16")
     ap.add_argument("--min-log", type=int, default=16)
     ap.add_argument("--max-log", type=int, default=24)
+    ap.add_argument("--min-log-proof", type=int, default=16)
     ap.add_argument("--max-log-proof", type=int, default=20)
     ap.add_argument("--step", type=int, default=2, help="log-size step of the MSM rows")
     ap.add_argument("--ntt-step", type=int, default=1)
