@@ -11,7 +11,7 @@ import tempfile
 
 from ..circuits import CIRCUITS
 from ..engine import Engine, load_config
-from ..engine.bench import DemoWorkload, plot, run_batch, sweep, write_csv
+from ..engine.bench import DemoWorkload, KindWorkload, plot, run_batch, sweep, write_csv
 from ..engine.config import parse_override
 from ..engine.logs import configure_logging, remove_handlers
 from ..engine.timeline import analyze, format_report, gantt, read_log
@@ -37,8 +37,13 @@ def _config(args, extra: dict | None = None):
     return cfg.replace(**extra) if extra else cfg
 
 
-def _workload(args) -> DemoWorkload:
-    return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses)
+def _workload(args):
+    """-t demo: the built-in demo circuit; -t KIND: jobs for the provider of that kind."""
+    if args.type == "demo":
+        return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses)
+    payload = {"seed": args.seed} | ({"scale": args.scale} if args.scale is not None else {})
+    print(f"workload: {args.type} jobs of {args.partitions} partitions, payload {payload}")
+    return KindWorkload(args.type, args.partitions, payload)
 
 
 def _engine(cfg):
@@ -61,6 +66,11 @@ def _with_logging(cfg, fn):
         print(f"timeline log: {cfg.get('logging.timeline')}")
 
 
+def _warm_up(engine, work) -> None:
+    """One short job first: kernels compiled, parameters loaded (made) and resident."""
+    run_batch(engine, lambda i: work.job(i, partitions=min(2, work.partitions)), 1, 1)
+
+
 def cmd_bench_batch(args) -> int:
     cfg = _config(args)
     work = _workload(args)
@@ -69,7 +79,7 @@ def cmd_bench_batch(args) -> int:
         engine = _engine(cfg)
         try:
             if args.warmup:
-                run_batch(engine, work.job, 1, 1)   # kernels compiled, parameters resident
+                _warm_up(engine, work)
             report = run_batch(engine, work.job, args.count, args.concurrency)
             events = engine.timeline.events()
         finally:
@@ -104,7 +114,7 @@ def cmd_bench_sweep(args) -> int:
         def make_engine(change):
             engine = _engine(cfg.replace(**change))
             if args.warmup:
-                run_batch(engine, work.job, 1, 1)
+                _warm_up(engine, work)
             return engine
         rows = sweep(key, values, make_engine, work.job, args.count, args.concurrency)
         print(f"{key:>28} | s/proof | latency s | GPU eff | failed")
@@ -133,6 +143,11 @@ def _workload_options(p) -> None:
     p.add_argument("-j", "--concurrency", type=int, default=2, help="jobs in flight at once")
     p.add_argument("--partitions", type=int, default=4, help="partitions per job")
     p.add_argument("--constraints", type=int, default=1 << 14, help="constraints per partition")
+    p.add_argument("-t", "--type", default="demo",
+                   help='job kind: "demo" (the --circuit below, in memory) or a provider\'s kind, '
+                        'e.g. porep-shaped (plugin porep-prover-porep-shaped)')
+    p.add_argument("--scale", type=float, default=None, help="payload scale (porep-shaped: of a 32 GiB partition)")
+    p.add_argument("--seed", type=int, default=0, help="payload seed (the circuit's, for porep-shaped)")
     p.add_argument("--circuit", choices=sorted(CIRCUITS), default="porep-like")
     p.add_argument("--witnesses", type=int, default=None,
                    help="distinct witnesses the partitions cycle through (default: one per partition)")

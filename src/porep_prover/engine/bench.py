@@ -89,6 +89,16 @@ class BatchReport:
         return out
 
 
+class KindWorkload:
+    """Jobs of a provider's kind (a plugin's, e.g. "porep-shaped") with one payload."""
+
+    def __init__(self, kind: str, partitions: int, payload: dict):
+        self.kind, self.partitions, self.payload = kind, partitions, payload
+
+    def job(self, i: int = 0, partitions: int | None = None) -> Job:
+        return Job(self.kind, partitions or self.partitions, dict(self.payload))
+
+
 def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: int,
               timeout: float | None = None) -> BatchReport:
     """Submit count jobs (make_job(i)), at most concurrency unfinished at once;

@@ -1,0 +1,270 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A circuit with the statistics of one 32 GiB PoRep partition, scaled.
+
+The real partition (bellperson's StackedCircuit for 32 GiB sectors) has
+130,278,869 constraints, 328 public inputs and 130,169,893 aux variables;
+nonzeros per constraint about 2.4 in A, 1.0 in B and 2.2 in C; 99.7 % of the
+aux variables appear in A and 25.4 % in B; its witness is mostly bits (SHA-256)
+with a minority of full field elements (Poseidon, the public commitments).
+
+This circuit reproduces those numbers with gates whose witness is computed,
+not guessed, so every partition is satisfiable:
+
+    XOR   (2 a) * b = a + b - c        c = a xor b   (bits)    A 1, B 1, C 3
+    AND   a * b = c                                  (bits)    A 1, B 1, C 1
+    PACK  (sum_i<7 2^i b_i + w) * 1 = p              (words)   A 8, B 1, C 1
+    MUL   x * y = z                                  (full)    A 1, B 1, C 1
+    CHECK x * 1 = x                    (no new variable)       A 1, B 1, C 1
+
+60 % XOR rows give C 2.2 per row, 20 % PACK rows A 2.4, every row has one B
+term. Sources (free bits and full elements, the replica's data) come first,
+then LAYERS layers of gates, each reading only earlier variables, so a
+witness is evaluated one vectorised layer at a time. Gate inputs are drawn so
+that every variable is read in A at least once (except 0.3 %, left unread)
+and a pool of 25.4 % of them in B. The structure depends on the circuit seed
+only; a partition's witness on its own seed (sources and public inputs).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from porep_prover import FrArray
+from porep_prover.circuits import fr_small
+from porep_prover.errors import InvalidInputError
+from porep_prover.groth16 import R1CS
+from porep_prover.groth16.r1cs import SparseMatrix
+
+PARTITION = {"constraints": 130_278_869, "public": 328, "aux": 130_169_893}
+TARGET = {"nnz_a": 2.4, "nnz_b": 1.0, "nnz_c": 2.2, "a_density": 0.997, "b_density": 0.254}
+LAYERS = 16
+PACK_BITS = 7
+XOR_SHARE, PACK_SHARE, MUL_SHARE = 0.6, 0.2, 0.04     # of the rows
+FULL_SOURCE_SHARE = 0.01                              # of the aux variables
+MIN_CONSTRAINTS = 20_000
+BIT, WORD, FULL = 0, 1, 2
+ONE = 0
+
+
+@dataclasses.dataclass
+class Gates:
+    """One layer's gates: output variables and input variables per kind."""
+    xor: np.ndarray      # (n, 3): a, b, out
+    and_: np.ndarray     # (n, 3): a, b, out
+    pack: np.ndarray     # (n, PACK_BITS + 2): bits..., carry word, out
+    mul: np.ndarray      # (n, 3): x, y, out
+
+
+@dataclasses.dataclass
+class Shape:
+    """Everything but the witness: the R1CS and how to evaluate its variables."""
+    scale: float
+    r1cs: R1CS
+    num_public: int
+    bit_sources: np.ndarray
+    full_sources: np.ndarray
+    layers: list[Gates]
+    kind: np.ndarray          # per variable: BIT, WORD or FULL
+
+
+def counts(scale: float) -> dict:
+    """Constraints, public inputs and aux variables of a partition at this scale."""
+    if not 0 < scale <= 1:
+        raise InvalidInputError(f"scale must be in (0, 1], got {scale}")
+    m = round(PARTITION["constraints"] * scale)
+    if m < MIN_CONSTRAINTS:
+        raise InvalidInputError(f"scale {scale} gives {m} constraints; at least {MIN_CONSTRAINTS} are needed")
+    return {"constraints": m, "public": PARTITION["public"], "aux": round(PARTITION["aux"] * scale)}
+
+
+class _Picker:
+    """Variables of one kind available to later layers: those not yet read
+    (handed out first, so every one is read once) and all of them."""
+
+    def __init__(self):
+        self.unread: list[np.ndarray] = []
+        self.all: list[np.ndarray] = []
+
+    def add(self, v: np.ndarray, unread: bool = True) -> None:
+        self.all.append(v)
+        if unread:
+            self.unread.append(v)
+
+    def pending(self) -> int:
+        return sum(len(u) for u in self.unread)
+
+    def take(self, count: int, rng, limit: int | None = None) -> np.ndarray:
+        """count variables: unread ones first (at most limit of them), then uniform draws."""
+        pool = np.concatenate(self.unread) if self.unread else np.zeros(0, np.int64)
+        first = min(count, len(pool), count if limit is None else limit)
+        self.unread = [pool[first:]] if first < len(pool) else []
+        out = np.empty(count, np.int64)
+        out[:first] = pool[:first]
+        if count > first:
+            every = np.concatenate(self.all)
+            if not len(every):
+                raise InvalidInputError("no variables of this kind to read yet")
+            out[first:] = every[rng.integers(0, len(every), count - first)]
+        return out[rng.permutation(count)]
+
+
+def build(scale: float, seed: int = 0) -> Shape:
+    """The scaled partition circuit (deterministic in scale and seed)."""
+    c = counts(scale)
+    m, npub, aux = c["constraints"], c["public"], c["aux"]
+    k = 1 + npub
+    unread_target = round((1 - TARGET["a_density"]) * aux)
+    n_full_src = round(FULL_SOURCE_SHARE * aux)
+    # left unread by the gates: the last layer's outputs and as many full
+    # variables as there are full sources (MUL reads one per output); the
+    # CHECK rows read all but unread_target of them
+    creating = int((m + unread_target - npub - n_full_src) / (1 + 1 / LAYERS))
+    sources = aux - creating
+    n_xor, n_pack, n_mul = round(XOR_SHARE * m), round(PACK_SHARE * m), round(MUL_SHARE * m)
+    n_and = creating - n_xor - n_pack - n_mul
+    if n_and < 0 or sources < n_full_src + 1:
+        raise InvalidInputError(f"scale {scale}: the gate mix does not fit {m} constraints")
+    rng = np.random.default_rng([seed, 0x9E3779B9])
+    kind = np.zeros(k + aux, np.uint8)
+    kind[:k] = FULL
+    nxt = k
+    full_src = np.arange(nxt, nxt + n_full_src)
+    bit_src = np.arange(nxt + n_full_src, nxt + sources)
+    nxt += sources
+    kind[full_src] = FULL
+    # B reads come from a pool of 25.4 % of the variables (bits and full ones, not the last layer's)
+    eligible = sources + (n_xor + n_and + n_mul) * (LAYERS - 1) / LAYERS
+    p_pool = min(1.0, TARGET["b_density"] * aux / eligible)
+    a_pick = {BIT: _Picker(), WORD: _Picker(), FULL: _Picker()}
+    b_pick = {BIT: _Picker(), FULL: _Picker()}
+
+    def created(v: np.ndarray, kd: int, last: bool) -> None:
+        kind[v] = kd
+        a_pick[kd].add(v)
+        if kd in b_pick and not last:
+            b_pick[kd].add(v[rng.random(len(v)) < p_pool])
+
+    created(full_src, FULL, False)
+    created(bit_src, BIT, False)
+    layers = []
+    split = [np.array_split(np.arange(n), LAYERS) for n in (n_xor, n_and, n_pack, n_mul)]
+    for j in range(LAYERS):
+        nx, na, np_, nm = (len(s[j]) for s in split)
+        bits_a = a_pick[BIT].take(nx + na + PACK_BITS * np_, rng)
+        carry = a_pick[WORD].take(np_, rng) if j else np.full(np_, ONE)
+        x = a_pick[FULL].take(nm, rng)
+        bits_b = b_pick[BIT].take(nx + na, rng)
+        y = b_pick[FULL].take(nm, rng)
+        outs = np.arange(nxt, nxt + nx + na + np_ + nm)
+        nxt += len(outs)
+        o_x, o_a, o_p, o_m = np.split(outs, np.cumsum([nx, na, np_]))
+        layers.append(Gates(np.stack([bits_a[:nx], bits_b[:nx], o_x], 1),
+                            np.stack([bits_a[nx:nx + na], bits_b[nx:], o_a], 1),
+                            np.concatenate([bits_a[nx + na:].reshape(np_, PACK_BITS), carry[:, None],
+                                            o_p[:, None]], 1),
+                            np.stack([x, y, o_m], 1)))
+        last = j == LAYERS - 1
+        created(np.concatenate([o_x, o_a]), BIT, last)
+        created(o_p, WORD, last)
+        created(o_m, FULL, last)
+    checks = m - creating
+    unread = sum(p.pending() for p in a_pick.values())
+    cover = max(0, min(checks - npub, unread - unread_target))
+    pending = np.concatenate([np.concatenate(p.unread) for p in a_pick.values() if p.unread] or [np.zeros(0, int)])
+    extra = checks - npub - cover
+    check_vars = np.concatenate([np.arange(1, k), pending[rng.permutation(len(pending))[:cover]],
+                                 rng.integers(k, k + aux, extra)])
+    r1cs = _matrices(k, aux, layers, check_vars)
+    return Shape(scale, r1cs, npub, bit_src, full_src, layers, kind)
+
+
+class _Csr:
+    """Rows appended in blocks of equal length; coefficients from a small table."""
+
+    def __init__(self):
+        self.lengths, self.cols, self.coeffs = [], [], []
+
+    def block(self, cols: np.ndarray, coeffs) -> None:
+        cols = np.asarray(cols).reshape(len(cols), -1)
+        self.lengths.append(np.full(len(cols), cols.shape[1], np.int64))
+        self.cols.append(cols.reshape(-1))
+        self.coeffs.append(np.broadcast_to(np.asarray(coeffs, np.int64), cols.shape).reshape(-1))
+
+    def matrix(self) -> SparseMatrix:
+        indptr = np.concatenate([[0], np.cumsum(np.concatenate(self.lengths))]).astype(np.int64)
+        coeffs = np.concatenate(self.coeffs)
+        values, ids = np.unique(coeffs, return_inverse=True)
+        table = fr_small(values)
+        return SparseMatrix(indptr, np.concatenate(self.cols).astype(np.uint32),
+                            FrArray(np.take(table.limbs, ids.reshape(-1), axis=0)))
+
+
+def _matrices(k: int, aux: int, layers: list[Gates], check_vars: np.ndarray) -> R1CS:
+    a, b, c = _Csr(), _Csr(), _Csr()
+    packing = [1 << i for i in range(PACK_BITS)] + [1]
+    for g in layers:
+        a.block(g.xor[:, 0], 2), b.block(g.xor[:, 1], 1), c.block(g.xor, [1, 1, -1])
+        a.block(g.and_[:, 0], 1), b.block(g.and_[:, 1], 1), c.block(g.and_[:, 2], 1)
+        a.block(g.pack[:, :-1], packing), b.block(np.full(len(g.pack), ONE), 1), c.block(g.pack[:, -1], 1)
+        a.block(g.mul[:, 0], 1), b.block(g.mul[:, 1], 1), c.block(g.mul[:, 2], 1)
+    a.block(check_vars, 1), b.block(np.full(len(check_vars), ONE), 1), c.block(check_vars, 1)
+    return R1CS(k, aux, a.matrix(), b.matrix(), c.matrix())
+
+
+def random_full(rng, n: int) -> FrArray:
+    """n full field elements (random limbs below 2^254 < r, read as Montgomery forms)."""
+    limbs = np.frombuffer(rng.bytes(32 * n), dtype=np.uint64).reshape(n, 4).copy()
+    limbs[:, 3] &= np.uint64((1 << 62) - 1)
+    return FrArray(limbs)
+
+
+def witness(shape: Shape, seed: int) -> FrArray:
+    """A satisfying assignment: fresh sources and public inputs from seed,
+    then every layer evaluated in order."""
+    rng = np.random.default_rng([seed, 0x5EED])
+    r1cs, k = shape.r1cs, 1 + shape.num_public
+    nvars = r1cs.num_variables
+    bits = np.zeros(nvars, np.uint8)
+    words = np.zeros(nvars, np.uint64)
+    words[ONE] = 1
+    full_slot = np.full(nvars, -1, np.int64)
+    full_vars = np.concatenate([np.arange(1, k), shape.full_sources] + [g.mul[:, 2] for g in shape.layers])
+    full_slot[full_vars] = np.arange(len(full_vars))
+    full = FrArray.zeros(len(full_vars))
+    n0 = k - 1 + len(shape.full_sources)
+    full.limbs[:n0] = random_full(rng, n0).limbs
+    bits[shape.bit_sources] = rng.integers(0, 2, len(shape.bit_sources), dtype=np.uint8)
+    for g in shape.layers:
+        bits[g.xor[:, 2]] = bits[g.xor[:, 0]] ^ bits[g.xor[:, 1]]
+        bits[g.and_[:, 2]] = bits[g.and_[:, 0]] & bits[g.and_[:, 1]]
+        packed = words[g.pack[:, PACK_BITS]].copy()
+        for i in range(PACK_BITS):
+            packed += bits[g.pack[:, i]].astype(np.uint64) << np.uint64(i)
+        words[g.pack[:, -1]] = packed
+        prod = FrArray(full.limbs[full_slot[g.mul[:, 0]]]) * FrArray(full.limbs[full_slot[g.mul[:, 1]]])
+        full.limbs[full_slot[g.mul[:, 2]]] = prod.limbs
+    out = FrArray.zeros(nvars)
+    kind = shape.kind
+    is_bit = kind == BIT
+    out.limbs[is_bit] = fr_small(np.array([0, 1])).limbs[bits[is_bit]]
+    is_word = kind == WORD
+    out.limbs[is_word] = fr_small(words[is_word].astype(np.int64)).limbs
+    out.limbs[full_vars] = full.limbs
+    out.limbs[ONE] = fr_small([1]).limbs[0]
+    return out
+
+
+def statistics(r1cs: R1CS, witness_: FrArray | None = None) -> dict:
+    """The numbers the target is stated in (and, with a witness, its make-up)."""
+    m, k = r1cs.num_constraints, r1cs.num_inputs
+    d = r1cs.density()
+    out = {"constraints": m, "public": k - 1, "aux": r1cs.num_aux,
+           "nnz_a": r1cs.a.nnz / m, "nnz_b": r1cs.b.nnz / m, "nnz_c": r1cs.c.nnz / m,
+           "a_density": float(d.a_aux.mean()), "b_density": float(d.b_aux.mean())}
+    if witness_ is not None:
+        limbs = witness_.limbs[k:]
+        one = fr_small([1]).limbs[0]
+        zero_or_one = (limbs == 0).all(1) | (limbs == one).all(1)
+        out["bit_share"] = float(zero_or_one.mean())
+    return out

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The "porep-shaped" synthesis provider.
+
+A job's payload is a dict (every key optional):
+    scale       fraction of a 32 GiB partition (default 1/64)
+    seed        the circuit's seed (default 0): jobs with one (scale, seed) share
+                the circuit and its parameters
+    job_seed    seed of this job's witnesses (default: the job id); partition i
+                of a job draws its sources from (job_seed, i)
+    params      a bellperson .params file for the circuit: read when it exists,
+                else made (INSECURE test parameters) and written there;
+                default <cache>/porep-shaped-<scale>-<seed>.params under
+                POREP_PROVER_PARAMS_CACHE (default ~/.cache/porep-prover/params)
+
+Circuits are built once per (scale, seed) and kept; each partition's witness
+is evaluated from its seed (the CPU work the engine's synthesis workers do).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import pathlib
+import threading
+import warnings
+
+from porep_prover.errors import InvalidInputError
+from porep_prover.groth16 import InsecureSetupWarning, insecure_setup, read_params, write_params
+from porep_prover.hooks import hookimpl
+
+from .circuit import Shape, build, witness
+
+LOG = logging.getLogger("porep_prover.porep_shaped")
+DEFAULT_SCALE = 1 / 64
+
+
+def cache_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("POREP_PROVER_PARAMS_CACHE",
+                                       pathlib.Path.home() / ".cache" / "porep-prover" / "params"))
+
+
+class PorepShapedProvider:
+    kinds = ("porep-shaped",)
+
+    def __init__(self):
+        self._shapes: dict[tuple[float, int], Shape] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _payload(job) -> tuple[float, int, int, pathlib.Path]:
+        p = job.payload if job.payload is not None else {}
+        if not isinstance(p, dict):
+            raise InvalidInputError("a porep-shaped job's payload is a dict (scale, seed, job_seed, params)")
+        scale, seed = float(p.get("scale", DEFAULT_SCALE)), int(p.get("seed", 0))
+        job_seed = p.get("job_seed")
+        if job_seed is None:
+            job_seed = int.from_bytes(hashlib.sha256(job.id.encode()).digest()[:8], "little")
+        params = pathlib.Path(p.get("params") or cache_dir() / f"porep-shaped-{scale:.8g}-{seed}.params")
+        return scale, seed, int(job_seed), params
+
+    def shape(self, scale: float, seed: int) -> Shape:
+        """The circuit of (scale, seed), built on first use."""
+        with self._lock:
+            key = (scale, seed)
+            if key not in self._shapes:
+                LOG.info("building the porep-shaped circuit at scale %g (seed %d)", scale, seed)
+                self._shapes[key] = build(scale, seed)
+            return self._shapes[key]
+
+    def srs_key(self, job) -> str:
+        scale, seed, _, params = self._payload(job)
+        return f"porep-shaped:{scale:.8g}:{seed}:{params}"
+
+    def load_srs(self, job):
+        scale, seed, _, path = self._payload(job)
+        if path.exists():
+            return read_params(path)
+        shape = self.shape(scale, seed)
+        LOG.warning("making INSECURE test parameters for the porep-shaped circuit at scale %g: %s", scale, path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InsecureSetupWarning)
+            params = insecure_setup(shape.r1cs, backend="auto")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_params(path, params)
+        return params
+
+    def synthesize(self, job, partition: int, threads: int):
+        scale, seed, job_seed, _ = self._payload(job)
+        shape = self.shape(scale, seed)
+        return shape.r1cs, witness(shape, job_seed * 1009 + partition)
+
+
+@hookimpl
+def porep_prover_register_synthesis_providers(registry) -> None:
+    registry.add_provider(PorepShapedProvider())

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+import pytest
+
+pytest.importorskip("porep_prover_porep_shaped.plugin")
+
+from porep_prover.engine import Engine, Job, load_config  # noqa: E402
+from porep_prover.errors import InvalidInputError, JobFailedError, UnsatisfiedError  # noqa: E402
+from porep_prover.groth16 import read_params, verify  # noqa: E402
+from porep_prover.hooks import collect_registry, plugin_manager  # noqa: E402
+from porep_prover_porep_shaped import PARTITION, TARGET, build, counts, statistics, witness  # noqa: E402
+
+SCALE = 2.0 ** -12       # 31,807 constraints: a 2^15 domain
+
+
+@pytest.fixture(scope="module")
+def shape():
+    return build(SCALE, seed=7)
+
+
+def test_statistics_match_a_32gib_partition(shape, rng):
+    c = counts(SCALE)
+    assert c["constraints"] == round(PARTITION["constraints"] * SCALE) and c["public"] == 328
+    w = witness(shape, rng.randrange(1 << 40))
+    st = statistics(shape.r1cs, w)
+    assert (st["constraints"], st["public"], st["aux"]) == (c["constraints"], 328, c["aux"])
+    for key in ("nnz_a", "nnz_b", "nnz_c"):
+        assert st[key] == pytest.approx(TARGET[key], abs=0.01), key
+    assert st["a_density"] == pytest.approx(TARGET["a_density"], abs=0.001)
+    assert st["b_density"] == pytest.approx(TARGET["b_density"], abs=0.01)
+    assert 0.6 < st["bit_share"] < 0.9          # mostly bits, a minority of words and full elements
+    values = np.array([v.bit_length() for v in w[329:].to_ints()])
+    assert np.mean(values <= 1) == pytest.approx(st["bit_share"])
+    assert 0.005 < np.mean(values > 64) < 0.2   # some full field elements; the rest small words
+
+
+def test_every_witness_satisfies_and_is_deterministic(shape, rng):
+    seeds = [rng.randrange(1 << 40) for _ in range(3)]
+    ws = [witness(shape, s) for s in seeds]
+    for w in ws:
+        shape.r1cs.check(w, 2)
+    assert ws[0] == witness(shape, seeds[0]) and ws[0] != ws[1]
+    again = build(SCALE, seed=7)
+    for m in ("a", "b", "c"):
+        assert np.array_equal(getattr(again.r1cs, m).col, getattr(shape.r1cs, m).col)
+    other = build(SCALE, seed=8)
+    assert not np.array_equal(other.r1cs.a.col, shape.r1cs.a.col)
+    bad = ws[0].copy()
+    bad.limbs[5000] = ws[1].limbs[5001] if not np.array_equal(ws[1].limbs[5001], bad.limbs[5000]) else 0
+    with pytest.raises(UnsatisfiedError):
+        shape.r1cs.check(bad, 2)
+
+
+def test_bad_scales_are_named_errors():
+    for scale in (0, -1, 1.5, 1e-6):
+        with pytest.raises(InvalidInputError):
+            counts(scale)
+
+
+def test_engine_proves_porep_shaped_jobs(tmp_path, monkeypatch):
+    monkeypatch.setenv("POREP_PROVER_PARAMS_CACHE", str(tmp_path))
+    pm = plugin_manager()
+    registry = collect_registry(pm)
+    assert "porep-shaped" in registry.providers
+    cfg = load_config(overrides={"engine.devices": ["cpu"], "engine.threads": 2, "engine.partition_workers": 2})
+    payload = {"scale": SCALE, "seed": 3}
+    with Engine(cfg, registry=registry, plugins=pm) as engine:
+        first = engine.prove(Job("porep-shaped", 3, payload), timeout=600)
+        second = engine.prove(Job("porep-shaped", 2, dict(payload, job_seed=11)), timeout=600)
+        with pytest.raises(JobFailedError, match="payload is a dict"):
+            engine.prove(Job("porep-shaped", 1, "scale=1"), timeout=60)
+    files = list(tmp_path.glob("porep-shaped-*.params"))
+    assert len(files) == 1                       # made once, written in bellperson's format
+    params = read_params(files[0])
+    for result in (first, second):
+        assert result.ok
+        for public, proof in zip(result.public_inputs, result.proofs):
+            assert len(public) == 328 and verify(params.vk, public, proof)
+    assert first.public_inputs[0] != first.public_inputs[1]    # partitions draw their own witnesses
