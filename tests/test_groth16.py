@@ -244,3 +244,21 @@ def test_snarkjs_h_matches_python(rng, simd):
     finally:
         cpu.simd(before)
     assert h.to_ints() == want
+
+
+def test_insecure_setup_reports_progress_in_chunks(monkeypatch, rng):
+    import sys
+
+    import numpy as np
+    module = sys.modules["porep_prover.groth16.insecure_setup"]
+    monkeypatch.setattr(module, "CHUNK", 1000)
+    r1cs, w, public = porep_like(3000)
+    seed = rng.randrange(1 << 30)
+    seen = []
+    chunked = insecure_setup(r1cs, rng=random.Random(seed), warn=False, progress=lambda *a: seen.append(a))
+    whole = insecure_setup(r1cs, rng=random.Random(seed), warn=False)
+    for q in ("h", "l", "a", "b_g1", "b_g2"):
+        assert np.array_equal(getattr(chunked, q).limbs, getattr(whole, q).limbs), q
+        done = [d for name, d, _ in seen if name == q]
+        assert done == sorted(done) and done[-1] == len(getattr(whole, q)) and len(done) == -(-done[-1] // 1000)
+    assert verify(chunked.vk, public, prove(chunked, r1cs, w))

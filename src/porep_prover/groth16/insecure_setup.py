@@ -58,11 +58,16 @@ def _column_evals(r1cs: R1CS, lagrange: FrArray, threads: int):
     return out
 
 
+CHUNK = 1 << 22      # scalars per fixed-base call when progress is reported
+
+
 def insecure_setup(r1cs: R1CS, rng=None, backend: str = "cpu", threads: int | None = None,
-                   warn: bool = True) -> Parameters:
+                   warn: bool = True, progress=None) -> Parameters:
     """Parameters for r1cs from fresh random toxic waste. FOR TESTING ONLY.
 
     rng: a random.Random-like object for reproducible parameters (default: secrets).
+    progress: called as progress(query, done, total) as each query's points
+        are made (queries ic, h, l, a, b_g1, b_g2), in chunks of CHUNK.
     """
     if warn:
         warnings.warn("insecure_setup: these Groth16 parameters come from known toxic waste; "
@@ -93,14 +98,21 @@ def insecure_setup(r1cs: R1CS, rng=None, backend: str = "cpu", threads: int | No
 
     g1, g2 = G1Array.generator(), G2Array.generator()
 
-    def g1_mul(s: FrArray) -> G1Array:
-        return be.fixed_base(g1, s, threads) if len(s) else G1Array.zeros(0)
+    def mul(name: str, base, s: FrArray):
+        if not len(s):
+            return type(base).zeros(0)
+        if progress is None:
+            return be.fixed_base(base, s, threads)
+        parts = []
+        for start in range(0, len(s), CHUNK):
+            parts.append(be.fixed_base(base, s[start:start + CHUNK], threads))
+            progress(name, min(start + CHUNK, len(s)), len(s))
+        return type(base)(np.concatenate([p.limbs for p in parts]))
 
     vk = VerifyingKey(
         alpha_g1=G1Point((g1 * alpha).limbs), beta_g1=G1Point((g1 * beta).limbs),
         beta_g2=G2Point((g2 * beta).limbs), gamma_g2=G2Point((g2 * gamma).limbs),
         delta_g1=G1Point((g1 * delta).limbs), delta_g2=G2Point((g2 * delta).limbs),
-        ic=g1_mul(ic_scalars))
-    return Parameters(vk=vk, h=g1_mul(h_scalars), l=g1_mul(l_scalars), a=g1_mul(a_scalars),
-                      b_g1=g1_mul(b_scalars),
-                      b_g2=be.fixed_base(g2, b_scalars, threads) if len(b_scalars) else G2Array.zeros(0))
+        ic=mul("ic", g1, ic_scalars))
+    return Parameters(vk=vk, h=mul("h", g1, h_scalars), l=mul("l", g1, l_scalars), a=mul("a", g1, a_scalars),
+                      b_g1=mul("b_g1", g1, b_scalars), b_g2=mul("b_g2", g2, b_scalars))

@@ -39,6 +39,19 @@ def cache_dir() -> pathlib.Path:
                                        pathlib.Path.home() / ".cache" / "porep-prover" / "params"))
 
 
+class _Progress:
+    """progress(what, done, total) logged at every tenth of each part."""
+
+    def __init__(self, stage: str):
+        self.stage, self.last = stage, {}
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        tenth = 10 * done // max(1, total)
+        if tenth != self.last.get(what):
+            self.last[what] = tenth
+            LOG.info("%s %s: %d of %d (%d%%)", self.stage, what, done, total, 100 * done // max(1, total))
+
+
 class PorepShapedProvider:
     kinds = ("porep-shaped",)
 
@@ -74,14 +87,14 @@ class PorepShapedProvider:
     def load_srs(self, job):
         scale, seed, _, path = self._payload(job)
         if path.exists():
-            return read_params(path)
+            return read_params(path, progress=_Progress("reading"))
         shape = self.shape(scale, seed)
         LOG.warning("making INSECURE test parameters for the porep-shaped circuit at scale %g: %s", scale, path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureSetupWarning)
-            params = insecure_setup(shape.r1cs, backend="auto")
+            params = insecure_setup(shape.r1cs, backend="auto", progress=_Progress("setup"))
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_params(path, params)
+        write_params(path, params, progress=_Progress("writing"))
         return params
 
     def synthesize(self, job, partition: int, threads: int):
