@@ -115,3 +115,19 @@ def test_save_load_roundtrip(tmp_path, rng):
     (tmp_path / "cut.npz").write_bytes(data[:len(data) // 2])
     with pytest.raises(CircuitFormatError):
         R1CS.load(tmp_path / "cut.npz")
+
+
+def test_gather_rows_matches_numpy_and_checks_indices(rng):
+    import numpy as np
+
+    from porep_prover.groth16 import _r1cs
+    src = np.frombuffer(rng.randbytes(32 * 1001), dtype=np.uint64).reshape(1001, 4).copy()
+    idx = np.array([rng.randrange(1001) for _ in range(777)], dtype=np.int64)
+    out = np.empty((777, 4), dtype=np.uint64)
+    _r1cs.gather_rows(src, idx, out, 2)
+    assert np.array_equal(out, src[idx])
+    for bad in ([1001], [-1], [0, 5000]):
+        with pytest.raises(IndexError):
+            _r1cs.gather_rows(src, np.array(bad, dtype=np.int64), np.empty((len(bad), 4), np.uint64), 2)
+    with pytest.raises(ValueError):
+        _r1cs.gather_rows(src, idx, np.empty((5, 4), np.uint64), 2)

@@ -2,6 +2,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Native R1CS kernels, without the GIL. r1cs.py validates the matrices (index
 ranges, monotone indptr) before any of these run."""
+from cython.parallel cimport prange
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 import numpy as np
@@ -101,3 +102,19 @@ def powers(const uint64_t[:, ::1] start, const uint64_t[:, ::1] step, uint64_t[:
         return
     with nogil:
         fr_powers(<fr_t *> &out[0, 0], n, <const fr_t *> &start[0, 0], <const fr_t *> &step[0, 0], nthreads)
+
+
+def gather_rows(const uint64_t[:, ::1] src, const int64_t[::1] idx, uint64_t[:, ::1] out, int nthreads):
+    """out[i] = src[idx[i]] for every i (rows of 4 limbs), on nthreads threads."""
+    cdef Py_ssize_t n = idx.shape[0], i
+    cdef int64_t r
+    cdef int j
+    if src.shape[1] != 4 or out.shape[1] != 4 or out.shape[0] < n:
+        raise ValueError(f"gather_rows: rows of 4 limbs and room for {n} rows are needed")
+    if n and (int(np.min(idx)) < 0 or int(np.max(idx)) >= src.shape[0]):
+        raise IndexError(f"gather_rows: an index is outside [0, {src.shape[0]})")
+    with nogil:
+        for i in prange(n, num_threads=max(1, nthreads), schedule="static"):
+            r = idx[i]
+            for j in range(4):
+                out[i, j] = src[r, j]

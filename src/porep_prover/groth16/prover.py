@@ -27,6 +27,7 @@ from ..config import resolve_threads
 from ..curve.points import G1Point, G2Point
 from ..field.constants import R
 from ..field.fr_array import FrArray
+from . import _r1cs
 from .keys import Parameters
 from .proof import Proof
 from .r1cs import R1CS
@@ -84,15 +85,15 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
     a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
     d = r1cs.density()
     return Synthesized(a, b, c, l_scalars=witness[k:],
-                       a_scalars=_gather(witness, k, np.arange(k), np.flatnonzero(d.a_aux)),
-                       b_scalars=_gather(witness, k, np.flatnonzero(d.b_input), np.flatnonzero(d.b_aux)))
+                       a_scalars=_gather(witness, k, np.arange(k), np.flatnonzero(d.a_aux), threads),
+                       b_scalars=_gather(witness, k, np.flatnonzero(d.b_input), np.flatnonzero(d.b_aux), threads))
 
 
-def _gather(witness: FrArray, k: int, inputs: np.ndarray, aux: np.ndarray) -> FrArray:
-    """witness[inputs] then witness[k + aux], written once into one array."""
-    out = np.empty((len(inputs) + len(aux), 4), dtype=np.uint64)
-    np.take(witness.limbs, inputs, axis=0, out=out[:len(inputs)])
-    np.take(witness.limbs[k:], aux, axis=0, out=out[len(inputs):])
+def _gather(witness: FrArray, k: int, inputs: np.ndarray, aux: np.ndarray, threads: int) -> FrArray:
+    """witness[inputs] then witness[k + aux], gathered on threads into one array."""
+    idx = np.concatenate([inputs, aux + k]).astype(np.int64)
+    out = np.empty((len(idx), 4), dtype=np.uint64)
+    _r1cs.gather_rows(witness.limbs, idx, out, threads)
     return FrArray(out)
 
 
