@@ -151,6 +151,35 @@ def registry_with(provider):
     return reg
 
 
+def test_partitions_spread_over_devices_with_a_lock_each(circuit):
+    """Two devices (distinct identities): each takes partitions, each one's
+    kernel regions never overlap, and the two devices do run at once."""
+    params, r1cs, ws = circuit
+    backends = [RecordingBackend(delay=0.05), RecordingBackend(delay=0.05)]
+    devs = [Device(f"fake-gpu-{i}", f"fake{i}", "gpu", be) for i, be in enumerate(backends)]
+    with Engine(config(**{"engine.partition_workers": 3}), devices=devs) as engine:
+        assert [d["identity"] for d in engine.status()["devices"]] == ["fake-gpu-0", "fake-gpu-1"]
+        results = [engine.submit(inline_job(params, r1cs, ws)) for _ in range(2)]
+        for h in results:
+            check_result(h.result(120), params)
+    events = engine.timeline.events()
+    per_device = {}
+    for start in (e for e in events if e.event == "GPU_START"):
+        end = next(e for e in events if e.event == "GPU_END" and e.t >= start.t and
+                   (e.job, e.partition, e.worker) == (start.job, start.partition, start.worker))
+        per_device.setdefault(start.device, []).append((start.t, end.t))
+    assert set(per_device) == {"fake-gpu-0", "fake-gpu-1"}
+    assert sum(len(v) for v in per_device.values()) == 2 * len(ws)
+    for spans in per_device.values():
+        spans.sort()
+        assert all(a1 <= b0 for (_, a1), (b0, _) in zip(spans, spans[1:]))
+    together = [(a, b) for a in per_device["fake-gpu-0"] for b in per_device["fake-gpu-1"]
+                if a[0] < b[1] and b[0] < a[1]]
+    assert together, "the two devices never worked at the same time"
+    stats = analyze(events)["devices"]
+    assert set(stats) == {"fake-gpu-0", "fake-gpu-1"} and all(0 < d["efficiency"] <= 1 for d in stats.values())
+
+
 def test_retry_then_success(circuit):
     params, r1cs, ws = circuit
     job = inline_job(params, r1cs, ws[:3])

@@ -10,15 +10,13 @@ import os
 import tempfile
 
 from ..circuits import CIRCUITS
-from ..engine import Engine, load_config
-from ..engine.bench import DemoWorkload, KindWorkload, plot, run_batch, sweep, write_csv
-from ..engine.config import parse_override
-from ..engine.logs import configure_logging, remove_handlers
-from ..engine.timeline import analyze, format_report, gantt, read_log
 from ..errors import ConfigError
-from ..hooks import collect_registry, plugin_manager
+
+# The engine (toml, pluggy, threads) is imported by these commands only, when
+# they run: the other commands start without it.
 
 def cmd_timeline(args) -> int:
+    from ..engine.timeline import analyze, format_report, gantt, read_log
     events = read_log(args.log)
     if not events:
         print(f"{args.log}: no timeline events (TIMELINE lines)")
@@ -32,6 +30,7 @@ def cmd_timeline(args) -> int:
 
 
 def _config(args, extra: dict | None = None):
+    from ..engine import load_config
     overrides = list(args.set or [])
     cfg = load_config(args.config, overrides)
     return cfg.replace(**extra) if extra else cfg
@@ -39,6 +38,7 @@ def _config(args, extra: dict | None = None):
 
 def _workload(args):
     """-t demo: the built-in demo circuit; -t KIND: jobs for the provider of that kind."""
+    from ..engine.bench import DemoWorkload, KindWorkload
     if args.type == "demo":
         return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses)
     payload = {"seed": args.seed} | ({"scale": args.scale} if args.scale is not None else {})
@@ -47,11 +47,14 @@ def _workload(args):
 
 
 def _engine(cfg):
+    from ..engine import Engine
+    from ..hooks import collect_registry, plugin_manager
     pm = plugin_manager()
     return Engine(cfg, registry=collect_registry(pm), plugins=pm)
 
 
 def _with_logging(cfg, fn):
+    from ..engine.logs import configure_logging, remove_handlers
     timeline = cfg.get("logging.timeline")
     tmp = None
     if not timeline:  # keep the events off the console: their own file
@@ -68,10 +71,13 @@ def _with_logging(cfg, fn):
 
 def _warm_up(engine, work) -> None:
     """One short job first: kernels compiled, parameters loaded (made) and resident."""
+    from ..engine.bench import run_batch
     run_batch(engine, lambda i: work.job(i, partitions=min(2, work.partitions)), 1, 1)
 
 
 def cmd_bench_batch(args) -> int:
+    from ..engine.bench import run_batch
+    from ..engine.timeline import gantt
     cfg = _config(args)
     work = _workload(args)
 
@@ -100,6 +106,8 @@ def cmd_bench_batch(args) -> int:
 
 
 def cmd_bench_sweep(args) -> int:
+    from ..engine.bench import plot, sweep, write_csv
+    from ..engine.config import parse_override
     key, raw = parse_override(args.sweep)
     values = [parse_override(f"x={v}")[1] for v in str(raw).strip("[]").split(",") if v.strip()] \
         if not isinstance(raw, list) else raw
