@@ -282,6 +282,11 @@ def test_config_file_and_errors(tmp_path):
         load_config(None, ["engine.partition_workers"])
     with pytest.raises(ConfigError):
         load_config(None, ["engine.nope=1"])
+    import os
+    cores = os.cpu_count() or 2
+    assert load_config(None, ["engine.partition_workers=2"]).synthesis_threads() == max(1, cores // 2)
+    assert load_config(None, ["engine.partition_workers=64"]).synthesis_threads() == 1
+    assert load_config(None, ["engine.synthesis_threads=3"]).synthesis_threads() == 3
     listed = load_config(None, ["engine.devices=gpu:0, gpu:1", "srs.preload=a.params"])
     assert listed.get("engine.devices") == ["gpu:0", "gpu:1"] and listed.get("srs.preload") == ["a.params"]
     assert load_config(None, ['devices=["cpu"]']).get("engine.devices") == ["cpu"]

@@ -67,6 +67,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "engine.synthesis_lookahead": (2, _int(1)),
     "engine.memory_budget_gib": (0.0, _number(0)),
     "engine.threads": (0, _int(0)),
+    "engine.synthesis_threads": (0, _int(0)),
     "engine.scheduler": ("", _str),
     "engine.switch_interval_ms": (0.5, _number(0)),
     "prover.verify": (True, _bool),
@@ -102,6 +103,13 @@ class EngineConfig:
     def partition_workers(self) -> int:
         n = self.values["engine.partition_workers"]
         return n if n else max(1, (os.cpu_count() or 2) // 2)
+
+    def synthesis_threads(self) -> int:
+        """Native threads per synthesis worker: the setting, else the cores shared
+        among the workers (each worker's OpenMP team on all cores would
+        oversubscribe them, and spinning teams stall one another)."""
+        n = self.values["engine.synthesis_threads"]
+        return n if n else max(1, (os.cpu_count() or 2) // self.partition_workers())
 
     def memory_budget_bytes(self) -> int:
         gib = self.values["engine.memory_budget_gib"]

@@ -86,6 +86,7 @@ class Engine:
         self._accepting = False
         self._stopping = False
         self.threads = resolve_threads(self.config.get("engine.threads") or None)
+        self.synthesis_threads = self.config.synthesis_threads()
         self._device_workers = 0
         self._host = get_backend("cpu")
         if start:
@@ -263,8 +264,8 @@ class Engine:
                     if not self._reserve(held):
                         return
                     self.timeline.emit("SYNTH_START", job.id, task.index, name)
-                    r1cs, witness = provider.synthesize(job, task.index, self.threads)
-                    synth = synthesize(params, r1cs, witness, self.threads,
+                    r1cs, witness = provider.synthesize(job, task.index, self.synthesis_threads)
+                    synth = synthesize(params, r1cs, witness, self.synthesis_threads,
                                        check=self.config.get("prover.check_witness"))
                 public = witness[1:r1cs.num_inputs].to_ints()
                 size = sum(getattr(synth, f).limbs.nbytes

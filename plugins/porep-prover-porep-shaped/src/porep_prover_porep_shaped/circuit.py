@@ -43,6 +43,8 @@ PACK_BITS = 7
 XOR_SHARE, PACK_SHARE, MUL_SHARE = 0.6, 0.2, 0.04     # of the rows
 FULL_SOURCE_SHARE = 0.01                              # of the aux variables
 MIN_CONSTRAINTS = 20_000
+WINDOW = 1 << 16         # extra reads come from this many most recent variables of a kind
+BLOCK = 256              # gate inputs are shuffled within blocks of this many slots
 BIT, WORD, FULL = 0, 1, 2
 ONE = 0
 
@@ -94,10 +96,14 @@ class _Picker:
     def pending(self) -> int:
         return sum(len(u) for u in self.unread)
 
-    def take(self, count: int, rng, limit: int | None = None) -> np.ndarray:
-        """count variables: unread ones first (at most limit of them), then uniform draws."""
+    def take(self, count: int, rng) -> np.ndarray:
+        """count variables: unread ones first, in the order they were made, then
+        draws from the most recent WINDOW; shuffled only within blocks of BLOCK
+        slots. Like a real circuit's wiring (SHA-256 rounds read the words just
+        computed) the reads stay local, so evaluating A w streams through
+        memory instead of missing the cache on every term."""
         pool = np.concatenate(self.unread) if self.unread else np.zeros(0, np.int64)
-        first = min(count, len(pool), count if limit is None else limit)
+        first = min(count, len(pool))
         self.unread = [pool[first:]] if first < len(pool) else []
         out = np.empty(count, np.int64)
         out[:first] = pool[:first]
@@ -105,8 +111,10 @@ class _Picker:
             every = np.concatenate(self.all)
             if not len(every):
                 raise InvalidInputError("no variables of this kind to read yet")
-            out[first:] = every[rng.integers(0, len(every), count - first)]
-        return out[rng.permutation(count)]
+            recent = every[-WINDOW:]
+            out[first:] = np.sort(recent[rng.integers(0, len(recent), count - first)])
+        order = np.argsort(np.arange(count) // BLOCK * 2.0 + rng.random(count), kind="stable")
+        return out[order]
 
 
 def build(scale: float, seed: int = 0) -> Shape:
