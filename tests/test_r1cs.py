@@ -131,3 +131,37 @@ def test_gather_rows_matches_numpy_and_checks_indices(rng):
             _r1cs.gather_rows(src, np.array(bad, dtype=np.int64), np.empty((len(bad), 4), np.uint64), 2)
     with pytest.raises(ValueError):
         _r1cs.gather_rows(src, idx, np.empty((5, 4), np.uint64), 2)
+
+
+def test_tabled_coefficients_match_one_per_entry(tmp_path, rng):
+    """A tabled matrix (coefficient table + uint32 indices) evaluates, checks,
+    saves, loads and sets up exactly as the same matrix with one coefficient
+    an entry; malformed indices are named errors."""
+    import random
+
+    import numpy as np
+
+    from porep_prover.circuits import porep_like
+    from porep_prover.groth16 import insecure_setup, prove, verify
+    r1cs, w, public = porep_like(700, seed=rng.randrange(1000))
+    tabled = R1CS(r1cs.num_inputs, r1cs.num_aux, *(m.tabled() for m in (r1cs.a, r1cs.b, r1cs.c)))
+    assert tabled.a.coeff_id is not None and len(tabled.a.coeff) < tabled.a.nnz
+    assert tabled.a.coefficients() == r1cs.a.coefficients()
+    assert all(x == y for x, y in zip(tabled.evaluate(w, 2), r1cs.evaluate(w, 2)))
+    tabled.check(w, 2)
+    tabled.save(tmp_path / "t.npz")
+    again = R1CS.load(tmp_path / "t.npz")
+    assert np.array_equal(again.b.coeff_id, tabled.b.coeff_id) and again.b.coeff == tabled.b.coeff
+    seed = rng.randrange(1 << 30)
+    p_tab = insecure_setup(tabled, rng=random.Random(seed), warn=False)
+    p_dir = insecure_setup(r1cs, rng=random.Random(seed), warn=False)
+    assert np.array_equal(p_tab.l.limbs, p_dir.l.limbs) and np.array_equal(p_tab.a.limbs, p_dir.a.limbs)
+    assert verify(p_tab.vk, public, prove(p_tab, tabled, w))
+    m = tabled.a
+    bad_ids = m.coeff_id.copy()
+    bad_ids[3] = len(m.coeff)
+    with pytest.raises(R1CSError, match="past the table"):
+        R1CS(r1cs.num_inputs, r1cs.num_aux, SparseMatrix(m.indptr, m.col, m.coeff, bad_ids), tabled.b, tabled.c)
+    with pytest.raises(R1CSError, match="uint32"):
+        R1CS(r1cs.num_inputs, r1cs.num_aux, SparseMatrix(m.indptr, m.col, m.coeff, m.coeff_id[:-1]),
+             tabled.b, tabled.c)

@@ -12,18 +12,32 @@ from porep_prover.native.cnative cimport (
 
 
 def matvec(const int64_t[::1] indptr, const uint32_t[::1] col, const uint64_t[:, ::1] coeff,
-           const uint64_t[:, ::1] w, uint64_t[:, ::1] out, int nthreads):
+           const uint64_t[:, ::1] w, uint64_t[:, ::1] out, int nthreads, coeff_id=None):
+    """out[:rows] = M w; coeff_id (uint32 per entry) picks each entry's coefficient
+    from the table coeff (None: one coefficient per entry). r1cs.py has
+    validated the indices."""
     cdef size_t rows = indptr.shape[0] - 1
     cdef uint64_t dummy[4]
+    cdef const uint32_t[::1] ids
+    cdef const uint32_t *ip = NULL
     cdef const uint32_t *cp = &col[0] if col.shape[0] else <uint32_t *> dummy
     cdef const uint64_t *kp = &coeff[0, 0] if coeff.shape[0] else dummy
     if <size_t> out.shape[0] < rows:
         raise ValueError(f"matvec: out has {out.shape[0]} rows, the matrix {rows}")
+    if coeff_id is not None:
+        ids = coeff_id
+        if ids.shape[0] != col.shape[0]:
+            raise ValueError("matvec: coeff_id must have one entry per column index")
+        if ids.shape[0]:
+            ip = &ids[0]
+    cdef int rc
     if rows == 0:
         return
     with nogil:
-        r1cs_matvec(<fr_t *> &out[0, 0], &indptr[0], cp, <const fr_t *> kp, rows, <const fr_t *> &w[0, 0],
-                    nthreads)
+        rc = r1cs_matvec(<fr_t *> &out[0, 0], &indptr[0], cp, <const fr_t *> kp, ip, coeff.shape[0], rows,
+                         <const fr_t *> &w[0, 0], nthreads)
+    if rc:
+        raise MemoryError("matvec: out of memory")
 
 
 def first_unsatisfied(const uint64_t[:, ::1] a, const uint64_t[:, ::1] b, const uint64_t[:, ::1] c,
@@ -39,16 +53,24 @@ def first_unsatisfied(const uint64_t[:, ::1] a, const uint64_t[:, ::1] b, const 
 
 
 def eval_columns(const int64_t[::1] indptr, const uint32_t[::1] col, const uint64_t[:, ::1] coeff,
-                 const uint64_t[:, ::1] lagrange, uint64_t[:, ::1] out, int nthreads):
+                 const uint64_t[:, ::1] lagrange, uint64_t[:, ::1] out, int nthreads, coeff_id=None):
     cdef size_t rows = indptr.shape[0] - 1, ncols = out.shape[0]
     cdef int rc
     cdef uint64_t dummy[4]
+    cdef const uint32_t[::1] ids
+    cdef const uint32_t *ip = NULL
     cdef const uint32_t *cp = &col[0] if col.shape[0] else <uint32_t *> dummy
     cdef const uint64_t *kp = &coeff[0, 0] if coeff.shape[0] else dummy
+    if coeff_id is not None:
+        ids = coeff_id
+        if ids.shape[0] != col.shape[0]:
+            raise ValueError("eval_columns: coeff_id must have one entry per column index")
+        if ids.shape[0]:
+            ip = &ids[0]
     if ncols == 0:
         return 0
     with nogil:
-        rc = r1cs_eval_columns(<fr_t *> &out[0, 0], ncols, &indptr[0], cp, <const fr_t *> kp, rows,
+        rc = r1cs_eval_columns(<fr_t *> &out[0, 0], ncols, &indptr[0], cp, <const fr_t *> kp, ip, rows,
                                <const fr_t *> &lagrange[0, 0], nthreads)
     return rc
 

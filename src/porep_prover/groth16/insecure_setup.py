@@ -49,7 +49,7 @@ def _column_evals(r1cs: R1CS, lagrange: FrArray, threads: int):
     out = []
     for m in (r1cs.a, r1cs.b, r1cs.c):
         col = FrArray.zeros(r1cs.num_variables)
-        rc = _r1cs.eval_columns(m.indptr, m.col, m.coeff.limbs, lagrange.limbs, col.limbs, threads)
+        rc = _r1cs.eval_columns(m.indptr, m.col, m.coeff.limbs, lagrange.limbs, col.limbs, threads, m.coeff_id)
         if rc:
             raise NativeMemoryError("column evaluation: out of memory")
         out.append(col)

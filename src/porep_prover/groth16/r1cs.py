@@ -29,11 +29,29 @@ from . import _r1cs
 
 @dataclasses.dataclass(frozen=True)
 class SparseMatrix:
-    """CSR matrix over Fr: indptr (int64, rows + 1), col (uint32, nnz), coeff (FrArray, nnz)."""
+    """CSR matrix over Fr: indptr (int64, rows + 1), col (uint32, nnz), coeff
+    (FrArray, nnz); or, tabled, coeff a table of distinct values and coeff_id
+    (uint32, nnz) each entry's index into it: 8 bytes an entry instead of 36,
+    for circuits whose coefficients are few (small constants, powers of two)."""
 
     indptr: np.ndarray
     col: np.ndarray
     coeff: FrArray
+    coeff_id: np.ndarray | None = None
+
+    def coefficients(self) -> FrArray:
+        """One coefficient per entry (the table expanded when tabled)."""
+        if self.coeff_id is None:
+            return self.coeff
+        return FrArray(np.take(self.coeff.limbs, self.coeff_id, axis=0))
+
+    def tabled(self) -> "SparseMatrix":
+        """The same matrix with its coefficients as a table and indices."""
+        if self.coeff_id is not None:
+            return self
+        values, ids = np.unique(self.coeff.limbs, axis=0, return_inverse=True)
+        return SparseMatrix(self.indptr, self.col, FrArray(np.ascontiguousarray(values)),
+                            ids.reshape(-1).astype(np.uint32))
 
     @property
     def rows(self) -> int:
@@ -98,8 +116,15 @@ class SparseMatrix:
             raise R1CSError(f"matrix {name}: indptr must be int64 of length {nrows + 1}")
         if ip[0] != 0 or ip[-1] != self.nnz or np.any(np.diff(ip) < 0):
             raise R1CSError(f"matrix {name}: indptr is not a monotone offset table over {self.nnz} entries")
-        if self.col.dtype != np.uint32 or len(self.coeff) != self.nnz:
-            raise R1CSError(f"matrix {name}: col (uint32) and coeff must both have {self.nnz} entries")
+        if self.coeff_id is None:
+            if self.col.dtype != np.uint32 or len(self.coeff) != self.nnz:
+                raise R1CSError(f"matrix {name}: col (uint32) and coeff must both have {self.nnz} entries")
+        else:
+            ids = self.coeff_id
+            if self.col.dtype != np.uint32 or ids.dtype != np.uint32 or ids.ndim != 1 or len(ids) != self.nnz:
+                raise R1CSError(f"matrix {name}: col and coeff_id must both be uint32 with {self.nnz} entries")
+            if self.nnz and int(ids.max()) >= len(self.coeff):
+                raise R1CSError(f"matrix {name}: a coefficient index is past the table of {len(self.coeff)}")
         if self.nnz and int(self.col.max()) >= ncols:
             bad = int(np.argmax(self.col >= ncols))
             row = int(np.searchsorted(ip, bad, side="right")) - 1
@@ -115,7 +140,7 @@ class SparseMatrix:
     def matvec(self, w: FrArray, threads: int, length: int | None = None) -> FrArray:
         """M w, zero-padded to length rows (default: the matrix's rows)."""
         out = FrArray.zeros(max(self.rows, length or 0))
-        _r1cs.matvec(self.indptr, self.col, self.coeff.limbs, w.limbs, out.limbs, threads)
+        _r1cs.matvec(self.indptr, self.col, self.coeff.limbs, w.limbs, out.limbs, threads, self.coeff_id)
         return out
 
 
@@ -213,6 +238,8 @@ class R1CS:
         arrays = {"format": np.array([1, self.num_inputs, self.num_aux], dtype=np.int64)}
         for name, m in (("a", self.a), ("b", self.b), ("c", self.c)):
             arrays[f"{name}_indptr"], arrays[f"{name}_col"], arrays[f"{name}_coeff"] = m.indptr, m.col, m.coeff.limbs
+            if m.coeff_id is not None:
+                arrays[f"{name}_coeff_id"] = m.coeff_id
         with open(path, "wb") as f:
             np.savez(f, **arrays)
 
@@ -224,7 +251,8 @@ class R1CS:
                 fmt = z["format"]
                 if fmt.shape != (3,) or fmt[0] != 1:
                     raise CircuitFormatError(f"{path}: not a porep_prover circuit file (format {fmt!r})")
-                mats = [SparseMatrix(z[f"{n}_indptr"], z[f"{n}_col"], FrArray(z[f"{n}_coeff"])) for n in "abc"]
+                mats = [SparseMatrix(z[f"{n}_indptr"], z[f"{n}_col"], FrArray(z[f"{n}_coeff"]),
+                                     z[f"{n}_coeff_id"] if f"{n}_coeff_id" in z.files else None) for n in "abc"]
         except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             if isinstance(exc, CircuitFormatError):
                 raise

@@ -5,23 +5,56 @@
 #include "ntt.h"
 #include "r1cs.h"
 
-void r1cs_matvec(fr_t *out, const int64_t *indptr, const uint32_t *col, const fr_t *coeff, size_t rows,
-                 const fr_t *w, int nthreads)
+/* One row's dot product, coefficients one per entry. */
+static inline void matvec_row_direct(fr_t *out, int64_t lo, int64_t hi, const uint32_t *col, const fr_t *coeff,
+                                     const fr_t *w)
 {
     static const fr_t one = {FR_ONE};
+    fr_t acc = {{0, 0, 0, 0}}, t;
+    for (int64_t k = lo; k < hi; k++) {
+        /* Most coefficients in real circuits are one: skip the product. */
+        if (fr_eq(&coeff[k], &one)) fr_add(&acc, &acc, &w[col[k]]);
+        else {
+            fr_mul(&t, &coeff[k], &w[col[k]]);
+            fr_add(&acc, &acc, &t);
+        }
+    }
+    *out = acc;
+}
+
+/* One row's dot product, coefficients from a table (unit[i]: table[i] is one). */
+static inline void matvec_row_tabled(fr_t *out, int64_t lo, int64_t hi, const uint32_t *col, const fr_t *table,
+                                     const uint32_t *id, const uint8_t *unit, const fr_t *w)
+{
+    fr_t acc = {{0, 0, 0, 0}}, t;
+    for (int64_t k = lo; k < hi; k++) {
+        uint32_t c = id[k];
+        if (unit[c]) fr_add(&acc, &acc, &w[col[k]]);
+        else {
+            fr_mul(&t, &table[c], &w[col[k]]);
+            fr_add(&acc, &acc, &t);
+        }
+    }
+    *out = acc;
+}
+
+int r1cs_matvec(fr_t *out, const int64_t *indptr, const uint32_t *col, const fr_t *coeff,
+                const uint32_t *coeff_id, size_t table_len, size_t rows, const fr_t *w, int nthreads)
+{
+    static const fr_t one = {FR_ONE};
+    uint8_t *unit = NULL;
+    if (coeff_id) {
+        unit = malloc(table_len ? table_len : 1);
+        if (!unit) return -1;
+        for (size_t i = 0; i < table_len; i++) unit[i] = (uint8_t)fr_eq(&coeff[i], &one);
+    }
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 4096)
     for (size_t i = 0; i < rows; i++) {
-        fr_t acc = {{0, 0, 0, 0}}, t;
-        for (int64_t k = indptr[i]; k < indptr[i + 1]; k++) {
-            /* Most coefficients in real circuits are one: skip the product. */
-            if (fr_eq(&coeff[k], &one)) fr_add(&acc, &acc, &w[col[k]]);
-            else {
-                fr_mul(&t, &coeff[k], &w[col[k]]);
-                fr_add(&acc, &acc, &t);
-            }
-        }
-        out[i] = acc;
+        if (coeff_id) matvec_row_tabled(&out[i], indptr[i], indptr[i + 1], col, coeff, coeff_id, unit, w);
+        else matvec_row_direct(&out[i], indptr[i], indptr[i + 1], col, coeff, w);
     }
+    free(unit);
+    return 0;
 }
 
 size_t r1cs_first_unsatisfied(const fr_t *a, const fr_t *b, const fr_t *c, size_t n, int nthreads)
@@ -37,7 +70,7 @@ size_t r1cs_first_unsatisfied(const fr_t *a, const fr_t *b, const fr_t *c, size_
 }
 
 int r1cs_eval_columns(fr_t *out, size_t ncols, const int64_t *indptr, const uint32_t *col, const fr_t *coeff,
-                      size_t rows, const fr_t *lagrange, int nthreads)
+                      const uint32_t *coeff_id, size_t rows, const fr_t *lagrange, int nthreads)
 {
     size_t nnz = (size_t)indptr[rows];
     int64_t *cstart = calloc(ncols + 1, sizeof(int64_t));
@@ -74,7 +107,7 @@ int r1cs_eval_columns(fr_t *out, size_t ncols, const int64_t *indptr, const uint
     for (size_t j = 0; j < ncols; j++) {
         fr_t acc = {{0, 0, 0, 0}}, t;
         for (int64_t p = cstart[j]; p < cstart[j + 1]; p++) {
-            fr_mul(&t, &coeff[entry[p]], &lagrange[row_of[p]]);
+            fr_mul(&t, &coeff[coeff_id ? coeff_id[entry[p]] : entry[p]], &lagrange[row_of[p]]);
             fr_add(&acc, &acc, &t);
         }
         out[j] = acc;

@@ -97,7 +97,7 @@ def insecure_zkey(circuit: CircomR1CS, rng=None, backend: str = "cpu", threads: 
     cols = []
     for m in (a_m, b_m, r1cs.c):
         out = FrArray.zeros(r1cs.num_variables)
-        _r1cs.eval_columns(m.indptr, m.col, m.coeff.limbs, lag.limbs, out.limbs, threads)
+        _r1cs.eval_columns(m.indptr, m.col, m.coeff.limbs, lag.limbs, out.limbs, threads, m.coeff_id)
         cols.append(out)
     at, bt, ct = cols
     lin = at * beta + bt * alpha + ct
@@ -127,7 +127,7 @@ def _public_rows(r1cs: R1CS, n_public: int, n: int) -> tuple[SparseMatrix, Spars
 
     def coo(mat: SparseMatrix):
         rows = np.repeat(np.arange(mat.rows, dtype=np.int64), np.diff(mat.indptr))
-        return rows, mat.col.astype(np.int64), mat.coeff
+        return rows, mat.col.astype(np.int64), mat.coefficients()
 
     rows, cols, coeff = coo(r1cs.a)
     ones = FrArray(np.ascontiguousarray(np.broadcast_to(FrArray.from_ints([1]).limbs, (n_public + 1, 4))))

@@ -155,7 +155,7 @@ def _coeff_records(key: ZKey) -> bytes:
     parts = []
     for m, mat in ((0, key.a_matrix), (1, key.b_matrix)):
         rows = np.repeat(np.arange(mat.rows, dtype=np.uint32), np.diff(mat.indptr))
-        values = mat.coeff.copy()
+        values = mat.coefficients().copy()
         # limbs hold coef R; to_bytes() below divides by R, and the file wants
         # the integer coef R^2: multiply by R twice first
         _field.fr_montgomery(values.limbs, True, 1)

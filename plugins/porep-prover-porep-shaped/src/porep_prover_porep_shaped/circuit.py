@@ -203,9 +203,8 @@ class _Csr:
         indptr = np.concatenate([[0], np.cumsum(np.concatenate(self.lengths))]).astype(np.int64)
         coeffs = np.concatenate(self.coeffs)
         values, ids = np.unique(coeffs, return_inverse=True)
-        table = fr_small(values)
-        return SparseMatrix(indptr, np.concatenate(self.cols).astype(np.uint32),
-                            FrArray(np.take(table.limbs, ids.reshape(-1), axis=0)))
+        return SparseMatrix(indptr, np.concatenate(self.cols).astype(np.uint32), fr_small(values),
+                            ids.reshape(-1).astype(np.uint32))     # tabled: 8 bytes an entry
 
 
 def _matrices(k: int, aux: int, layers: list[Gates], check_vars: np.ndarray) -> R1CS:
