@@ -11,6 +11,18 @@ from porep_prover.native.cnative cimport (
     fr_lagrange_at, fr_powers, fr_t, r1cs_eval_columns, r1cs_first_unsatisfied, r1cs_matvec, r1cs_parse_circom)
 
 
+cdef const uint32_t *_coeff_ids(coeff_id, Py_ssize_t nnz, str what) except? NULL:
+    """The uint32 coefficient indices of a tabled matrix, or NULL for one
+    coefficient per entry (the caller keeps coeff_id alive)."""
+    cdef const uint32_t[::1] ids
+    if coeff_id is None:
+        return NULL
+    ids = coeff_id
+    if ids.shape[0] != nnz:
+        raise ValueError(f"{what}: coeff_id must have one entry per column index")
+    return &ids[0] if ids.shape[0] else NULL
+
+
 def matvec(const int64_t[::1] indptr, const uint32_t[::1] col, const uint64_t[:, ::1] coeff,
            const uint64_t[:, ::1] w, uint64_t[:, ::1] out, int nthreads, coeff_id=None):
     """out[:rows] = M w; coeff_id (uint32 per entry) picks each entry's coefficient
@@ -18,19 +30,12 @@ def matvec(const int64_t[::1] indptr, const uint32_t[::1] col, const uint64_t[:,
     validated the indices."""
     cdef size_t rows = indptr.shape[0] - 1
     cdef uint64_t dummy[4]
-    cdef const uint32_t[::1] ids
-    cdef const uint32_t *ip = NULL
     cdef const uint32_t *cp = &col[0] if col.shape[0] else <uint32_t *> dummy
     cdef const uint64_t *kp = &coeff[0, 0] if coeff.shape[0] else dummy
+    cdef const uint32_t *ip = _coeff_ids(coeff_id, col.shape[0], "matvec")
+    cdef int rc
     if <size_t> out.shape[0] < rows:
         raise ValueError(f"matvec: out has {out.shape[0]} rows, the matrix {rows}")
-    if coeff_id is not None:
-        ids = coeff_id
-        if ids.shape[0] != col.shape[0]:
-            raise ValueError("matvec: coeff_id must have one entry per column index")
-        if ids.shape[0]:
-            ip = &ids[0]
-    cdef int rc
     if rows == 0:
         return
     with nogil:
@@ -57,16 +62,9 @@ def eval_columns(const int64_t[::1] indptr, const uint32_t[::1] col, const uint6
     cdef size_t rows = indptr.shape[0] - 1, ncols = out.shape[0]
     cdef int rc
     cdef uint64_t dummy[4]
-    cdef const uint32_t[::1] ids
-    cdef const uint32_t *ip = NULL
     cdef const uint32_t *cp = &col[0] if col.shape[0] else <uint32_t *> dummy
     cdef const uint64_t *kp = &coeff[0, 0] if coeff.shape[0] else dummy
-    if coeff_id is not None:
-        ids = coeff_id
-        if ids.shape[0] != col.shape[0]:
-            raise ValueError("eval_columns: coeff_id must have one entry per column index")
-        if ids.shape[0]:
-            ip = &ids[0]
+    cdef const uint32_t *ip = _coeff_ids(coeff_id, col.shape[0], "eval_columns")
     if ncols == 0:
         return 0
     with nogil:
