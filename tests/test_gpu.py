@@ -256,3 +256,37 @@ def test_engine_on_gpu_proofs_verify(b_g2, rng):
         assert public == w[1:r1cs.num_inputs].to_ints() and verify(params.vk, public, proof)
     kinds = {e.event for e in events}
     assert {"PREP_START", "PREP_END", "GPU_START", "GPU_END"} <= kinds
+
+
+# ---------------------------------------------------------------- fixed base (parameter generation)
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("n", [1, 31, 33, 1000])
+def test_fixed_base_matches_cpu(gpu, cls, n, rng):
+    ints = [rng.randrange(R) for _ in range(n)]
+    specials = [0, 1, R - 1, 2, 1 << 200, 255, (255 << 248) % R]
+    ints[:len(specials)] = specials[:n]
+    if n > 20:
+        ints[-5:] = [ints[7]] * 5                      # repeated scalars
+    scalars = FrArray.from_ints(ints)
+    base = cls.generator() if rng.random() < 0.5 else cls.generator().scale([rng.randrange(1, R)])
+    assert np.array_equal(gpu.fixed_base(base, scalars, 1).limbs, CPU.fixed_base(base, scalars, 2).limbs)
+
+
+def test_fixed_base_in_chunks(gpu, rng, monkeypatch):
+    import sys
+    monkeypatch.setattr(sys.modules["porep_prover.backend.gpu_fixed_base"], "CHUNK", 1000)
+    scalars = random_fr(2500, rng)
+    base = G1Array.generator()
+    assert np.array_equal(gpu.fixed_base(base, scalars, 1).limbs, CPU.fixed_base(base, scalars, 2).limbs)
+
+
+def test_insecure_setup_on_gpu_equals_cpu(rng):
+    import random
+    r1cs, witness, public = porep_like(3000)
+    seed = rng.randrange(1 << 30)
+    on_gpu = insecure_setup(r1cs, rng=random.Random(seed), backend="gpu", warn=False)
+    on_cpu = insecure_setup(r1cs, rng=random.Random(seed), backend="cpu", warn=False)
+    for q in ("h", "l", "a", "b_g1", "b_g2"):
+        assert np.array_equal(getattr(on_gpu, q).limbs, getattr(on_cpu, q).limbs), q
+    assert verify(on_gpu.vk, public, prove(on_gpu, r1cs, witness, backend="gpu", rng=rng))

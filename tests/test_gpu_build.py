@@ -16,6 +16,8 @@ KERNELS = {
     "msm_g1": [b"g1_msm_classify", b"g1_msm_count", b"g1_msm_fill", b"g1_msm_accumulate", b"g1_msm_combine",
                b"g1_msm_reduce", b"g1_msm_fold", b"g1_msm_sum", b"g1_scan_tiles", b"g1_scan_sums", b"g1_scan_add"],
     "msm_g2": [b"g2_msm_accumulate", b"g2_msm_combine", b"g2_msm_reduce", b"g2_msm_sum", b"g2_scan_tiles"],
+    "fixed_base_g1": [b"g1_fb_mul", b"g1_fb_normalize"],
+    "fixed_base_g2": [b"g2_fb_mul", b"g2_fb_normalize"],
 }
 
 
@@ -114,5 +116,6 @@ def test_gpu_warm_command_fills_the_cache(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(compiler, "_compile", lambda source, name, options, include_dirs: b"\x7fELF fake")
     assert main(["gpu", "warm", "--arch", "sm_90", "--arch", "sm_80"]) == 0
     out = capsys.readouterr().out
-    assert "sm_90: 3 modules" in out and "sm_80: 3 modules" in out
-    assert len(list(tmp_path.rglob("*.cubin"))) == 6
+    count = len(MODULES)
+    assert f"sm_90: {count} modules" in out and f"sm_80: {count} modules" in out
+    assert len(list(tmp_path.rglob("*.cubin"))) == 2 * count

@@ -29,6 +29,7 @@ from ..cuda.cache import KernelCache
 from ..cuda.compiler import compile_cubin
 from ..cuda.staging import Staging
 from ..errors import DeviceMemoryError
+from .gpu_fixed_base import GpuFixedBase
 from .gpu_msm import DeviceScalars, GpuMsm
 from .gpu_ntt import GpuNtt
 from .gpu_prepare import PinnedPool, Prepared, prepare
@@ -40,6 +41,8 @@ MODULES = {  # logical name -> (source, defines)
     # the Fq product as a call: 1.6x faster MSMs on an H200 than inlined (fewer registers, smaller code)
     "msm_g1": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL",)),
     "msm_g2": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL")),
+    "fixed_base_g1": (PKG / "msm" / "kernels" / "fixed_base.cu", ("FQ_MUL_CALL",)),
+    "fixed_base_g2": (PKG / "msm" / "kernels" / "fixed_base.cu", ("MSM_G2", "FQ_MUL_CALL")),
 }
 VARIANTS = {  # the same kernels built another way, for the benchmarks' comparisons
     "msm_g1.fq_inline": (PKG / "msm" / "kernels" / "msm.cu", ()),
@@ -80,6 +83,7 @@ class GpuBackend:
         self.resident_budget = budget if budget is not None else max(0, self.ctx.mem_info()[0] - RESERVE)
         self.ntt_ops = GpuNtt(self)
         self.msm_ops = GpuMsm(self)
+        self.fixed_base_ops = GpuFixedBase(self)
 
     # ------------------------------------------------------------ kernels
 
@@ -242,15 +246,14 @@ class GpuBackend:
         return self.msm_ops.batch_sum(points)
 
     def fixed_base(self, base, scalars, threads):
-        # parameter generation (a test-only setup) stays on the CPU
-        from .cpu import CpuBackend
-        return CpuBackend().fixed_base(base, scalars, threads)
+        return self.fixed_base_ops.fixed_base(base, scalars)
 
     def close(self) -> None:
         """Free everything this backend holds on the device."""
         self.release_resident()
         with self.lock:
             self.ntt_ops.close()
+            self.fixed_base_ops.close()
             self._kernels.clear()
             for module in self._modules.values():
                 module.close()

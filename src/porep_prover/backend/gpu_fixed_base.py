@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Fixed-base products s_i G on the GPU (kernels in msm/kernels/fixed_base.cu),
+for parameter generation: a table of d 2^(8j) G (j < 32, d < 256; made once
+per base on the CPU, 8160 points) turns each product into at most 32 mixed
+additions; the points are then made affine a run at a time with one field
+inversion per run. Scalars are processed in chunks so that any count fits.
+"""
+from __future__ import annotations
+
+from ..config import resolve_threads
+from ..field.constants import R
+from ..field.fr_array import FrArray
+
+WINDOWS, DIGITS = 32, 256
+PER = 32                     # points made affine per thread (one inversion each run)
+CHUNK = 1 << 22              # scalars per round trip
+
+
+class GpuFixedBase:
+    """The fixed-base side of one GpuBackend (it supplies alloc / launch / kernel / upload)."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        self._tables: dict[tuple[int, bytes], object] = {}
+
+    def table(self, base):
+        """The device table for base (a one-point G1Array or G2Array), made on first use."""
+        key = (base.GROUP, base.limbs.tobytes())
+        if key not in self._tables:
+            from .cpu import CpuBackend
+            scalars = FrArray.from_ints((d << (8 * j)) % R for j in range(WINDOWS) for d in range(DIGITS))
+            points = CpuBackend().fixed_base(base, scalars, resolve_threads(None))
+            self._tables[key] = self.gpu.upload(points.limbs)
+        return self._tables[key]
+
+    def fixed_base(self, base, scalars: FrArray):
+        """scalars[i] base[0] for every i, affine, equal to the CPU's."""
+        gpu, group = self.gpu, base.GROUP
+        n = len(scalars)
+        out = type(base).zeros(n)
+        if n == 0:
+            return out
+        table = self.table(base)
+        mod = f"fixed_base_g{group}"
+        width = out.limbs.shape[1] * 8          # affine bytes; xyzz is twice that, a field half
+        for start in range(0, n, CHUNK):
+            count = min(CHUNK, n - start)
+            sc = gpu.upload(scalars.limbs[start:start + count])
+            proj = pref = dst = None
+            try:
+                proj = gpu.alloc(2 * width * count)         # xyzz: four coordinates
+                pref = gpu.alloc(width // 2 * count)        # one field element each
+                dst = gpu.alloc(width * count)
+                gpu.launch(mod, f"g{group}_fb_mul", count, [sc, count, table, proj], block=64)
+                runs = -(-count // PER)
+                gpu.kernel(mod, f"g{group}_fb_normalize").launch(
+                    (-(-runs // 64),), (64,), [proj, count, PER, pref, dst], gpu.stream)
+                out.limbs[start:start + count] = gpu.download_array(dst, (count, out.limbs.shape[1]))
+            finally:
+                gpu.free(sc, proj, pref, dst)
+        return out
+
+    def close(self) -> None:
+        for buf in self._tables.values():
+            buf.close()
+        self._tables.clear()
