@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from porep_prover import FrArray
 from porep_prover.backend import get_backend
 from porep_prover.circuits import porep_like, square_chain
 from porep_prover.engine import Engine, Job, inline_job, load_config
@@ -178,6 +179,40 @@ def test_partitions_spread_over_devices_with_a_lock_each(circuit):
     assert together, "the two devices never worked at the same time"
     stats = analyze(events)["devices"]
     assert set(stats) == {"fake-gpu-0", "fake-gpu-1"} and all(0 < d["efficiency"] <= 1 for d in stats.values())
+
+
+class WitnessBackend(RecordingBackend):
+    """A fake device that evaluates A, B, C itself (h_from_witness), as the GPU does."""
+
+    def __init__(self):
+        super().__init__(delay=0.0)
+        self.from_witness = 0
+
+    def h_from_witness(self, r1cs, witness, threads, flavor="bellman", check=True):
+        self.from_witness += 1
+        n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
+        a, b, c = r1cs.evaluate(witness, threads, length=n)
+        if check:
+            r1cs.check(witness, threads, abc=(a, b, c))
+        a.limbs[m:m + k] = witness.limbs[:k]
+        return self.cpu.h_poly(a, b, c, threads, flavor)
+
+
+def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
+    params, r1cs, ws = circuit
+    be = WitnessBackend()
+    dev = Device("fake-gpu-w", "fakew", "gpu", be)
+    with Engine(config(**{"prover.matvec": "device"}), devices=[dev]) as engine:
+        check_result(engine.prove(inline_job(params, r1cs, ws[:3]), timeout=120), params)
+        bad = ws[0].copy()
+        bad.limbs[r1cs.num_inputs + 3] = FrArray.from_ints([5]).limbs[0]    # not a bit: its booleanity fails
+        with pytest.raises(JobFailedError, match="UnsatisfiedError"):
+            engine.prove(inline_job(params, r1cs, [bad]), timeout=120)
+    assert be.from_witness >= 3
+    mixed = [dev, Device("cpu", "cpu", "cpu", get_backend("cpu"))]
+    with Engine(config(**{"prover.matvec": "device"}), devices=mixed) as engine:
+        assert not engine._abc_on_device          # the CPU device cannot: the host evaluates for all
+        check_result(engine.prove(inline_job(params, r1cs, ws[:2]), timeout=120), params)
 
 
 def test_retry_then_success(circuit):

@@ -290,3 +290,53 @@ def test_insecure_setup_on_gpu_equals_cpu(rng):
     for q in ("h", "l", "a", "b_g1", "b_g2"):
         assert np.array_equal(getattr(on_gpu, q).limbs, getattr(on_cpu, q).limbs), q
     assert verify(on_gpu.vk, public, prove(on_gpu, r1cs, witness, backend="gpu", rng=rng))
+
+
+# ---------------------------------------------------------------- A, B, C on the device
+
+@pytest.mark.parametrize("tabled", [False, True], ids=["direct", "tabled"])
+def test_matvec_on_device_matches_cpu(gpu, tabled, rng):
+    from porep_prover.groth16 import R1CS
+    r1cs, witness, _ = porep_like(3000, seed=rng.randrange(1000))
+    if tabled:
+        r1cs = R1CS(r1cs.num_inputs, r1cs.num_aux, *(m.tabled() for m in (r1cs.a, r1cs.b, r1cs.c)))
+    n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
+    want = r1cs.evaluate(witness, 2, length=n)
+    want[0].limbs[m:m + k] = witness.limbs[:k]
+    bufs = gpu.r1cs_ops.evaluate(r1cs, witness, n, check=True)
+    try:
+        for buf, w in zip(bufs, want):
+            assert np.array_equal(gpu.download_array(buf, (n, 4)), w.limbs)
+    finally:
+        gpu.free(*bufs)
+
+
+def test_unsatisfied_on_device_names_the_first_failing_constraint(gpu, rng):
+    from porep_prover.errors import UnsatisfiedError
+    r1cs, witness, _ = square_chain(2000)
+    bad = witness.copy()
+    at = 2 + rng.randrange(1500, 1990)
+    bad.limbs[at] = FrArray.from_ints([3]).limbs[0]
+    with pytest.raises(UnsatisfiedError) as cpu_err:
+        r1cs.check(bad, 2)
+    with pytest.raises(UnsatisfiedError) as gpu_err:
+        gpu.h_from_witness(r1cs, bad, 1)
+    assert gpu_err.value.constraint == cpu_err.value.constraint
+
+
+@pytest.mark.parametrize("make", [square_chain, porep_like], ids=["square_chain", "porep_like"])
+def test_proof_with_abc_on_device_verifies(make, rng):
+    from porep_prover.groth16.prover import finish, prove_device, synthesize
+    r1cs, witness, public = make(3000)
+    params = insecure_setup(r1cs, rng=rng)
+    gpu = get_backend("gpu")
+    synth = synthesize(params, r1cs, witness, 2, abc_on_device=True)
+    assert synth.a is None
+    proof = finish(gpu, params, synth, prove_device(gpu, params, synth, 1), 1, rng=rng)
+    assert verify(params.vk, public, proof)
+    from porep_prover.engine import Engine, inline_job, load_config
+    cfg = load_config(overrides={"engine.devices": ["gpu:0"], "prover.matvec": "device", "prover.b_g2": "device"})
+    with Engine(cfg) as engine:
+        assert engine._abc_on_device
+        result = engine.prove(inline_job(params, r1cs, [witness] * 3), timeout=300)
+    assert result.ok and all(verify(params.vk, public, p) for p in result.proofs)

@@ -28,11 +28,12 @@ from ..cuda import DeviceInfo, devices, driver
 from ..cuda.cache import KernelCache
 from ..cuda.compiler import compile_cubin
 from ..cuda.staging import Staging
-from ..errors import DeviceMemoryError
+from ..errors import DeviceMemoryError, InvalidInputError
 from .gpu_fixed_base import GpuFixedBase
 from .gpu_msm import DeviceScalars, GpuMsm
 from .gpu_ntt import GpuNtt
 from .gpu_prepare import PinnedPool, Prepared, prepare
+from .gpu_r1cs import GpuR1cs
 
 PKG = pathlib.Path(__file__).resolve().parents[1]
 INCLUDE = [PKG / "cuda" / "include", PKG / "native"]
@@ -41,6 +42,7 @@ MODULES = {  # logical name -> (source, defines)
     # the Fq product as a call: 1.6x faster MSMs on an H200 than inlined (fewer registers, smaller code)
     "msm_g1": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL",)),
     "msm_g2": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL")),
+    "r1cs": (PKG / "groth16" / "kernels" / "r1cs.cu", ()),
     "fixed_base_g1": (PKG / "msm" / "kernels" / "fixed_base.cu", ("FQ_MUL_CALL",)),
     "fixed_base_g2": (PKG / "msm" / "kernels" / "fixed_base.cu", ("MSM_G2", "FQ_MUL_CALL")),
 }
@@ -84,6 +86,7 @@ class GpuBackend:
         self.ntt_ops = GpuNtt(self)
         self.msm_ops = GpuMsm(self)
         self.fixed_base_ops = GpuFixedBase(self)
+        self.r1cs_ops = GpuR1cs(self)
 
     # ------------------------------------------------------------ kernels
 
@@ -218,6 +221,15 @@ class GpuBackend:
     def h_scalars(self, a, b, c, threads, flavor="bellman") -> DeviceScalars:
         """h_poly's result left on the device, for this backend's msm (close it after)."""
         return self.ntt_ops.h_scalars(a, b, c, flavor)
+
+    def h_from_witness(self, r1cs, witness, threads, flavor="bellman", check=True) -> DeviceScalars:
+        """H for a witness with A w, B w, C w evaluated on the device (the
+        circuit's matrices resident, only the witness uploaded); check raises
+        UnsatisfiedError naming the first failing constraint. Bellman's layout."""
+        n = r1cs.domain_size
+        if n < 2:
+            raise InvalidInputError("h_from_witness needs a domain of at least 2")
+        return self.ntt_ops.h_owned(self.r1cs_ops.evaluate(r1cs, witness, n, check), n, flavor)
 
     def prepare(self, synth) -> Prepared:
         """Host work for a partition's kernel region, done outside the device's lock:

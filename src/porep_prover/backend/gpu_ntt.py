@@ -172,12 +172,17 @@ class GpuNtt:
 
     def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, flavor: str):
         """h_poly's result as DeviceScalars (it owns the buffer; the others are freed)."""
-        from .gpu_msm import DeviceScalars
         n = len(a)
         if n == 1:
             return self.h_poly(a, b, c, flavor)
+        return self.h_owned([self.gpu.upload(x.limbs) for x in (a, b, c)], n, flavor)
+
+    def h_owned(self, bufs, n: int, flavor: str):
+        """h_scalars from device buffers a, b, c of n elements (n >= 2), which
+        it takes over: the one holding H is returned as DeviceScalars, the
+        others freed."""
+        from .gpu_msm import DeviceScalars
         gpu = self.gpu
-        bufs = [gpu.upload(x.limbs) for x in (a, b, c)]
         try:
             out = self.h_device(*bufs, n.bit_length() - 1, flavor)
         except BaseException:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..field.fr_array import FrArray
 
-FIELDS = ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars")
+FIELDS = ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars", "witness")   # those present are pinned
 SLICE = 8 << 20            # bytes per threaded copy slice
 ALIGN = 256                # arena offsets aligned like device allocations
 
@@ -116,14 +116,15 @@ class Prepared:
 
 def prepare(pool: PinnedPool, synth) -> Prepared:
     """A copy of synth whose uploaded arrays live in a pinned arena."""
-    arrays = [getattr(synth, f).limbs for f in FIELDS]
+    fields = [f for f in FIELDS if getattr(synth, f) is not None]
+    arrays = [getattr(synth, f).limbs for f in fields]
     offsets, total = [], 0
     for arr in arrays:
         offsets.append(total)
         total += -(-arr.nbytes // ALIGN) * ALIGN
     arena = pool.acquire(max(total, 1))
     staged = {}
-    for f, arr, off in zip(FIELDS, arrays, offsets):
+    for f, arr, off in zip(fields, arrays, offsets):
         dst = arena.view[off:off + arr.nbytes]
         pool.copy(dst, np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
         staged[f] = FrArray(dst.view(np.uint64).reshape(arr.shape))

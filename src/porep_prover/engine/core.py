@@ -89,6 +89,7 @@ class Engine:
         self.synthesis_threads = self.config.synthesis_threads()
         self._device_workers = 0
         self._host = get_backend("cpu")
+        self._abc_on_device = False
         if start:
             self.start()
 
@@ -107,6 +108,9 @@ class Engine:
             for w in range(workers):
                 self._spawn(f"{dev.label}.w{w}", self._device_loop, dev)
                 self._device_workers += 1
+        # A, B, C on the devices only when every device can evaluate them
+        self._abc_on_device = self.config.get("prover.matvec") == "device" and all(
+            hasattr(d.backend, "h_from_witness") for d in self.devices)
         self._accepting = True
         self._set_switch_interval()
         self._preload()
@@ -266,10 +270,12 @@ class Engine:
                     self.timeline.emit("SYNTH_START", job.id, task.index, name)
                     r1cs, witness = provider.synthesize(job, task.index, self.synthesis_threads)
                     synth = synthesize(params, r1cs, witness, self.synthesis_threads,
-                                       check=self.config.get("prover.check_witness"))
+                                       check=self.config.get("prover.check_witness"),
+                                       abc_on_device=self._abc_on_device)
                 public = witness[1:r1cs.num_inputs].to_ints()
                 size = sum(getattr(synth, f).limbs.nbytes
-                           for f in ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars"))
+                           for f in ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars")
+                           if getattr(synth, f) is not None)
                 state.estimate = size
                 self._release(held - size)                 # the real size replaces the estimate
                 held = size

@@ -52,14 +52,18 @@ class Synthesized:
 
     a, b, c: A w, B w, C w padded to the domain (inputs appended to a), the H
     pipeline's input (consumed by it). l, a_scalars, b_scalars: the MSM
-    scalars of the aux, A and B queries (density applied)."""
-    a: FrArray
-    b: FrArray
-    c: FrArray
+    scalars of the aux, A and B queries (density applied). With a, b, c
+    None, r1cs and witness are kept for a device that evaluates them."""
+    a: FrArray | None
+    b: FrArray | None
+    c: FrArray | None
     l_scalars: FrArray
     a_scalars: FrArray
     b_scalars: FrArray
     flavor: str = "bellman"
+    r1cs: R1CS | None = None      # a, b, c None: the device evaluates them from
+    witness: FrArray | None = None  # the witness (and checks it when check)
+    check: bool = True
 
 
 @dataclasses.dataclass
@@ -73,18 +77,25 @@ class DeviceResult:
 
 
 def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | None = None,
-               check: bool = True) -> Synthesized:
+               check: bool = True, abc_on_device: bool = False) -> Synthesized:
     """CPU stage: the constraint evaluations (a, b, c) and every MSM's scalars.
-    Raises WitnessError, UnsatisfiedError (check=True), ParamsMismatchError."""
+    abc_on_device: leave a, b, c (and the check) to a backend with
+    h_from_witness. Raises WitnessError, UnsatisfiedError (check=True),
+    ParamsMismatchError."""
     threads = resolve_threads(threads)
     params.check_matches(r1cs)
     n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
-    a, b, c = r1cs.evaluate(witness, threads, length=n)   # padded in place: no copies of n-row arrays
-    if check:
-        r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
-    a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
+    if abc_on_device:
+        r1cs.check_witness(witness)
+        a = b = c = None
+    else:
+        a, b, c = r1cs.evaluate(witness, threads, length=n)   # padded in place: no copies of n-row arrays
+        if check:
+            r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
+        a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
     d = r1cs.density()
-    return Synthesized(a, b, c, l_scalars=witness[k:],
+    return Synthesized(a, b, c, r1cs=r1cs if abc_on_device else None,
+                       witness=witness if abc_on_device else None, check=check, l_scalars=witness[k:],
                        a_scalars=_gather(witness, k, np.arange(k), np.flatnonzero(d.a_aux), threads),
                        b_scalars=_gather(witness, k, np.flatnonzero(d.b_input), np.flatnonzero(d.b_aux), threads))
 
@@ -100,28 +111,37 @@ def _gather(witness: FrArray, k: int, inputs: np.ndarray, aux: np.ndarray, threa
 def prove_device(be, params: Parameters, synth: Synthesized, threads: int, clock: "Stopwatch | None" = None,
                  b_g2: bool = False) -> DeviceResult:
     """The kernel region (what a worker does while holding its device's lock):
-    H from a, b, c (consumed), then the G1 MSMs of A, L + H and B_1; with
-    b_g2, the G2 MSM of B as well (else finish does it)."""
+    H from a, b, c (consumed; or from the witness, on a device that evaluates
+    A, B, C), then the G1 MSMs of A, L + H and B_1; with b_g2, the G2 MSM of
+    B as well (else finish does it)."""
     clock = clock or Stopwatch(None)
-    out = device_sums(be, threads, (synth.a, synth.b, synth.c), synth.flavor, h=params.h,
-                      l=(params.l, synth.l_scalars), a=(params.a, synth.a_scalars),
-                      b1=(params.b_g1, synth.b_scalars), clock=clock)
+    if synth.a is None:
+        h_sc = be.h_from_witness(synth.r1cs, synth.witness, threads, flavor=synth.flavor, check=synth.check)
+    else:
+        h_sc = h_values(be, (synth.a, synth.b, synth.c), synth.flavor, threads)
+    clock.lap("h_poly")
+    out = device_sums(be, threads, h_sc, h=params.h, l=(params.l, synth.l_scalars),
+                      a=(params.a, synth.a_scalars), b1=(params.b_g1, synth.b_scalars), clock=clock)
     if b_g2:
         out.b2_acc, _ = be.msm(params.b_g2, synth.b_scalars, threads)
         clock.lap("msm_g2")
     return out
 
 
-def device_sums(be, threads: int, abc, flavor: str, h, l, a, b1, clock: Stopwatch) -> DeviceResult:
-    """H from abc (consumed), then msm_g1 with h the H query's points. A
-    backend that offers h_scalars (the GPU) keeps H on the device for its MSM."""
+def h_values(be, abc, flavor: str, threads: int):
+    """H's scalars from a, b, c (consumed): left on the device by a backend
+    that offers h_scalars (the GPU), for its MSM; else an FrArray."""
     on_device = getattr(be, "h_scalars", None)
-    h_sc = (on_device or be.h_poly)(*abc, threads, flavor=flavor)
-    clock.lap("h_poly")
+    return (on_device or be.h_poly)(*abc, threads, flavor=flavor)
+
+
+def device_sums(be, threads: int, h_sc, h, l, a, b1, clock: Stopwatch) -> DeviceResult:
+    """msm_g1 with h the H query's points and h_sc its scalars (closed after,
+    when they are held on a device)."""
     try:
         out = msm_g1(be, threads, h=(h, h_sc), l=l, a=a, b1=b1)
     finally:
-        if on_device is not None and hasattr(h_sc, "close"):
+        if hasattr(h_sc, "close"):
             h_sc.close()
     clock.lap("msm_g1")
     return out

@@ -27,7 +27,7 @@ from ..field.fr_array import FrArray
 from ..groth16 import _r1cs
 from ..groth16.insecure_setup import InsecureSetupWarning, lagrange_basis
 from ..groth16.keys import VerifyingKey
-from ..groth16.prover import Stopwatch, assemble, device_sums
+from ..groth16.prover import Stopwatch, assemble, device_sums, h_values
 from ..groth16.proof import Proof
 from ..groth16.r1cs import R1CS, SparseMatrix
 from ..groth16.verifier import verify
@@ -65,7 +65,9 @@ def prove(zkey: ZKey, witness: FrArray, backend: str = "cpu", threads: int | Non
     b_t = zkey.b_matrix.matvec(witness, threads)
     c_t = a_t * b_t
     clock.lap("synthesis")
-    dev = device_sums(be, threads, (a_t, b_t, c_t), "snarkjs", h=zkey.h, l=(zkey.c, witness[zkey.n_public + 1:]),
+    h_sc = h_values(be, (a_t, b_t, c_t), "snarkjs", threads)
+    clock.lap("h_poly")
+    dev = device_sums(be, threads, h_sc, h=zkey.h, l=(zkey.c, witness[zkey.n_public + 1:]),
                       a=(zkey.a, witness), b1=(zkey.b_g1, witness), clock=clock)
     proof = assemble(be, zkey.vk, zkey.b_g2, witness, dev, threads, rng, clock)
     public = witness[1:zkey.n_public + 1].to_ints()

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A, B, C evaluated on the GPU (kernels in groth16/kernels/r1cs.cu): the
+circuit's CSR matrices stay resident on the device (uploaded once per
+circuit, like parameter points), each partition uploads only its witness,
+and a, b, c never leave the device: they feed the H pipeline directly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsatisfiedError
+from ..field.fr_array import FrArray
+
+NONE_FAILED = 0xFFFFFFFF
+
+
+class _Held:
+    """A numpy array as the resident store keys it (by its limbs attribute)."""
+
+    def __init__(self, array: np.ndarray):
+        self.limbs = array
+
+
+class GpuR1cs:
+    """The R1CS side of one GpuBackend (it supplies alloc / launch / resident / upload)."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+
+    def _resident(self, array: np.ndarray):
+        return self.gpu.resident(_Held(array)) if len(array) else 0
+
+    def matvec_into(self, matrix, w_buf, out_buf) -> None:
+        """out_buf[:rows] = matrix w (out_buf zeroed beyond by the caller)."""
+        gpu = self.gpu
+        ids = self._resident(matrix.coeff_id) if matrix.coeff_id is not None else 0
+        gpu.launch("r1cs", "r1cs_matvec", matrix.rows,
+                   [self._resident(matrix.indptr), self._resident(matrix.col), self._resident(matrix.coeff.limbs),
+                    ids, matrix.rows, w_buf, out_buf], block=128)
+
+    def evaluate(self, r1cs, witness: FrArray, length: int, check: bool) -> list:
+        """Device buffers a, b, c of length rows (A w with the inputs at rows
+        m .. m + k - 1, as bellman lays them out; B w; C w; zero beyond).
+        check: raise UnsatisfiedError naming the first failing constraint."""
+        gpu = self.gpu
+        r1cs.check_witness(witness)
+        w_buf = gpu.upload(witness.limbs)
+        bufs = []
+        try:
+            for matrix in (r1cs.a, r1cs.b, r1cs.c):
+                buf = gpu.alloc(32 * length)
+                bufs.append(buf)
+                buf.zero(gpu.stream)
+                self.matvec_into(matrix, w_buf, buf)
+            if check:
+                self._check(bufs, r1cs.num_constraints)
+            m, k = r1cs.num_constraints, r1cs.num_inputs
+            bufs[0].copy_from(w_buf, 32 * k, dst_offset=32 * m, stream=gpu.stream)
+            return bufs
+        except BaseException:
+            gpu.free(*bufs)
+            raise
+        finally:
+            gpu.free(w_buf)
+
+    def _check(self, bufs, m: int) -> None:
+        gpu = self.gpu
+        first = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))
+        try:
+            gpu.launch("r1cs", "r1cs_unsatisfied", m, [*bufs, m, first])
+            bad = int(gpu.download_array(first, (1,), np.uint32)[0])
+        finally:
+            gpu.free(first)
+        if bad != NONE_FAILED:
+            a, b, c = (FrArray(gpu.download_array(buf, (bad + 1, 4))[bad:]) for buf in bufs)
+            raise UnsatisfiedError(f"constraint {bad} is not satisfied: A.w * B.w != C.w "
+                                   f"({a[0]:#x} * {b[0]:#x} != {c[0]:#x})", constraint=bad)
