@@ -10,17 +10,7 @@
  *                 field inversion (Montgomery's trick); infinity -> zeros
  *
  * Results are the package's affine layout, equal to the CPU's. */
-#include "porep_prover/ec.cuh"
-
-#ifdef MSM_G2
-typedef fq2_t field;
-#define PREFIX(name) g2_##name
-#else
-typedef fq_t field;
-#define PREFIX(name) g1_##name
-#endif
-typedef affine<field> point;
-typedef xyzz<field> proj;
+#include "porep_prover/group.cuh"
 
 #define FB_WINDOWS 32
 #define FB_DIGITS 256

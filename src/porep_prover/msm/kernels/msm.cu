@@ -21,17 +21,7 @@
  *
  * The 0 / 1 / full split costs nothing here: a zero scalar has no digit, a
  * one has a single digit, so it costs one addition in one bucket. */
-#include "porep_prover/ec.cuh"
-
-#ifdef MSM_G2
-typedef fq2_t field;
-#define PREFIX(name) g2_##name
-#else
-typedef fq_t field;
-#define PREFIX(name) g1_##name
-#endif
-typedef affine<field> point;
-typedef xyzz<field> proj;
+#include "porep_prover/group.cuh"
 
 #define SIGN_BIT 0x80000000u
 #define DEAD_BIT 0x80000000u  /* a partial-list key whose bucket is already written */
