@@ -90,3 +90,21 @@ def test_bench_and_timeline_commands(tmp_path, capsys):
     empty = tmp_path / "empty.log"
     empty.write_text("nothing here\n")
     assert main(["timeline", str(empty)]) == 1
+
+
+def test_batch_report_says_whether_the_host_keeps_up():
+    from porep_prover.engine.bench import BatchReport
+    dev = {"efficiency": 0.6, "busy": 3.0, "span": 5.0, "gaps": {"count": 9}, "partitions": 10}
+    synth = {"count": 10, "mean": 1.2}
+    slow = BatchReport(1, 1, 10, 5.0, {"count": 0}, {"count": 0}, {"gpu0": dev}, 0, {"synthesis": synth}, 2)
+    host, device = slow.supply()
+    assert host == pytest.approx(0.6) and device == pytest.approx(0.3)
+    assert any("host-bound: 2.00x short" in line for line in slow.lines())
+    two = BatchReport(1, 1, 10, 5.0, {"count": 0}, {"count": 0}, {"gpu0": dev, "gpu1": dev}, 0,
+                      {"synthesis": synth}, 8)
+    host, device = two.supply()                       # two devices take a partition twice as often
+    assert host == pytest.approx(0.15) and device == pytest.approx(0.15)
+    fast = BatchReport(1, 1, 10, 5.0, {"count": 0}, {"count": 0}, {"gpu0": dev}, 0,
+                       {"synthesis": {"count": 10, "mean": 0.3}}, 4)
+    assert any("keeps up (4.00x headroom)" in line for line in fast.lines())
+    assert BatchReport(1, 1, 10, 5.0, {"count": 0}, {"count": 0}, {}, 0, {}, 1).supply() is None

@@ -58,6 +58,7 @@ class BatchReport:
     devices: dict
     failed: int
     stages: dict = dataclasses.field(default_factory=dict)
+    synthesis_workers: int = 1
 
     @property
     def seconds_per_proof(self) -> float:
@@ -86,7 +87,25 @@ class BatchReport:
         means = {k: v["mean"] for k, v in self.stages.items() if v.get("count")}
         if means:
             out.append("per partition (mean ms): " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in means.items()))
+        supply = self.supply()
+        if supply is not None:
+            host, device = supply
+            verdict = (f"host-bound: {host / device:.2f}x short of the devices" if host > device
+                       else f"the host keeps up ({device / host:.2f}x headroom)")
+            out.append(f"supply: synthesis delivers a partition every {host * 1e3:.1f} ms, the devices take one "
+                       f"every {device * 1e3:.1f} ms: {verdict}")
         return out
+
+    def supply(self) -> tuple[float, float] | None:
+        """(seconds between partitions the synthesis workers can deliver, seconds
+        between partitions the devices can take): mean synthesis time over the
+        workers, against the devices' busy time per partition over the devices."""
+        synth = self.stages.get("synthesis", {})
+        parts = sum(d["partitions"] for d in self.devices.values())
+        busy = sum(d["busy"] for d in self.devices.values())
+        if not synth.get("count") or not parts or busy <= 0:
+            return None
+        return synth["mean"] / max(1, self.synthesis_workers), busy / parts / len(self.devices)
 
 
 class KindWorkload:
@@ -129,7 +148,7 @@ def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: i
     stats = analyze(events)
     return BatchReport(count, concurrency, handles[0].job.partitions if handles else 0, wall,
                        summary_stats([r.seconds for r in ok]), summary_stats(waits), stats["devices"],
-                       len(results) - len(ok), stats["stages"])
+                       len(results) - len(ok), stats["stages"], engine.config.partition_workers())
 
 
 def sweep(key: str, values: list, make_engine: Callable[[dict], object], make_job: Callable[[int], Job],
