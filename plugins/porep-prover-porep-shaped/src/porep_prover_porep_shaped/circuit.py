@@ -93,6 +93,16 @@ class _Picker:
         if unread:
             self.unread.append(v)
 
+    def recent(self) -> np.ndarray:
+        """The last WINDOW variables made (without joining all of them)."""
+        parts, size = [], 0
+        for v in reversed(self.all):
+            parts.append(v[-(WINDOW - size):])
+            size += len(parts[-1])
+            if size >= WINDOW:
+                break
+        return np.concatenate(parts[::-1]) if parts else np.zeros(0, np.int64)
+
     def pending(self) -> int:
         return sum(len(u) for u in self.unread)
 
@@ -108,10 +118,9 @@ class _Picker:
         out = np.empty(count, np.int64)
         out[:first] = pool[:first]
         if count > first:
-            every = np.concatenate(self.all)
-            if not len(every):
+            recent = self.recent()
+            if not len(recent):
                 raise InvalidInputError("no variables of this kind to read yet")
-            recent = every[-WINDOW:]
             out[first:] = np.sort(recent[rng.integers(0, len(recent), count - first)])
         order = np.argsort(np.arange(count) // BLOCK * 2.0 + rng.random(count), kind="stable")
         return out[order]
