@@ -108,3 +108,9 @@ def test_batch_report_says_whether_the_host_keeps_up():
                        {"synthesis": {"count": 10, "mean": 0.3}}, 4)
     assert any("keeps up (4.00x headroom)" in line for line in fast.lines())
     assert BatchReport(1, 1, 10, 5.0, {"count": 0}, {"count": 0}, {}, 0, {}, 1).supply() is None
+
+
+def test_bench_payload_entries_must_be_key_value(capsys):
+    from porep_prover.cli import main
+    assert main(["bench", "batch", "-t", "inline", "--payload", "no-equals-sign"]) == 2
+    assert "--payload 'no-equals-sign' is not KEY=VALUE" in capsys.readouterr().err

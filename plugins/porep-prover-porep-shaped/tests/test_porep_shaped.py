@@ -72,8 +72,10 @@ def test_engine_proves_porep_shaped_jobs(tmp_path, monkeypatch):
         second = engine.prove(Job("porep-shaped", 2, dict(payload, job_seed=11)), timeout=600)
         with pytest.raises(JobFailedError, match="payload is a dict"):
             engine.prove(Job("porep-shaped", 1, "scale=1"), timeout=60)
+        unsaved = engine.prove(Job("porep-shaped", 1, {"scale": SCALE, "seed": 4, "save": False}), timeout=600)
+        assert unsaved.ok
     files = list(tmp_path.glob("porep-shaped-*.params"))
-    assert len(files) == 1                       # made once, written in bellperson's format
+    assert len(files) == 1                       # made once, written in bellperson's format; seed 4 not saved
     params = read_params(files[0])
     for result in (first, second):
         assert result.ok

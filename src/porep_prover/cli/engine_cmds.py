@@ -9,6 +9,8 @@ import json
 import os
 import tempfile
 
+import toml
+
 from ..circuits import CIRCUITS
 from ..errors import ConfigError
 
@@ -42,6 +44,14 @@ def _workload(args):
     if args.type == "demo":
         return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses)
     payload = {"seed": args.seed} | ({"scale": args.scale} if args.scale is not None else {})
+    for item in args.payload or []:
+        key, _, raw = item.partition("=")
+        if not key or not _:
+            raise ConfigError(f"--payload {item!r} is not KEY=VALUE", key=item)
+        try:
+            payload[key.strip()] = toml.loads(f"v = {raw}")["v"]
+        except toml.TomlDecodeError:
+            payload[key.strip()] = raw
     print(f"workload: {args.type} jobs of {args.partitions} partitions, payload {payload}")
     return KindWorkload(args.type, args.partitions, payload)
 
@@ -156,6 +166,8 @@ def _workload_options(p) -> None:
                         'e.g. porep-shaped (plugin porep-prover-porep-shaped)')
     p.add_argument("--scale", type=float, default=None, help="payload scale (porep-shaped: of a 32 GiB partition)")
     p.add_argument("--seed", type=int, default=0, help="payload seed (the circuit's, for porep-shaped)")
+    p.add_argument("--payload", action="append", metavar="KEY=VALUE",
+                   help="another payload entry for -t KIND (value read as TOML, e.g. save=false)")
     p.add_argument("--circuit", choices=sorted(CIRCUITS), default="porep-like")
     p.add_argument("--witnesses", type=int, default=None,
                    help="distinct witnesses the partitions cycle through (default: one per partition)")

@@ -11,6 +11,8 @@ A job's payload is a dict (every key optional):
                 else made (INSECURE test parameters) and written there;
                 default <cache>/porep-shaped-<scale>-<seed>.params under
                 POREP_PROVER_PARAMS_CACHE (default ~/.cache/porep-prover/params)
+    save        write parameters it made to that file (default true; a
+                scale-1 file is ~47 GiB: false keeps them in memory only)
 
 Circuits are built once per (scale, seed) and kept; each partition's witness
 is evaluated from its seed (the CPU work the engine's synthesis workers do).
@@ -60,7 +62,7 @@ class PorepShapedProvider:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _payload(job) -> tuple[float, int, int, pathlib.Path]:
+    def _payload(job) -> tuple[float, int, int, pathlib.Path, bool]:
         p = job.payload if job.payload is not None else {}
         if not isinstance(p, dict):
             raise InvalidInputError("a porep-shaped job's payload is a dict (scale, seed, job_seed, params)")
@@ -69,7 +71,7 @@ class PorepShapedProvider:
         if job_seed is None:
             job_seed = int.from_bytes(hashlib.sha256(job.id.encode()).digest()[:8], "little")
         params = pathlib.Path(p.get("params") or cache_dir() / f"porep-shaped-{scale:.8g}-{seed}.params")
-        return scale, seed, int(job_seed), params
+        return scale, seed, int(job_seed), params, bool(p.get("save", True))
 
     def shape(self, scale: float, seed: int) -> Shape:
         """The circuit of (scale, seed), built on first use."""
@@ -81,11 +83,11 @@ class PorepShapedProvider:
             return self._shapes[key]
 
     def srs_key(self, job) -> str:
-        scale, seed, _, params = self._payload(job)
+        scale, seed, _, params, _ = self._payload(job)
         return f"porep-shaped:{scale:.8g}:{seed}:{params}"
 
     def load_srs(self, job):
-        scale, seed, _, path = self._payload(job)
+        scale, seed, _, path, save = self._payload(job)
         if path.exists():
             return read_params(path, progress=_Progress("reading"))
         shape = self.shape(scale, seed)
@@ -93,12 +95,13 @@ class PorepShapedProvider:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureSetupWarning)
             params = insecure_setup(shape.r1cs, backend="auto", progress=_Progress("setup"))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_params(path, params, progress=_Progress("writing"))
+        if save:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_params(path, params, progress=_Progress("writing"))
         return params
 
     def synthesize(self, job, partition: int, threads: int):
-        scale, seed, job_seed, _ = self._payload(job)
+        scale, seed, job_seed, _, _ = self._payload(job)
         shape = self.shape(scale, seed)
         return shape.r1cs, witness(shape, job_seed * 1009 + partition)
 
