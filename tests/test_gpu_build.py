@@ -120,3 +120,24 @@ def test_gpu_warm_command_fills_the_cache(tmp_path, monkeypatch, capsys):
     count = len(MODULES)
     assert f"sm_90: {count} modules" in out and f"sm_80: {count} modules" in out
     assert len(list(tmp_path.rglob("*.cubin"))) == 2 * count
+
+
+def test_fixed_base_spot_check_stops_a_wrong_product(rng):
+    """The GPU fixed-base path recomputes a few products on the CPU; a wrong
+    one raises instead of entering parameters (checked here without a GPU)."""
+    import numpy as np
+
+    from porep_prover import FrArray, G1Array
+    from porep_prover.backend import get_backend
+    from porep_prover.backend.gpu_fixed_base import GpuFixedBase
+    from porep_prover.errors import DeviceResultError
+    scalars = FrArray.from_ints([rng.randrange(1, 1 << 200) for _ in range(50)])
+    base = G1Array.generator()
+    good = get_backend("cpu").fixed_base(base, scalars, 1)
+    GpuFixedBase._spot_check(base, scalars, good)
+    for at in (0, 49):                                # the first and last are always checked
+        bad = G1Array(good.limbs.copy())
+        bad.limbs[at] = good.limbs[(at + 1) % 50]
+        with pytest.raises(DeviceResultError, match=f"product {at} "):
+            GpuFixedBase._spot_check(base, scalars, bad)
+    assert np.array_equal(good.limbs, get_backend("cpu").fixed_base(base, scalars, 1).limbs)

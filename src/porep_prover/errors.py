@@ -81,6 +81,11 @@ class DeviceMemoryError(CudaError, MemoryError):
     """The GPU has not enough free memory for the request."""
 
 
+class DeviceResultError(PorepProverError):
+    """A device computed a result that its check against the CPU rejected
+    (a kernel fault: nothing made from it is used)."""
+
+
 class NvrtcError(PorepProverError):
     """NVRTC could not compile a kernel source.
 

@@ -7,13 +7,17 @@ inversion per run. Scalars are processed in chunks so that any count fits.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..config import resolve_threads
+from ..errors import DeviceResultError
 from ..field.constants import R
 from ..field.fr_array import FrArray
 
 WINDOWS, DIGITS = 32, 256
 PER = 32                     # points made affine per thread (one inversion each run)
 CHUNK = 1 << 22              # scalars per round trip
+SPOT_CHECKS = 6              # random products recomputed on the CPU per call
 
 
 class GpuFixedBase:
@@ -58,7 +62,21 @@ class GpuFixedBase:
                 out.limbs[start:start + count] = gpu.download_array(dst, (count, out.limbs.shape[1]))
             finally:
                 gpu.free(sc, proj, pref, dst)
+        self._spot_check(base, scalars, out)
         return out
+
+    @staticmethod
+    def _spot_check(base, scalars: FrArray, out) -> None:
+        """A few products (the first, the last, random ones) recomputed on the
+        CPU: parameters are made once and used for every proof after, so a
+        wrong one must stop here, loudly."""
+        from .cpu import CpuBackend
+        n = len(scalars)
+        idx = np.unique(np.concatenate([[0, n - 1], np.random.default_rng().integers(0, n, SPOT_CHECKS)]))
+        want = CpuBackend().fixed_base(base, FrArray(scalars.limbs[idx]), 1)
+        bad = np.flatnonzero((want.limbs != out.limbs[idx]).any(axis=1))
+        if len(bad):
+            raise DeviceResultError(f"GPU fixed-base product {int(idx[bad[0]])} differs from the CPU's")
 
     def close(self) -> None:
         for buf in self._tables.values():
