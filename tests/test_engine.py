@@ -404,3 +404,19 @@ def test_switch_interval_is_set_while_running_and_restored():
     finally:
         engine.shutdown()
     assert sys.getswitchinterval() == before
+
+
+def test_default_memory_budget_leaves_room_for_loaded_parameters(circuit):
+    params, r1cs, ws = circuit
+    from porep_prover.engine.srs import params_bytes
+    with Engine(config()) as engine:
+        before = engine.status()["memory_budget"]
+        assert before == engine.config.memory_budget_bytes()
+        with engine.srs.lease("k", lambda: params):
+            assert engine.status()["memory_budget"] == before - params_bytes(params)
+    fixed = Engine(config(**{"engine.memory_budget_gib": 2}))
+    try:
+        with fixed.srs.lease("k", lambda: params):
+            assert fixed.status()["memory_budget"] == 2 << 30
+    finally:
+        fixed.shutdown()

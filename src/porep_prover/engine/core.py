@@ -80,6 +80,7 @@ class Engine:
         self._scheduler = self.registry.scheduler(self.config.get("engine.scheduler"))
         self._ready: queue.Queue = queue.Queue(maxsize=self.config.get("engine.synthesis_lookahead"))
         self._budget = self.config.memory_budget_bytes()
+        self._budget_is_auto = not self.config.get("engine.memory_budget_gib")
         self._in_flight_bytes = 0
         self._threads: list[threading.Thread] = []
         self._finalizers: ThreadPoolExecutor | None = None
@@ -220,7 +221,7 @@ class Engine:
                 "devices": [{"label": d.label, "identity": d.identity, "kind": d.kind} for d in self.devices],
                 "jobs_active": len(active), "jobs_total": len(self._jobs),
                 "partitions_waiting": len(self._scheduler), "partitions_ready": self._ready.qsize(),
-                "memory_in_flight": self._in_flight_bytes, "memory_budget": self._budget,
+                "memory_in_flight": self._in_flight_bytes, "memory_budget": self._memory_budget(),
                 "srs": self.srs.status(), "accepting": self._accepting,
             }
 
@@ -242,12 +243,20 @@ class Engine:
     def _reserve(self, nbytes: int) -> bool:
         """Block until nbytes fit the memory budget (with nothing in flight, anything fits)."""
         with self._lock:
-            while self._in_flight_bytes and self._in_flight_bytes + nbytes > self._budget:
+            while self._in_flight_bytes and self._in_flight_bytes + nbytes > self._memory_budget():
                 if self._stopping:
                     return False
                 self._lock.wait(0.5)
             self._in_flight_bytes += nbytes
             return True
+
+    def _memory_budget(self) -> int:
+        """Bytes partitions in flight may hold: the setting, or by default 3/4 of
+        the host's memory less the parameters loaded now (a 32 GiB PoRep's
+        are ~47 GiB of it)."""
+        if not self._budget_is_auto:
+            return self._budget
+        return max(0, self._budget - self.srs.resident_bytes())
 
     def _release(self, nbytes: int) -> None:
         with self._lock:

@@ -83,6 +83,11 @@ class SrsManager:
         with self.lease(key, loader) as params:
             return params
 
+    def resident_bytes(self) -> int:
+        """Host bytes of the parameter sets loaded now."""
+        with self._cond:
+            return sum(e.nbytes for e in self._entries.values())
+
     def preload(self, items: dict[str, Callable[[], object]]) -> None:
         for key, loader in items.items():
             self.get(key, loader)
