@@ -12,7 +12,8 @@ witnesses) is made once. Each setting runs in a fresh engine: a warm-up job
 (kernels compiled, parameters resident), then --count jobs of --partitions
 partitions, --concurrency of them in flight (as an operator keeps the queue
 full). For each run: seconds per proof, GPU efficiency (union of lock-held
-intervals over the span of GPU activity), GPU time per partition (busy time
+intervals over the span of GPU activity; the lowest device's where there are
+several, each device's in results.json), GPU time per partition (busy time
 over partitions), per-partition stage means; every proof is verified by the engine (prover.verify). --out keeps
 each run's timeline log (for `porep-prover timeline LOG --gantt`) and a JSON
 of the table.
@@ -46,19 +47,22 @@ def run_point(work, overrides: dict, count: int, concurrency: int, out: pathlib.
     finally:
         remove_handlers(handlers)
     stages = {k: v.get("mean", 0.0) for k, v in report.stages.items()}
-    dev = next(iter(report.devices.values()), {})
+    devices = report.devices.values()
+    busy = sum(d["busy"] for d in devices)
     return {"tag": tag, "settings": overrides, "seconds_per_proof": report.seconds_per_proof,
-            "efficiency": report.efficiency, "busy": dev.get("busy", 0.0), "span": dev.get("span", 0.0),
-            "gpu_ms": dev.get("busy", 0.0) / max(1, count * work.partitions) * 1e3, "prepare_ms": stages.get("prepare", 0) * 1e3,
+            "efficiency": report.efficiency, "devices": len(report.devices),
+            "per_device": {k: d["efficiency"] for k, d in report.devices.items()},
+            "busy": busy, "span": max((d["span"] for d in devices), default=0.0),
+            "gpu_ms": busy / max(1, count * work.partitions) * 1e3, "prepare_ms": stages.get("prepare", 0) * 1e3,
             "synthesis_ms": stages.get("synthesis", 0) * 1e3, "finalize_ms": stages.get("finalize", 0) * 1e3,
             "failed": report.failed, "lines": report.lines()}
 
 
 def table(rows: list[dict]) -> str:
-    head = (f"{'run':>28} | s/proof | GPU eff | GPU ms/part | prep ms | synth ms | final ms | failed")
+    head = (f"{'run':>28} | devs | s/proof | GPU eff | GPU ms/part | prep ms | synth ms | final ms | failed")
     lines = [head, "-" * len(head)]
     for r in rows:
-        lines.append(f"{r['tag']:>28} | {r['seconds_per_proof']:7.3f} | {r['efficiency']:7.2%} | "
+        lines.append(f"{r['tag']:>28} | {r['devices']:4d} | {r['seconds_per_proof']:7.3f} | {r['efficiency']:7.2%} | "
                      f"{r['gpu_ms']:11.1f} | {r['prepare_ms']:7.1f} | {r['synthesis_ms']:8.1f} | "
                      f"{r['finalize_ms']:8.1f} | {r['failed']}")
     return "\n".join(lines)
