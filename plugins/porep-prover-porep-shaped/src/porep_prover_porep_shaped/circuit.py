@@ -197,23 +197,26 @@ def build(scale: float, seed: int = 0) -> Shape:
 
 
 class _Csr:
-    """Rows appended in blocks of equal length; coefficients from a small table."""
+    """Rows appended in blocks of equal length; each block's coefficients are
+    a short pattern (per column of the block), entered in one small table,
+    so an entry costs a uint32 column and a uint32 table index."""
 
     def __init__(self):
-        self.lengths, self.cols, self.coeffs = [], [], []
+        self.lengths, self.cols, self.ids = [], [], []
+        self.table: dict[int, int] = {}
 
     def block(self, cols: np.ndarray, coeffs) -> None:
         cols = np.asarray(cols).reshape(len(cols), -1)
+        pattern = np.broadcast_to(np.asarray(coeffs, np.int64), (cols.shape[1],))
+        ids = np.array([self.table.setdefault(int(v), len(self.table)) for v in pattern], np.uint32)
         self.lengths.append(np.full(len(cols), cols.shape[1], np.int64))
-        self.cols.append(cols.reshape(-1))
-        self.coeffs.append(np.broadcast_to(np.asarray(coeffs, np.int64), cols.shape).reshape(-1))
+        self.cols.append(cols.astype(np.uint32).reshape(-1))
+        self.ids.append(np.broadcast_to(ids, cols.shape).reshape(-1))
 
     def matrix(self) -> SparseMatrix:
         indptr = np.concatenate([[0], np.cumsum(np.concatenate(self.lengths))]).astype(np.int64)
-        coeffs = np.concatenate(self.coeffs)
-        values, ids = np.unique(coeffs, return_inverse=True)
-        return SparseMatrix(indptr, np.concatenate(self.cols).astype(np.uint32), fr_small(values),
-                            ids.reshape(-1).astype(np.uint32))     # tabled: 8 bytes an entry
+        values = sorted(self.table, key=self.table.get)
+        return SparseMatrix(indptr, np.concatenate(self.cols), fr_small(values), np.concatenate(self.ids))
 
 
 def _matrices(k: int, aux: int, layers: list[Gates], check_vars: np.ndarray) -> R1CS:
