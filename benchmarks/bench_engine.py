@@ -26,8 +26,8 @@ import pathlib
 import time
 
 from porep_prover.engine import Engine, load_config
-from porep_prover.engine.bench import DemoWorkload, run_batch
-from porep_prover.engine.config import parse_override
+from porep_prover.engine.bench import DemoWorkload, run_batch, warm_up
+from porep_prover.engine.config import parse_override, parse_sweep
 from porep_prover.engine.logs import configure_logging, remove_handlers
 
 
@@ -40,7 +40,7 @@ def run_point(work, overrides: dict, count: int, concurrency: int, out: pathlib.
     try:
         engine = Engine(cfg)
         try:
-            run_batch(engine, lambda i: work.job(i, partitions=2), 1, 1)
+            warm_up(engine, work)
             report = run_batch(engine, work.job, count, concurrency)
         finally:
             engine.shutdown(wait=True)
@@ -89,8 +89,7 @@ def main() -> int:
     rows = []
     points = [("engine.gpu_workers_per_device", int(w)) for w in args.workers.split(",") if w]
     for spec in args.sweep:
-        key, raw = parse_override(spec)
-        values = raw if isinstance(raw, list) else [parse_override(f"x={v}")[1] for v in str(raw).split(",")]
+        key, values = parse_sweep(spec)
         points += [(key, v) for v in values]
     for key, value in points:
         t = time.perf_counter()

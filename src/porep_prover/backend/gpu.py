@@ -170,7 +170,12 @@ class GpuBackend:
 
     def resident(self, points):
         """The device copy of points, uploaded on first use."""
-        limbs = points.limbs
+        return self.resident_array(points.limbs)
+
+    def resident_array(self, limbs):
+        """The device copy of a numpy array (points' limbs, a circuit's CSR
+        arrays), uploaded on first use, kept under the resident budget and
+        dropped when the array is collected; it must not change meanwhile."""
         key = id(limbs)
         with self.lock:
             if key in self._resident:

@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..cuda.staging import copy_in_slices
 from ..field.fr_array import FrArray
 
-FIELDS = ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars", "witness")   # those present are pinned
 SLICE = 8 << 20            # bytes per threaded copy slice
 ALIGN = 256                # arena offsets aligned like device allocations
 
@@ -89,12 +89,8 @@ class PinnedPool:
             return any(a.address <= start and end <= a.address + a.nbytes for a in self._live.values())
 
     def copy(self, dst: np.ndarray, src: np.ndarray) -> None:
-        """dst[:] = src (flat uint8) in slices on threads (numpy copies without the GIL)."""
-        n = len(src)
-        if self._pool is None or n <= SLICE:
-            dst[:] = src
-            return
-        list(self._pool.map(lambda s: dst.__setitem__(slice(s, s + SLICE), src[s:s + SLICE]), range(0, n, SLICE)))
+        """dst[:] = src (flat uint8) in slices on this pool's threads."""
+        copy_in_slices(self._pool, dst, src, SLICE)
 
     def close(self) -> None:
         with self._lock:
@@ -116,8 +112,8 @@ class Prepared:
 
 def prepare(pool: PinnedPool, synth) -> Prepared:
     """A copy of synth whose uploaded arrays live in a pinned arena."""
-    fields = [f for f in FIELDS if getattr(synth, f) is not None]
-    arrays = [getattr(synth, f).limbs for f in fields]
+    held = synth.arrays()
+    fields, arrays = list(held), [v.limbs for v in held.values()]
     offsets, total = [], 0
     for arr in arrays:
         offsets.append(total)

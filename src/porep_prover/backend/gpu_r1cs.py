@@ -14,13 +14,6 @@ from ..field.fr_array import FrArray
 NONE_FAILED = 0xFFFFFFFF
 
 
-class _Held:
-    """A numpy array as the resident store keys it (by its limbs attribute)."""
-
-    def __init__(self, array: np.ndarray):
-        self.limbs = array
-
-
 class GpuR1cs:
     """The R1CS side of one GpuBackend (it supplies alloc / launch / resident / upload)."""
 
@@ -28,7 +21,7 @@ class GpuR1cs:
         self.gpu = gpu
 
     def _resident(self, array: np.ndarray):
-        return self.gpu.resident(_Held(array)) if len(array) else 0
+        return self.gpu.resident_array(array) if len(array) else 0
 
     def matvec_into(self, matrix, w_buf, out_buf) -> None:
         """out_buf[:rows] = matrix w (out_buf zeroed beyond by the caller)."""

@@ -9,8 +9,6 @@ import json
 import os
 import tempfile
 
-import toml
-
 from ..circuits import CIRCUITS
 from ..errors import ConfigError
 
@@ -41,6 +39,7 @@ def _config(args, extra: dict | None = None):
 def _workload(args):
     """-t demo: the built-in demo circuit; -t KIND: jobs for the provider of that kind."""
     from ..engine.bench import DemoWorkload, KindWorkload
+    from ..engine.config import parse_value
     if args.type == "demo":
         return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses)
     payload = {"seed": args.seed} | ({"scale": args.scale} if args.scale is not None else {})
@@ -48,10 +47,7 @@ def _workload(args):
         key, _, raw = item.partition("=")
         if not key or not _:
             raise ConfigError(f"--payload {item!r} is not KEY=VALUE", key=item)
-        try:
-            payload[key.strip()] = toml.loads(f"v = {raw}")["v"]
-        except toml.TomlDecodeError:
-            payload[key.strip()] = raw
+        payload[key.strip()] = parse_value(raw)
     print(f"workload: {args.type} jobs of {args.partitions} partitions, payload {payload}")
     return KindWorkload(args.type, args.partitions, payload)
 
@@ -79,14 +75,8 @@ def _with_logging(cfg, fn):
         print(f"timeline log: {cfg.get('logging.timeline')}")
 
 
-def _warm_up(engine, work) -> None:
-    """One short job first: kernels compiled, parameters loaded (made) and resident."""
-    from ..engine.bench import run_batch
-    run_batch(engine, lambda i: work.job(i, partitions=min(2, work.partitions)), 1, 1)
-
-
 def cmd_bench_batch(args) -> int:
-    from ..engine.bench import run_batch
+    from ..engine.bench import run_batch, warm_up
     from ..engine.timeline import gantt
     cfg = _config(args)
     work = _workload(args)
@@ -95,7 +85,7 @@ def cmd_bench_batch(args) -> int:
         engine = _engine(cfg)
         try:
             if args.warmup:
-                _warm_up(engine, work)
+                warm_up(engine, work)
             report = run_batch(engine, work.job, args.count, args.concurrency)
             events = engine.timeline.events()
         finally:
@@ -116,13 +106,9 @@ def cmd_bench_batch(args) -> int:
 
 
 def cmd_bench_sweep(args) -> int:
-    from ..engine.bench import plot, sweep, write_csv
-    from ..engine.config import parse_override
-    key, raw = parse_override(args.sweep)
-    values = [parse_override(f"x={v}")[1] for v in str(raw).strip("[]").split(",") if v.strip()] \
-        if not isinstance(raw, list) else raw
-    if not values:
-        raise ConfigError(f"sweep {args.sweep!r}: no values", key=key)
+    from ..engine.bench import plot, sweep, warm_up, write_csv
+    from ..engine.config import parse_sweep
+    key, values = parse_sweep(args.sweep)
     base = _config(args)
     for v in values:  # every point is a valid configuration before anything runs
         base.replace(**{key: v})
@@ -132,7 +118,7 @@ def cmd_bench_sweep(args) -> int:
         def make_engine(change):
             engine = _engine(cfg.replace(**change))
             if args.warmup:
-                _warm_up(engine, work)
+                warm_up(engine, work)
             return engine
         rows = sweep(key, values, make_engine, work.job, args.count, args.concurrency)
         print(f"{key:>28} | s/proof | latency s | GPU eff | failed")

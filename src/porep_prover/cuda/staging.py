@@ -19,16 +19,16 @@ DIRECT = 1 << 20          # transfers up to this size skip the staging
 SLICE = 4 << 20           # host copies are split in slices this large over threads
 
 
-def _copy(pool, dst: np.ndarray, src: np.ndarray) -> None:
-    """dst[:] = src, in slices on the pool (numpy copies without the GIL; a
-    single thread is far below memory bandwidth, and so is the first touch
-    of fresh pages)."""
+def copy_in_slices(pool, dst: np.ndarray, src: np.ndarray, slice_bytes: int = SLICE) -> None:
+    """dst[:] = src (flat bytes), in slices on the pool (numpy copies without
+    the GIL; a single thread is far below memory bandwidth, and so is the
+    first touch of fresh pages)."""
     n = len(src)
-    if pool is None or n <= SLICE:
+    if pool is None or n <= slice_bytes:
         dst[:] = src
         return
-    cuts = range(0, n, SLICE)
-    list(pool.map(lambda a: dst.__setitem__(slice(a, a + SLICE), src[a:a + SLICE]), cuts))
+    cuts = range(0, n, slice_bytes)
+    list(pool.map(lambda a: dst.__setitem__(slice(a, a + slice_bytes), src[a:a + slice_bytes]), cuts))
 
 
 class Staging:
@@ -68,7 +68,7 @@ class Staging:
             self._wait(slot)
             piece = raw[start:start + self.chunk]
             view = self._views[slot][:len(piece)]
-            _copy(self._pool, view, piece)
+            copy_in_slices(self._pool, view, piece)
             dst.upload(view, offset + start, self.stream)
             self._events[slot].record(self.stream)
             self._pending[slot] = True
@@ -98,7 +98,7 @@ class Staging:
             slot = k % 2
             self._wait(slot)
             size = min(self.chunk, n - start)
-            _copy(self._pool, out[start:start + size], self._views[slot][:size])
+            copy_in_slices(self._pool, out[start:start + size], self._views[slot][:size])
 
     def close(self) -> None:
         for slot in range(len(self._pinned)):

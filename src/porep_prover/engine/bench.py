@@ -151,6 +151,12 @@ def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: i
                        len(results) - len(ok), stats["stages"], engine.config.partition_workers())
 
 
+def warm_up(engine, work) -> None:
+    """One short job of work (at most 2 partitions) first: kernels compiled,
+    parameters loaded (or made) and resident."""
+    run_batch(engine, lambda i: work.job(i, partitions=min(2, work.partitions)), 1, 1)
+
+
 def sweep(key: str, values: list, make_engine: Callable[[dict], object], make_job: Callable[[int], Job],
           count: int, concurrency: int) -> list[tuple[object, BatchReport]]:
     """One batch per value of a setting, each on a fresh engine (make_engine({key: value}))."""

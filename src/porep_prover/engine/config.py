@@ -168,6 +168,25 @@ def resolve_key(name: str) -> str:
     return matches[0] if len(matches) == 1 else name
 
 
+def parse_value(raw: str) -> Any:
+    """A value as written on a command line: read as TOML, else the string itself."""
+    try:
+        return toml.loads(f"v = {raw}")["v"]
+    except toml.TomlDecodeError:
+        return raw
+
+
+def parse_sweep(text: str) -> tuple[str, list]:
+    """'section.key=V1,V2,...' (or a TOML list) -> (key, [values]); ConfigError
+    when there is no value."""
+    key, raw = parse_override(text)
+    values = raw if isinstance(raw, list) else \
+        [parse_value(v) for v in str(raw).strip("[]").split(",") if v.strip()]
+    if not values:
+        raise ConfigError(f"sweep {text!r}: no values", key=key)
+    return key, values
+
+
 def parse_override(text: str) -> tuple[str, Any]:
     """'section.key=value' (or 'key=value' when the key names one setting) -> (key, value);
     the value is read as TOML, else taken as a string; for a list setting a
@@ -176,10 +195,7 @@ def parse_override(text: str) -> tuple[str, Any]:
         raise ConfigError(f"override {text!r} is not section.key=value", key=text)
     key, raw = (part.strip() for part in text.split("=", 1))
     key = resolve_key(key)
-    try:
-        value = toml.loads(f"v = {raw}")["v"]
-    except toml.TomlDecodeError:
-        value = raw
+    value = parse_value(raw)
     if isinstance(value, str) and key in SCHEMA and isinstance(SCHEMA[key][0], list):
         value = [v.strip() for v in value.split(",") if v.strip()]
     return key, value

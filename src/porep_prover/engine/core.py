@@ -80,7 +80,6 @@ class Engine:
         self._scheduler = self.registry.scheduler(self.config.get("engine.scheduler"))
         self._ready: queue.Queue = queue.Queue(maxsize=self.config.get("engine.synthesis_lookahead"))
         self._budget = self.config.memory_budget_bytes()
-        self._budget_is_auto = not self.config.get("engine.memory_budget_gib")
         self._in_flight_bytes = 0
         self._threads: list[threading.Thread] = []
         self._finalizers: ThreadPoolExecutor | None = None
@@ -254,7 +253,7 @@ class Engine:
         """Bytes partitions in flight may hold: the setting, or by default 3/4 of
         the host's memory less the parameters loaded now (a 32 GiB PoRep's
         are ~47 GiB of it)."""
-        if not self._budget_is_auto:
+        if self.config.get("engine.memory_budget_gib"):
             return self._budget
         return max(0, self._budget - self.srs.resident_bytes())
 
@@ -282,9 +281,7 @@ class Engine:
                                        check=self.config.get("prover.check_witness"),
                                        abc_on_device=self._abc_on_device)
                 public = witness[1:r1cs.num_inputs].to_ints()
-                size = sum(getattr(synth, f).limbs.nbytes
-                           for f in ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars")
-                           if getattr(synth, f) is not None)
+                size = synth.nbytes
                 state.estimate = size
                 self._release(held - size)                 # the real size replaces the estimate
                 held = size

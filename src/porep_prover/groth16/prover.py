@@ -65,6 +65,17 @@ class Synthesized:
     witness: FrArray | None = None  # the witness (and checks it when check)
     check: bool = True
 
+    ARRAYS = ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars", "witness")
+
+    def arrays(self) -> dict[str, FrArray]:
+        """The host arrays this partition holds, by field name."""
+        return {f: getattr(self, f) for f in self.ARRAYS if getattr(self, f) is not None}
+
+    @property
+    def nbytes(self) -> int:
+        """Host bytes held (the witness through l_scalars, a view of it)."""
+        return sum(v.limbs.nbytes for f, v in self.arrays().items() if f != "witness")
+
 
 @dataclasses.dataclass
 class DeviceResult:
