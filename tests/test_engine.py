@@ -420,3 +420,21 @@ def test_default_memory_budget_leaves_room_for_loaded_parameters(circuit):
             assert fixed.status()["memory_budget"] == 2 << 30
     finally:
         fixed.shutdown()
+
+
+def test_default_budget_waits_for_free_host_memory(circuit, monkeypatch):
+    """Without a set budget, a synthesis starts only while the host's free memory
+    (less 1/8 of it) covers it and the syntheses still allocating."""
+    from porep_prover.engine import config as host
+    params, r1cs, ws = circuit
+    monkeypatch.setattr(host, "host_available_bytes", lambda: host.host_memory_bytes() // 8 + 1)
+    with Engine(config(**{"engine.partition_workers": 4})) as engine:
+        check_result(engine.prove(inline_job(params, r1cs, ws[:4]), timeout=120), params)
+        assert engine.status()["memory_pending"] == 0
+    starts = [e for e in engine.timeline.events() if e.event in ("SYNTH_START", "SYNTH_END")]
+    starts.sort(key=lambda e: e.t)
+    live = peak = 0
+    for e in starts:
+        live += 1 if e.event == "SYNTH_START" else -1
+        peak = max(peak, live)
+    assert peak == 1

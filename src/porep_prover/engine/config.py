@@ -113,14 +113,32 @@ class EngineConfig:
         return n if n else max(1, (os.cpu_count() or 2) // self.partition_workers())
 
     def memory_budget_bytes(self) -> int:
+        """The setting in bytes, else 3/4 of the host's physical memory."""
         gib = self.values["engine.memory_budget_gib"]
         if gib:
             return int(gib * 2**30)
-        try:
-            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError, AttributeError):
-            total = 16 << 30
-        return int(total * 0.75)
+        return int(host_memory_bytes() * 0.75)
+
+
+def host_memory_bytes() -> int:
+    """The host's physical memory (16 GiB where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 16 << 30
+
+
+def host_available_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo (what the kernel can hand out without
+    swapping), or None where there is no such file."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _check(key: str, value) -> Any:

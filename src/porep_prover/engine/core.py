@@ -28,6 +28,7 @@ from ..config import resolve_threads
 from ..errors import EngineError, JobCancelledError, JobFailedError
 from ..groth16.prover import finish, prove_device, synthesize
 from ..groth16.verifier import verify
+from . import config as _host
 from .config import EngineConfig, load_config
 from .devices import Device, discover
 from .interlock import kernel_region
@@ -81,6 +82,8 @@ class Engine:
         self._ready: queue.Queue = queue.Queue(maxsize=self.config.get("engine.synthesis_lookahead"))
         self._budget = self.config.memory_budget_bytes()
         self._in_flight_bytes = 0
+        self._pending_bytes = 0          # reserved for syntheses not yet finished (not yet allocated)
+        self._headroom = _host.host_memory_bytes() // 8
         self._threads: list[threading.Thread] = []
         self._finalizers: ThreadPoolExecutor | None = None
         self._accepting = False
@@ -221,6 +224,7 @@ class Engine:
                 "jobs_active": len(active), "jobs_total": len(self._jobs),
                 "partitions_waiting": len(self._scheduler), "partitions_ready": self._ready.qsize(),
                 "memory_in_flight": self._in_flight_bytes, "memory_budget": self._memory_budget(),
+                "memory_pending": self._pending_bytes,
                 "srs": self.srs.status(), "accepting": self._accepting,
             }
 
@@ -240,14 +244,34 @@ class Engine:
                 self.srs.evict_idle()
 
     def _reserve(self, nbytes: int) -> bool:
-        """Block until nbytes fit the memory budget (with nothing in flight, anything fits)."""
+        """Block until a synthesis of nbytes fits (with nothing in flight, anything
+        fits); the bytes count as pending until _synthesized()."""
         with self._lock:
-            while self._in_flight_bytes and self._in_flight_bytes + nbytes > self._memory_budget():
+            while self._in_flight_bytes and not self._fits(nbytes):
                 if self._stopping:
                     return False
                 self._lock.wait(0.5)
             self._in_flight_bytes += nbytes
+            self._pending_bytes += nbytes
             return True
+
+    def _fits(self, nbytes: int) -> bool:
+        """The budget (caller holds the lock), and by default also the host's free
+        memory: what is not yet allocated of the syntheses running plus nbytes
+        must leave 1/8 of the host free, so that what else lives in the process
+        (a provider's circuit, pinned arenas) is counted as it is, not guessed."""
+        if self._in_flight_bytes + nbytes > self._memory_budget():
+            return False
+        if self.config.get("engine.memory_budget_gib"):
+            return True
+        available = _host.host_available_bytes()
+        return available is None or self._pending_bytes + nbytes <= available - self._headroom
+
+    def _synthesized(self, estimate: int) -> None:
+        """A synthesis reserved with estimate has ended: its memory is allocated (or freed)."""
+        with self._lock:
+            self._pending_bytes -= estimate
+            self._lock.notify_all()
 
     def _memory_budget(self) -> int:
         """Bytes partitions in flight may hold: the setting, or by default 3/4 of
@@ -269,17 +293,20 @@ class Engine:
                 return
             state = self._jobs[task.job.id]
             job, provider = task.job, self.registry.provider(task.job.kind)
-            held = 0
+            held = pending = 0
             try:
                 with self.srs.lease(provider.srs_key(job), lambda: provider.load_srs(job)) as params:
                     held = state.estimate or partition_bytes(params)
                     if not self._reserve(held):
                         return
+                    pending = held
                     self.timeline.emit("SYNTH_START", job.id, task.index, name)
                     r1cs, witness = provider.synthesize(job, task.index, self.synthesis_threads)
                     synth = synthesize(params, r1cs, witness, self.synthesis_threads,
                                        check=self.config.get("prover.check_witness"),
                                        abc_on_device=self._abc_on_device)
+                self._synthesized(pending)
+                pending = 0
                 public = witness[1:r1cs.num_inputs].to_ints()
                 size = synth.nbytes
                 state.estimate = size
@@ -287,6 +314,7 @@ class Engine:
                 held = size
                 self.timeline.emit("SYNTH_END", job.id, task.index, name)
             except Exception as exc:  # noqa: BLE001 - a partition's failure is its job's, not the worker's
+                self._synthesized(pending)
                 self._release(held)
                 self._failed(task, exc, name)
                 continue
