@@ -7,7 +7,8 @@ pytest.importorskip("porep_prover_porep_shaped.plugin")
 from porep_prover import FrArray  # noqa: E402
 from porep_prover.engine import Engine, Job, load_config  # noqa: E402
 from porep_prover.errors import InvalidInputError, JobFailedError, UnsatisfiedError  # noqa: E402
-from porep_prover.groth16 import read_params, verify  # noqa: E402
+from porep_prover.groth16 import read_mapped, read_params, verify  # noqa: E402
+from porep_prover.groth16.params_mapped import is_mapped  # noqa: E402
 from porep_prover.hooks import collect_registry, plugin_manager  # noqa: E402
 from porep_prover_porep_shaped import PARTITION, TARGET, build, counts, statistics, witness  # noqa: E402
 
@@ -74,6 +75,12 @@ def test_engine_proves_porep_shaped_jobs(tmp_path, monkeypatch):
             engine.prove(Job("porep-shaped", 1, "scale=1"), timeout=60)
         unsaved = engine.prove(Job("porep-shaped", 1, {"scale": SCALE, "seed": 4, "save": False}), timeout=600)
         assert unsaved.ok
+        mapped = {"scale": SCALE, "seed": 5, "save": False, "mapped": True}
+        in_map = engine.prove(Job("porep-shaped", 2, mapped), timeout=600)
+    pmap = read_mapped(next(tmp_path.glob("porep-shaped-*-5.pmap")))
+    assert is_mapped(pmap.h.limbs) and in_map.ok
+    for public, proof in zip(in_map.public_inputs, in_map.proofs):
+        assert verify(pmap.vk, public, proof)
     files = list(tmp_path.glob("porep-shaped-*.params"))
     assert len(files) == 1                       # made once, written in bellperson's format; seed 4 not saved
     params = read_params(files[0])

@@ -15,9 +15,14 @@ import threading
 import time
 from typing import Callable
 
+from ..groth16.params_mapped import is_mapped
+
 
 def params_bytes(params) -> int:
-    return sum(getattr(params, q).limbs.nbytes for q in ("h", "l", "a", "b_g1", "b_g2"))
+    """Anonymous host bytes of a parameter set's points (mapped ones are page
+    cache the kernel reclaims, not counted)."""
+    arrays = (getattr(params, q).limbs for q in ("h", "l", "a", "b_g1", "b_g2"))
+    return sum(a.nbytes for a in arrays if not is_mapped(a))
 
 
 @dataclasses.dataclass

@@ -13,6 +13,13 @@ A job's payload is a dict (every key optional):
                 POREP_PROVER_PARAMS_CACHE (default ~/.cache/porep-prover/params)
     save        write parameters it made to that file (default true; a
                 scale-1 file is ~47 GiB: false keeps them in memory only)
+    mapped      keep the host copy of the parameters in a mapped file (the
+                same path with .pmap: the in-memory layout, read by mapping,
+                its pages the kernel's to reclaim once the points are
+                resident on the devices) instead of anonymous memory; made
+                from the parameters on first use, used as is after (default
+                false; at scale 1 it frees ~47 GB of host memory for
+                partitions in flight)
 
 Circuits are built once per (scale, seed) and kept; each partition's witness
 is evaluated from its seed (the CPU work the engine's synthesis workers do).
@@ -24,10 +31,12 @@ import logging
 import os
 import pathlib
 import threading
+import typing
 import warnings
 
-from porep_prover.errors import InvalidInputError
-from porep_prover.groth16 import InsecureSetupWarning, insecure_setup, read_params, write_params
+from porep_prover.errors import InvalidInputError, ParamsFormatError
+from porep_prover.groth16 import (InsecureSetupWarning, insecure_setup, read_mapped, read_params, write_mapped,
+                                  write_params)
 from porep_prover.hooks import hookimpl
 
 from .circuit import Shape, build, witness
@@ -54,15 +63,17 @@ class _Progress:
             LOG.info("%s %s: %d of %d (%d%%)", self.stage, what, done, total, 100 * done // max(1, total))
 
 
-class PorepShapedProvider:
-    kinds = ("porep-shaped",)
+class Payload(typing.NamedTuple):
+    """A job's payload, read and with its defaults (see the module docstring)."""
+    scale: float
+    seed: int
+    job_seed: int
+    params: pathlib.Path
+    save: bool
+    mapped: bool
 
-    def __init__(self):
-        self._shapes: dict[tuple[float, int], Shape] = {}
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def _payload(job) -> tuple[float, int, int, pathlib.Path, bool]:
+    @classmethod
+    def of(cls, job) -> "Payload":
         p = job.payload if job.payload is not None else {}
         if not isinstance(p, dict):
             raise InvalidInputError("a porep-shaped job's payload is a dict (scale, seed, job_seed, params)")
@@ -71,7 +82,15 @@ class PorepShapedProvider:
         if job_seed is None:
             job_seed = int.from_bytes(hashlib.sha256(job.id.encode()).digest()[:8], "little")
         params = pathlib.Path(p.get("params") or cache_dir() / f"porep-shaped-{scale:.8g}-{seed}.params")
-        return scale, seed, int(job_seed), params, bool(p.get("save", True))
+        return cls(scale, seed, int(job_seed), params, bool(p.get("save", True)), bool(p.get("mapped", False)))
+
+
+class PorepShapedProvider:
+    kinds = ("porep-shaped",)
+
+    def __init__(self):
+        self._shapes: dict[tuple[float, int], Shape] = {}
+        self._lock = threading.Lock()
 
     def shape(self, scale: float, seed: int) -> Shape:
         """The circuit of (scale, seed), built on first use."""
@@ -83,13 +102,28 @@ class PorepShapedProvider:
             return self._shapes[key]
 
     def srs_key(self, job) -> str:
-        scale, seed, _, params, _ = self._payload(job)
-        return f"porep-shaped:{scale:.8g}:{seed}:{params}"
+        p = Payload.of(job)
+        return f"porep-shaped:{p.scale:.8g}:{p.seed}:{p.params}:{'mapped' if p.mapped else 'read'}"
 
     def load_srs(self, job):
-        scale, seed, _, path, save = self._payload(job)
-        if path.exists():
-            return read_params(path, progress=_Progress("reading"))
+        p = Payload.of(job)
+        pmap = p.params.with_suffix(".pmap")
+        if p.mapped and pmap.exists():
+            try:
+                return read_mapped(pmap)
+            except ParamsFormatError as exc:
+                LOG.warning("remaking the mapped copy: %s", exc)
+        params = read_params(p.params, progress=_Progress("reading")) if p.params.exists() else \
+            self._make(p.scale, p.seed, p.params, p.save)
+        if not p.mapped:
+            return params
+        LOG.info("writing the mapped copy %s", pmap)
+        pmap.parent.mkdir(parents=True, exist_ok=True)
+        write_mapped(pmap, params)
+        del params
+        return read_mapped(pmap)
+
+    def _make(self, scale: float, seed: int, path: pathlib.Path, save: bool):
         shape = self.shape(scale, seed)
         LOG.warning("making INSECURE test parameters for the porep-shaped circuit at scale %g: %s", scale, path)
         with warnings.catch_warnings():
@@ -101,9 +135,9 @@ class PorepShapedProvider:
         return params
 
     def synthesize(self, job, partition: int, threads: int):
-        scale, seed, job_seed, _, _ = self._payload(job)
-        shape = self.shape(scale, seed)
-        return shape.r1cs, witness(shape, job_seed * 1009 + partition)
+        p = Payload.of(job)
+        shape = self.shape(p.scale, p.seed)
+        return shape.r1cs, witness(shape, p.job_seed * 1009 + partition)
 
 
 @hookimpl
