@@ -37,7 +37,16 @@ def test_generate_setup_prove_verify(tmp_path, capsys):
     assert run("verify", vk, tmp_path / "wrong.json", proof) == 1
     assert run("params", "info", p, "--check-subgroup") == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["domain"] == 512 and info["l"] == 300
+    assert info["domain"] == 512 and info["l"] == 300 and not info["mapped"]
+    pmap, proof2 = tmp_path / "p.pmap", tmp_path / "proof2.bin"
+    assert run("params", "map", p, pmap, "--check-subgroup") == 0
+    capsys.readouterr()
+    assert run("params", "info", pmap, "--check-subgroup") == 0
+    mapped = json.loads(capsys.readouterr().out)
+    assert mapped["mapped"] and {k: mapped[k] for k in ("h", "l", "a")} == {k: info[k] for k in ("h", "l", "a")}
+    assert run("prove", pmap, c, w, "-o", proof2) == 0
+    assert proof2.read_bytes() != proof.read_bytes()           # fresh r, s
+    assert run("verify", pmap, pub, proof2) == 0 and run("verify", p, pub, proof2) == 0
 
 
 def test_errors_exit_2_with_a_named_error(tmp_path, capsys):

@@ -91,3 +91,24 @@ def test_mirror_of_a_params_file(setup, tmp_path):
     assert mirror_path(source, cache) != mirror
     assert read_params_mapped(source, cache) == params
     assert verify(params.vk, public, prove(first, r1cs, w))
+
+
+def test_load_params_tells_the_formats_apart_and_checks_subgroups(setup, tmp_path, rng):
+    from porep_prover import G1Array
+    from porep_prover.groth16 import load_params
+    from test_curve import non_subgroup_g1
+    params = setup[3]
+    source, pmap = tmp_path / "p.params", tmp_path / "p.pmap"
+    write_params(source, params)
+    write_mapped(pmap, params)
+    assert not is_mapped(load_params(source).a.limbs) and is_mapped(load_params(pmap).a.limbs)
+    assert load_params(pmap, check_subgroup=True) == load_params(source) == params
+    i = rng.randrange(len(params.b_g1))
+    params.b_g1.limbs[i] = G1Array.from_affine_ints([non_subgroup_g1(rng)]).limbs[0]
+    try:
+        write_mapped(pmap, params)
+    finally:
+        params.b_g1.limbs[i] = load_params(source).b_g1.limbs[i]
+    assert load_params(pmap) is not None                       # on the curve: the sample check passes
+    with pytest.raises(ParamsFormatError, match=f"section b_g1, point {i} is not in the prime-order subgroup"):
+        load_params(pmap, check_subgroup=True)

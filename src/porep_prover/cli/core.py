@@ -5,6 +5,7 @@ and witnesses may also be circom's .r1cs and snarkjs's .wtns."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import warnings
@@ -17,7 +18,9 @@ from ..snarkjs import prove as snarkjs_prove
 from ..snarkjs import read_public, read_r1cs, read_wtns
 from ..snarkjs import read_zkey as snarkjs_read_zkey
 from ..groth16 import (InsecureSetupWarning, Parameters, PreparedVerifyingKey, Proof, R1CS, VerifyingKey,
-                      insecure_setup, load_witness, prove, read_params, save_witness, verify, write_params)
+                      insecure_setup, load_params, load_witness, prove, read_mapped, save_witness, verify,
+                      write_mapped, write_params)
+from ..groth16.params_mapped import MAGIC, is_mapped
 
 CIRCUITS = circuits.CIRCUITS
 
@@ -61,6 +64,8 @@ def _read_key(path: str) -> VerifyingKey:
     if head == b"{":
         with open(path) as f:
             return VerifyingKey.from_json(f.read())
+    if _magic(path) == MAGIC[:4]:
+        return read_mapped(path).vk
     data = open(path, "rb").read()
     try:
         return VerifyingKey.from_bytes(data)
@@ -150,7 +155,7 @@ def cmd_prove(args) -> int:
         proof, _ = snarkjs_prove(zkey, witness, backend=args.backend, threads=args.threads, r1cs=r1cs,
                                  check=not args.no_check, timings=timings)
     else:
-        params = read_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+        params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
                              progress=_progress(args.progress))
         t = time.perf_counter()
         proof = prove(params, r1cs, witness, backend=args.backend, threads=args.threads, check=not args.no_check,
@@ -179,13 +184,23 @@ def cmd_verify(args) -> int:
     return 1
 
 
+def cmd_params_map(args) -> int:
+    t = time.perf_counter()
+    params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+                         progress=_progress(args.progress))
+    write_mapped(args.output, params)
+    print(f"{args.output}: {os.path.getsize(args.output)} bytes in {time.perf_counter() - t:.1f} s")
+    return 0
+
+
 def cmd_params_info(args) -> int:
     t = time.perf_counter()
-    params: Parameters = read_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+    params: Parameters = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
                                      progress=_progress(args.progress))
     info = params.summary()
     info["read_seconds"] = round(time.perf_counter() - t, 3)
     info["subgroup_checked"] = args.check_subgroup
+    info["mapped"] = is_mapped(params.h.limbs)
     print(json.dumps(info, indent=1))
     return 0
 
@@ -246,3 +261,10 @@ def register(sub, common) -> None:
     i.add_argument("--progress", action="store_true")
     common(i, backend=False)
     i.set_defaults(func=cmd_params_info)
+    m = p.add_parser("map", help="write parameters as a mapped .pmap file (loaded by mapping, no decoding)")
+    m.add_argument("params", help="bellperson .params (or .pmap)")
+    m.add_argument("output", help="the .pmap to write")
+    m.add_argument("--check-subgroup", action="store_true")
+    m.add_argument("--progress", action="store_true")
+    common(m, backend=False)
+    m.set_defaults(func=cmd_params_map)

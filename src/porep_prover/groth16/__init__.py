@@ -4,7 +4,7 @@ their files, proving, verifying, and an insecure setup for tests."""
 from .insecure_setup import InsecureSetupWarning, insecure_setup
 from .keys import Parameters, VerifyingKey
 from .params_file import read_params, write_params
-from .params_mapped import read_mapped, read_params_mapped, write_mapped
+from .params_mapped import load_params, read_mapped, read_params_mapped, write_mapped
 from .proof import PROOF_BYTES, Proof
 from .prover import prove
 from .r1cs import R1CS, Density, SparseMatrix, load_witness, save_witness
@@ -12,6 +12,6 @@ from .verifier import PreparedVerifyingKey, verify
 
 __all__ = [
     "Density", "InsecureSetupWarning", "PROOF_BYTES", "Parameters", "PreparedVerifyingKey", "Proof", "R1CS",
-    "SparseMatrix", "VerifyingKey", "insecure_setup", "load_witness", "prove", "read_mapped", "read_params",
+    "SparseMatrix", "VerifyingKey", "insecure_setup", "load_params", "load_witness", "prove", "read_mapped", "read_params",
     "read_params_mapped", "save_witness", "verify", "write_mapped", "write_params",
 ]

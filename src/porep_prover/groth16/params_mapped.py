@@ -157,3 +157,23 @@ def read_params_mapped(source: str | os.PathLike, cache_dir: str | os.PathLike, 
     write_mapped(mirror, params)
     del params
     return read_mapped(mirror)
+
+
+def load_params(path: str | os.PathLike, check_subgroup: bool = False, threads: int | None = None,
+                progress=None) -> Parameters:
+    """A bellperson .params file (decoded) or a mapped one (mapped), told apart
+    by the magic; check_subgroup checks every point of either."""
+    with open(path, "rb") as f:
+        mapped = f.read(len(MAGIC)) == MAGIC
+    if not mapped:
+        return read_params(path, check_subgroup=check_subgroup, threads=threads, progress=progress)
+    params = read_mapped(path)
+    if check_subgroup:
+        for name, _ in SECTIONS:
+            bad = getattr(params, name).first_not_in_subgroup(threads)
+            if bad >= 0:
+                raise ParamsFormatError(f"{path}: section {name}, point {bad} is not in the prime-order "
+                                        "subgroup", index=bad)
+            if progress:
+                progress(name, len(getattr(params, name)), len(getattr(params, name)))
+    return params
