@@ -17,9 +17,10 @@ A job's payload is a dict (every key optional):
                 same path with .pmap: the in-memory layout, read by mapping,
                 its pages the kernel's to reclaim once the points are
                 resident on the devices) instead of anonymous memory; made
-                from the parameters on first use, used as is after (default
-                false; at scale 1 it frees ~47 GB of host memory for
-                partitions in flight)
+                from the parameters on first use, used as is after (default:
+                when the parameters would take over 1/4 of the host's memory,
+                e.g. scale 1 (~47 GB) on a 128 GiB host, where it frees that
+                memory for partitions in flight)
 
 Circuits are built once per (scale, seed) and kept; each partition's witness
 is evaluated from its seed (the CPU work the engine's synthesis workers do).
@@ -34,6 +35,7 @@ import threading
 import typing
 import warnings
 
+from porep_prover.engine.config import host_memory_bytes
 from porep_prover.errors import InvalidInputError, ParamsFormatError
 from porep_prover.groth16 import (InsecureSetupWarning, insecure_setup, read_mapped, read_params, write_mapped,
                                   write_params)
@@ -43,6 +45,7 @@ from .circuit import Shape, build, witness
 
 LOG = logging.getLogger("porep_prover.porep_shaped")
 DEFAULT_SCALE = 1 / 64
+PARAMS_BYTES_AT_SCALE_1 = 47_400_000_000      # h 2^27, l and a 130 M, b_g1 and b_g2 33 M points
 
 
 def cache_dir() -> pathlib.Path:
@@ -82,7 +85,10 @@ class Payload(typing.NamedTuple):
         if job_seed is None:
             job_seed = int.from_bytes(hashlib.sha256(job.id.encode()).digest()[:8], "little")
         params = pathlib.Path(p.get("params") or cache_dir() / f"porep-shaped-{scale:.8g}-{seed}.params")
-        return cls(scale, seed, int(job_seed), params, bool(p.get("save", True)), bool(p.get("mapped", False)))
+        mapped = p.get("mapped")
+        if mapped is None:
+            mapped = PARAMS_BYTES_AT_SCALE_1 * scale > host_memory_bytes() / 4
+        return cls(scale, seed, int(job_seed), params, bool(p.get("save", True)), bool(mapped))
 
 
 class PorepShapedProvider:
