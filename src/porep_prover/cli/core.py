@@ -236,7 +236,8 @@ def register(sub, common) -> None:
     p.set_defaults(func=cmd_setup)
 
     p = sub.add_parser("prove", help="prove a witness for a circuit (bellperson parameters or a snarkjs .zkey)")
-    p.add_argument("params", help="bellperson .params, or a snarkjs .zkey (then proved in snarkjs's flavour)")
+    p.add_argument("params", help="bellperson .params, mapped .pmap, or a snarkjs .zkey (then proved in "
+                                  "snarkjs's flavour)")
     p.add_argument("circuit", help="circuit: .npz or circom .r1cs")
     p.add_argument("witness", help="witness: raw 32-byte values or snarkjs .wtns")
     p.add_argument("-o", "--output", required=True, help="proof file (192 bytes)")
@@ -255,16 +256,14 @@ def register(sub, common) -> None:
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("params", help="parameter files").add_subparsers(dest="action", required=True)
-    i = p.add_parser("info", help="sizes of a parameters file (reads and validates it)")
-    i.add_argument("params")
-    i.add_argument("--check-subgroup", action="store_true")
-    i.add_argument("--progress", action="store_true")
-    common(i, backend=False)
-    i.set_defaults(func=cmd_params_info)
-    m = p.add_parser("map", help="write parameters as a mapped .pmap file (loaded by mapping, no decoding)")
-    m.add_argument("params", help="bellperson .params (or .pmap)")
-    m.add_argument("output", help="the .pmap to write")
-    m.add_argument("--check-subgroup", action="store_true")
-    m.add_argument("--progress", action="store_true")
-    common(m, backend=False)
-    m.set_defaults(func=cmd_params_map)
+    for action, func, text in (("info", cmd_params_info, "sizes of a parameters file (reads and validates it)"),
+                               ("map", cmd_params_map, "write parameters as a mapped .pmap file (loaded by "
+                                                       "mapping, no decoding)")):
+        a = p.add_parser(action, help=text)
+        a.add_argument("params", help="bellperson .params or mapped .pmap")
+        if action == "map":
+            a.add_argument("output", help="the .pmap to write")
+        a.add_argument("--check-subgroup", action="store_true")
+        a.add_argument("--progress", action="store_true")
+        common(a, backend=False)
+        a.set_defaults(func=func)
