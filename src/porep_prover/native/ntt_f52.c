@@ -55,8 +55,9 @@ static void geometric8(frv *first, frv *step8, const fr_t *start, const fr_t *st
     frv_from8(step8, s8);
 }
 
-/* out[g] = start * step^(8g + l), in parallel chunks. */
-static void geometric(frv *out, size_t ngroups, const fr_t *start, const fr_t *step, int nthreads)
+/* The powers start * step^(8g + l), in parallel chunks: stored in out[g]
+   (scale = 0), or multiplied into it (scale = 1). */
+static void powers(frv *out, size_t ngroups, const fr_t *start, const fr_t *step, int scale, int nthreads)
 {
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (size_t c = 0; c < (ngroups + CHUNK - 1) / CHUNK; c++) {
@@ -67,10 +68,19 @@ static void geometric(frv *out, size_t ngroups, const fr_t *start, const fr_t *s
         fr_mul(&s0, &s0, start);
         geometric8(&cur, &step8, &s0, step);
         for (size_t g = lo; g < hi; g++) {
-            out[g] = cur;
+            if (scale)
+                frv_mul(&out[g], &out[g], &cur);
+            else
+                out[g] = cur;
             frv_mul(&cur, &cur, &step8);
         }
     }
+}
+
+/* out[g] = start * step^(8g + l). */
+static void geometric(frv *out, size_t ngroups, const fr_t *start, const fr_t *step, int nthreads)
+{
+    powers(out, ngroups, start, step, 0, nthreads);
 }
 
 static void twiddles_free(twiddles_t *t) { free(t->tw); }
@@ -237,19 +247,7 @@ static void unpack_all(fr_t *data, const frv *a, int log_n, int reversed, int nt
 /* a[j] *= start * step^j (natural order). */
 static void scale_all(frv *a, size_t ngroups, const fr_t *start, const fr_t *step, int nthreads)
 {
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-    for (size_t c = 0; c < (ngroups + CHUNK - 1) / CHUNK; c++) {
-        size_t lo = c * CHUNK, hi = lo + CHUNK < ngroups ? lo + CHUNK : ngroups;
-        fr_t s0;
-        frv cur, step8;
-        fr_pow_u64(&s0, step, 8 * (uint64_t)lo);
-        fr_mul(&s0, &s0, start);
-        geometric8(&cur, &step8, &s0, step);
-        for (size_t g = lo; g < hi; g++) {
-            frv_mul(&a[g], &a[g], &cur);
-            frv_mul(&cur, &cur, &step8);
-        }
-    }
+    powers(a, ngroups, start, step, 1, nthreads);
 }
 
 static frv *groups_alloc(int log_n)
