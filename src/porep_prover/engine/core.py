@@ -247,9 +247,15 @@ class Engine:
         """Block until a synthesis of nbytes fits (with nothing in flight, anything
         fits); the bytes count as pending until _synthesized()."""
         with self._lock:
+            waited = time.monotonic()
             while self._in_flight_bytes and not self._fits(nbytes):
                 if self._stopping:
                     return False
+                if waited and time.monotonic() - waited > 5:
+                    waited = 0.0    # once per wait: the GPU may idle for this, and the operator should know
+                    LOG.info("a synthesis of %.1f GiB waits for host memory: %.1f GiB in flight, budget %.1f GiB, "
+                             "%.1f GiB available", nbytes / 2**30, self._in_flight_bytes / 2**30,
+                             self._memory_budget() / 2**30, (_host.host_available_bytes() or 0) / 2**30)
                 self._lock.wait(0.5)
             self._in_flight_bytes += nbytes
             self._pending_bytes += nbytes
