@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Where one porep-shaped partition's device time goes (plugin
+porep-prover-porep-shaped): H (from a, b, c, or from the witness with
+`--matvec device`), each G1 MSM (a, l, h, b_1) and the G2 MSM of b, timed
+one by one on the backend, then the whole kernel region (prove_device with
+B2) for comparison; one proof finished and verified first.
+
+Usage:
+    python benchmarks/bench_partition.py [--scale 0.015625] [--backend auto] [--matvec host|device]
+                                         [--reps 3] [--payload KEY=VALUE ...] [--json out.json]
+
+Parameters come from the provider (made on first use, cached under
+POREP_PROVER_PARAMS_CACHE; at large scales mapped). Times are host-clock
+medians of --reps runs after a warm-up that makes the parameters resident;
+each run re-synthesizes outside the clock (H consumes a, b, c). The MSM rows
+also give the scalars' make-up (zero / one / other), which decides what the
+0 / 1 / other split leaves to the bucket method.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+import numpy as np
+
+from porep_prover.backend import get_backend
+from porep_prover.engine import Job
+from porep_prover.engine.config import parse_value
+from porep_prover.field.constants import R
+from porep_prover.groth16 import verify
+from porep_prover.groth16.prover import finish, h_values, prove_device, synthesize
+from porep_prover_porep_shaped.plugin import PorepShapedProvider
+
+MONT_ONE = np.array([(pow(2, 256, R) >> (64 * i)) & (2**64 - 1) for i in range(4)], dtype=np.uint64)
+
+
+def make_up(scalars) -> str:
+    """'zero / one / other' shares of an FrArray (Montgomery limbs)."""
+    limbs = scalars.limbs
+    zero = (limbs == 0).all(1).mean()
+    one = (limbs == MONT_ONE).all(1).mean()
+    return f"{zero:.0%} / {one:.0%} / {1 - zero - one:.0%}"
+
+
+def fresh(be, params, r1cs, witness, threads, on_device):
+    return synthesize(params, r1cs, witness, threads, check=False, abc_on_device=on_device)
+
+
+def h_of(be, synth, threads):
+    if synth.a is None:
+        return be.h_from_witness(synth.r1cs, synth.witness, threads, flavor=synth.flavor, check=False)
+    return h_values(be, (synth.a, synth.b, synth.c), synth.flavor, threads)
+
+
+def one_run(be, params, r1cs, witness, threads, on_device) -> dict:
+    """Seconds of each phase, one after the other, and of the whole region."""
+    synth = fresh(be, params, r1cs, witness, threads, on_device)
+    times = {}
+    t = time.perf_counter()
+    h_sc = h_of(be, synth, threads)
+    times["h (ntt)"] = time.perf_counter() - t
+    for name, points, scalars in (("msm a", params.a, synth.a_scalars), ("msm l", params.l, synth.l_scalars),
+                                  ("msm h", params.h, h_sc), ("msm b_g1", params.b_g1, synth.b_scalars),
+                                  ("msm b_g2", params.b_g2, synth.b_scalars)):
+        t = time.perf_counter()
+        be.msm(points, scalars, threads)
+        times[name] = time.perf_counter() - t
+    if hasattr(h_sc, "close"):
+        h_sc.close()
+    synth = fresh(be, params, r1cs, witness, threads, on_device)
+    t = time.perf_counter()
+    prove_device(be, params, synth, threads, b_g2=True)
+    times["kernel region"] = time.perf_counter() - t
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", type=float, default=1 / 64)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--matvec", choices=("host", "device"), default="device")
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--payload", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    payload = {"scale": args.scale, "seed": args.seed}
+    payload.update(_kv(kv) for kv in args.payload)
+    provider, job = PorepShapedProvider(), Job("porep-shaped", 1, payload)
+    be = get_backend(args.backend)
+    threads = args.threads or os.cpu_count()
+    t = time.perf_counter()
+    params = provider.load_srs(job)
+    r1cs, witness = provider.synthesize(job, 0, threads)
+    print(f"scale {args.scale:g}: {r1cs.num_constraints} constraints, domain 2^{r1cs.domain_size.bit_length() - 1}, "
+          f"backend {args.backend}; circuit, parameters and witness in "
+          f"{time.perf_counter() - t:.1f} s")
+    on_device = args.matvec == "device" and hasattr(be, "h_from_witness")
+    synth = fresh(be, params, r1cs, witness, threads, on_device)
+    shares = {"msm a": make_up(synth.a_scalars), "msm l": make_up(synth.l_scalars),
+              "msm b_g1": make_up(synth.b_scalars), "msm b_g2": make_up(synth.b_scalars), "msm h": "full"}
+    proof = finish(be, params, synth, prove_device(be, params, synth, threads), threads)
+    assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
+    runs = [one_run(be, params, r1cs, witness, threads, on_device) for _ in range(args.reps)]
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    phases = sum(v for k, v in med.items() if k != "kernel region")
+    print(f"{'phase':>14} | {'ms':>9} | {'share':>6} | points | scalars zero / one / other")
+    for k, v in med.items():
+        share = f"{v / phases:.0%}" if k != "kernel region" else ""
+        size = len(getattr(params, k.split()[1])) if k.startswith("msm") else ""
+        print(f"{k:>14} | {v * 1e3:9.1f} | {share:>6} | {size} | {shares.get(k, '')}")
+    print(f"{'sum of phases':>14} | {phases * 1e3:9.1f} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"scale": args.scale, "backend": args.backend, "matvec": args.matvec,
+                       "ms": {k: v * 1e3 for k, v in med.items()}}, f, indent=1)
+
+
+def _kv(text: str):
+    key, _, raw = text.partition("=")
+    return key.strip(), parse_value(raw.strip())
+
+
+if __name__ == "__main__":
+    main()
