@@ -33,3 +33,27 @@ def test_proves_jobs_from_files(tmp_path):
         assert len(engine.srs.status()) == 1          # one load for both jobs
     for public, proof in zip(result.public_inputs, result.proofs):
         assert verify(params.vk, public, proof)
+
+
+def test_mapped_parameters_from_a_params_file_or_a_pmap(tmp_path):
+    from porep_prover.groth16 import write_mapped
+    r1cs, _, _ = porep_like(300)
+    params = insecure_setup(r1cs, warn=False)
+    write_params(tmp_path / "c.params", params)
+    write_mapped(tmp_path / "c.pmap", params)
+    r1cs.save(tmp_path / "c.npz")
+    witness = tmp_path / "w.bin"
+    save_witness(witness, porep_like(300, seed=5)[1])
+    pm = plugin_manager()
+    registry = collect_registry(pm)
+    cfg = load_config(overrides={"engine.devices": ["cpu"], "engine.threads": 1, "engine.partition_workers": 1})
+    base = {"circuit": str(tmp_path / "c.npz"), "witnesses": [str(witness)]}
+    cache = tmp_path / "mirrors"
+    jobs = [dict(base, params=str(tmp_path / "c.params"), mapped_cache=str(cache)),
+            dict(base, params=str(tmp_path / "c.pmap"))]
+    for payload in jobs:
+        with Engine(cfg, registry=registry, plugins=pm) as engine:
+            result = engine.prove(Job("r1cs-file", 1, payload), timeout=120)
+            assert [e["bytes"] for e in engine.srs.status()] == [0]     # mapped: page cache, not held memory
+        assert verify(params.vk, result.public_inputs[0], result.proofs[0])
+    assert len(list(cache.glob("c.params.*.pmap"))) == 1

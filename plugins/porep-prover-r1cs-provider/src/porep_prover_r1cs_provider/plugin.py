@@ -2,7 +2,12 @@
 """A synthesis provider for circuits and witnesses in files (job kind "r1cs-file").
 
 A job's payload is a dict:
-    params     bellperson parameters file (read once per path, shared by jobs)
+    params     bellperson .params or mapped .pmap parameters (loaded once per
+               path, shared by jobs)
+    mapped_cache  optional directory: a .params file is then loaded through a
+               mapped mirror kept there (made on first use; the points are
+               page cache the kernel reclaims once they are on the devices,
+               and later loads do not decode)
     circuit    our .npz circuit or circom's .r1cs
     witnesses  one file per partition: 32-byte little-endian values, or snarkjs .wtns
 """
@@ -12,7 +17,7 @@ import os
 import threading
 
 from porep_prover.errors import InvalidInputError
-from porep_prover.groth16 import R1CS, load_witness, read_params
+from porep_prover.groth16 import R1CS, load_params, load_witness, read_params_mapped
 from porep_prover.hooks import hookimpl
 from porep_prover.snarkjs import read_r1cs, read_wtns
 
@@ -42,7 +47,10 @@ class R1csFileProvider:
         return "params:" + os.path.abspath(self._payload(job)["params"])
 
     def load_srs(self, job):
-        return read_params(self._payload(job)["params"])
+        p = self._payload(job)
+        if p.get("mapped_cache") and _magic(p["params"]) != b"PPRM":
+            return read_params_mapped(p["params"], p["mapped_cache"])
+        return load_params(p["params"])
 
     def _circuit(self, path) -> R1CS:
         key = os.path.abspath(path)
