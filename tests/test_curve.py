@@ -163,3 +163,28 @@ def test_g2_law_hypothesis(k1, k2):
     assert (a + b) == g.scale([(k1 + k2) % R])
     assert (a - b) == g.scale([(k1 - k2) % R])
     assert a.to_affine_ints()[0] == ref.G2.mul(ref.G2_GENERATOR, k1)
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array])
+def test_xyzz_windows_is_the_windowed_sum(cls, rng):
+    """The GPU MSM's last step, on the host: sum over windows w of 2^(c w) times
+    the window's partials, plus the extra points; rows in xyzz layout."""
+    from porep_prover.curve import _curve
+    windows, per_window, c, n_extra = 3, 4, 5, 2
+    n = windows * per_window + n_extra
+    pts = cls.generator(1).scale([rng.randrange(1, R) for _ in range(n)])
+    one = [(pow(2, 384, P) >> (64 * i)) & (2**64 - 1) for i in range(6)]
+    xyzz = np.zeros((n, 2 * cls.WIDTH), dtype=np.uint64)
+    xyzz[:, :cls.WIDTH] = pts.limbs
+    for col in (cls.WIDTH, cls.WIDTH + cls.WIDTH // 2):     # zz = zzz = 1 (Montgomery)
+        xyzz[:, col:col + 6] = one
+    xyzz[rng.randrange(windows * per_window)] = 0             # one partial at infinity
+    want = cls.POINT.identity()
+    for i in range(n):
+        if xyzz[i].any():
+            w = i // per_window
+            want = want + pts[i] * (1 << (c * w) if i < windows * per_window else 1)
+    out = cls.zeros(1)
+    _curve.xyzz_windows(cls.GROUP, xyzz[:windows * per_window], windows, per_window, c,
+                        xyzz[windows * per_window:], out.limbs)
+    assert out.to_affine_ints() == want.to_affine_ints()
