@@ -438,3 +438,13 @@ def test_default_budget_waits_for_free_host_memory(circuit, monkeypatch):
         live += 1 if e.event == "SYNTH_START" else -1
         peak = max(peak, live)
     assert peak == 1
+
+
+def test_a_partition_the_host_cannot_hold_still_runs_with_a_warning(circuit, monkeypatch, caplog):
+    from porep_prover.engine import config as host
+    params, r1cs, ws = circuit
+    monkeypatch.setattr(host, "host_available_bytes", lambda: 0)
+    with caplog.at_level("WARNING", logger="porep_prover.engine"):
+        with Engine(config(**{"engine.partition_workers": 1})) as engine:
+            check_result(engine.prove(inline_job(params, r1cs, ws[:2]), timeout=120), params)
+    assert "the host may run out of memory" in caplog.text

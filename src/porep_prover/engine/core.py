@@ -257,6 +257,12 @@ class Engine:
                              "%.1f GiB available", nbytes / 2**30, self._in_flight_bytes / 2**30,
                              self._memory_budget() / 2**30, (_host.host_available_bytes() or 0) / 2**30)
                 self._lock.wait(0.5)
+            if not self._in_flight_bytes and not self._fits(nbytes):
+                # Admitted so that the engine moves on, but the host may not hold it.
+                LOG.warning("a synthesis of %.1f GiB starts although %.1f GiB are available (less 1/8 of the "
+                            "host kept free) and the budget is %.1f GiB: the host may run out of memory",
+                            nbytes / 2**30, max(0, (_host.host_available_bytes() or 0) - self._headroom) / 2**30,
+                            self._memory_budget() / 2**30)
             self._in_flight_bytes += nbytes
             self._pending_bytes += nbytes
             return True
