@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The GPU backend's host-side preparation (pinned arenas), with host memory
+standing in for page-locked memory: it runs without a GPU."""
+import numpy as np
+import pytest
+
+from porep_prover.backend.gpu_prepare import ALIGN, PinnedPool, prepare
+from porep_prover.circuits import porep_like
+from porep_prover.groth16 import insecure_setup
+from porep_prover.groth16.prover import synthesize
+
+
+class _Pinned(bytearray):
+    closed = False
+
+    def __init__(self, ctx, nbytes):
+        super().__init__(nbytes)
+
+    def close(self):
+        self.closed = True
+
+
+class _Driver:
+    PinnedBuffer = _Pinned
+
+
+@pytest.fixture(scope="module")
+def partition():
+    import random
+    r1cs, w, _ = porep_like(700 + random.Random().randrange(300), seed=random.Random().randrange(1 << 20))
+    return r1cs, w, insecure_setup(r1cs, warn=False)
+
+
+@pytest.mark.parametrize("abc_on_device", [False, True])
+def test_prepare_copies_each_array_once_and_keeps_views(partition, abc_on_device):
+    r1cs, w, params = partition
+    synth = synthesize(params, r1cs, w, 1, abc_on_device=abc_on_device)
+    pool = PinnedPool(_Driver(), None)
+    try:
+        staged = prepare(pool, synth)
+        held = synth.arrays()
+        for f, arr in held.items():
+            got = getattr(staged.synth, f)
+            assert np.array_equal(got.limbs, arr.limbs)
+            assert pool.contains(got.limbs.reshape(-1).view(np.uint8)), f"{f} is not in the arena"
+            assert not np.shares_memory(got.limbs, arr.limbs)
+        copied = [f for f in held if not (abc_on_device and f == "l_scalars")]
+        want = sum(-(-held[f].limbs.nbytes // ALIGN) * ALIGN for f in copied)
+        assert staged.arena.nbytes == want
+        if abc_on_device:      # l_scalars is witness[k:]: the same view of the witness's copy
+            k = r1cs.num_inputs
+            assert staged.synth.l_scalars.limbs.ctypes.data == staged.synth.witness.limbs[k:].ctypes.data
+    finally:
+        pool.close()
