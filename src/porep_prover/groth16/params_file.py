@@ -24,6 +24,7 @@ import os
 import struct
 from typing import Callable
 
+from ..atomic import atomic_write
 from ..config import resolve_threads
 from ..curve.points import G1Array, G2Array
 from ..errors import EncodingError, ParamsFormatError
@@ -98,19 +99,13 @@ def write_params(path: str | os.PathLike, params: Parameters, threads: int | Non
                  progress: Progress | None = None) -> None:
     """Write params in the bellperson layout, atomically (temporary file, then rename)."""
     threads = resolve_threads(threads)
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(params.vk.to_bytes())
-            for name, _ in SECTIONS:
-                points = getattr(params, name)
-                f.write(struct.pack(">I", len(points)))
-                for lo in range(0, len(points), CHUNK_POINTS):
-                    hi = min(len(points), lo + CHUNK_POINTS)
-                    f.write(points[lo:hi].to_bytes(compressed=False, threads=threads))
-                    if progress:
-                        progress(name, hi, len(points))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_write(path) as f:
+        f.write(params.vk.to_bytes())
+        for name, _ in SECTIONS:
+            points = getattr(params, name)
+            f.write(struct.pack(">I", len(points)))
+            for lo in range(0, len(points), CHUNK_POINTS):
+                hi = min(len(points), lo + CHUNK_POINTS)
+                f.write(points[lo:hi].to_bytes(compressed=False, threads=threads))
+                if progress:
+                    progress(name, hi, len(points))

@@ -32,6 +32,7 @@ import struct
 
 import numpy as np
 
+from ..atomic import atomic_write
 from ..curve.points import G1Array, G2Array
 from ..errors import EncodingError, ParamsFormatError
 from .keys import Parameters, VerifyingKey
@@ -57,19 +58,13 @@ def write_mapped(path: str | os.PathLike, params: Parameters) -> None:
         n = len(getattr(params, name))
         table += [n, pos]
         pos = _align(pos + n * kind.WIDTH * 8)
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(HEADER.pack(MAGIC, len(vk), *table))
-            f.write(vk)
-            for (name, _), offset in zip(SECTIONS, table[1::2]):
-                f.seek(offset)
-                getattr(params, name).limbs.tofile(f)
-            f.truncate(f.tell())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_write(path) as f:
+        f.write(HEADER.pack(MAGIC, len(vk), *table))
+        f.write(vk)
+        for (name, _), offset in zip(SECTIONS, table[1::2]):
+            f.seek(offset)
+            getattr(params, name).limbs.tofile(f)
+        f.truncate(f.tell())
 
 
 def read_mapped(path: str | os.PathLike) -> Parameters:

@@ -13,6 +13,7 @@ import mmap
 import os
 import struct
 
+from ..atomic import atomic_write
 from ..errors import PorepProverError
 
 
@@ -93,14 +94,8 @@ class Reader:
 
 def write_binfile(path, magic: bytes, version: int, sections: list[tuple[int, bytes]]) -> None:
     """Write a container atomically (temporary file, then rename)."""
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(magic + struct.pack("<II", version, len(sections)))
-            for kind, payload in sections:
-                f.write(struct.pack("<IQ", kind, len(payload)))
-                f.write(payload)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_write(path) as f:
+        f.write(magic + struct.pack("<II", version, len(sections)))
+        for kind, payload in sections:
+            f.write(struct.pack("<IQ", kind, len(payload)))
+            f.write(payload)
