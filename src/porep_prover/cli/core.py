@@ -20,7 +20,7 @@ from ..snarkjs import read_zkey as snarkjs_read_zkey
 from ..groth16 import (InsecureSetupWarning, Parameters, PreparedVerifyingKey, Proof, R1CS, VerifyingKey,
                       insecure_setup, load_params, load_witness, prove, read_mapped, save_witness, verify,
                       write_mapped, write_params)
-from ..groth16.params_mapped import MAGIC, is_mapped
+from ..groth16.params_mapped import is_mapped, is_mapped_file
 
 CIRCUITS = circuits.CIRCUITS
 
@@ -64,7 +64,7 @@ def _read_key(path: str) -> VerifyingKey:
     if head == b"{":
         with open(path) as f:
             return VerifyingKey.from_json(f.read())
-    if _magic(path) == MAGIC[:4]:
+    if is_mapped_file(path):
         return read_mapped(path).vk
     data = open(path, "rb").read()
     try:

@@ -26,9 +26,11 @@ curve; anything else is ParamsFormatError. Writing is atomic.
 from __future__ import annotations
 
 import hashlib
+import logging
 import mmap
 import os
 import struct
+from typing import Callable
 
 import numpy as np
 
@@ -38,6 +40,7 @@ from ..errors import EncodingError, ParamsFormatError
 from .keys import Parameters, VerifyingKey
 from .params_file import read_params
 
+LOG = logging.getLogger("porep_prover.params")
 MAGIC = b"PPRMAP01"
 SECTIONS = (("h", G1Array), ("l", G1Array), ("a", G1Array), ("b_g1", G1Array), ("b_g2", G2Array))
 HEADER = struct.Struct("<8sQ" + "QQ" * len(SECTIONS))
@@ -136,31 +139,41 @@ def mirror_path(source: str | os.PathLike, cache_dir: str | os.PathLike) -> str:
     return os.path.join(os.fspath(cache_dir), f"{os.path.basename(os.fspath(source))}.{digest}{SUFFIX}")
 
 
+def mapped_copy(path: str | os.PathLike, make: Callable[[], Parameters]) -> Parameters:
+    """The parameters mapped from path when a sound file is there; else (none,
+    or a damaged one, which is rewritten) make(), written to path and mapped."""
+    if os.path.exists(path):
+        try:
+            return read_mapped(path)
+        except ParamsFormatError as exc:
+            LOG.warning("rewriting the mapped parameters: %s", exc)
+    params = make()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_mapped(path, params)
+    del params
+    return read_mapped(path)
+
+
 def read_params_mapped(source: str | os.PathLike, cache_dir: str | os.PathLike, progress=None,
                        check_subgroup: bool = False) -> Parameters:
     """A bellperson parameters file, loaded mapped: from its mirror in cache_dir
     when one is there and sound (a damaged one is rewritten), else decoded
     once (read_params), written as the mirror and mapped."""
-    mirror = mirror_path(source, cache_dir)
-    if os.path.exists(mirror):
-        try:
-            return read_mapped(mirror)
-        except ParamsFormatError:
-            pass
-    params = read_params(source, check_subgroup=check_subgroup, progress=progress)
-    os.makedirs(cache_dir, exist_ok=True)
-    write_mapped(mirror, params)
-    del params
-    return read_mapped(mirror)
+    return mapped_copy(mirror_path(source, cache_dir),
+                       lambda: read_params(source, check_subgroup=check_subgroup, progress=progress))
+
+
+def is_mapped_file(path: str | os.PathLike) -> bool:
+    """Whether path starts with the mapped layout's magic."""
+    with open(path, "rb") as f:
+        return f.read(len(MAGIC)) == MAGIC
 
 
 def load_params(path: str | os.PathLike, check_subgroup: bool = False, threads: int | None = None,
                 progress=None) -> Parameters:
     """A bellperson .params file (decoded) or a mapped one (mapped), told apart
     by the magic; check_subgroup checks every point of either."""
-    with open(path, "rb") as f:
-        mapped = f.read(len(MAGIC)) == MAGIC
-    if not mapped:
+    if not is_mapped_file(path):
         return read_params(path, check_subgroup=check_subgroup, threads=threads, progress=progress)
     params = read_mapped(path)
     if check_subgroup:

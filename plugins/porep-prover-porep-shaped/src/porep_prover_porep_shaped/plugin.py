@@ -36,9 +36,9 @@ import typing
 import warnings
 
 from porep_prover.engine.config import host_memory_bytes
-from porep_prover.errors import InvalidInputError, ParamsFormatError
-from porep_prover.groth16 import (InsecureSetupWarning, insecure_setup, read_mapped, read_params, write_mapped,
-                                  write_params)
+from porep_prover.errors import InvalidInputError
+from porep_prover.groth16 import InsecureSetupWarning, insecure_setup, read_params, write_params
+from porep_prover.groth16.params_mapped import SUFFIX, mapped_copy
 from porep_prover.hooks import hookimpl
 
 from .circuit import Shape, build, witness
@@ -113,21 +113,12 @@ class PorepShapedProvider:
 
     def load_srs(self, job):
         p = Payload.of(job)
-        pmap = p.params.with_suffix(".pmap")
-        if p.mapped and pmap.exists():
-            try:
-                return read_mapped(pmap)
-            except ParamsFormatError as exc:
-                LOG.warning("remaking the mapped copy: %s", exc)
-        params = read_params(p.params, progress=_Progress("reading")) if p.params.exists() else \
-            self._make(p.scale, p.seed, p.params, p.save)
-        if not p.mapped:
-            return params
-        LOG.info("writing the mapped copy %s", pmap)
-        pmap.parent.mkdir(parents=True, exist_ok=True)
-        write_mapped(pmap, params)
-        del params
-        return read_mapped(pmap)
+
+        def params():
+            if p.params.exists():
+                return read_params(p.params, progress=_Progress("reading"))
+            return self._make(p.scale, p.seed, p.params, p.save)
+        return mapped_copy(p.params.with_suffix(SUFFIX), params) if p.mapped else params()
 
     def _make(self, scale: float, seed: int, path: pathlib.Path, save: bool):
         shape = self.shape(scale, seed)

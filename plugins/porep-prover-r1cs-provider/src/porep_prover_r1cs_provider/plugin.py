@@ -18,6 +18,7 @@ import threading
 
 from porep_prover.errors import InvalidInputError
 from porep_prover.groth16 import R1CS, load_params, load_witness, read_params_mapped
+from porep_prover.groth16.params_mapped import is_mapped_file
 from porep_prover.hooks import hookimpl
 from porep_prover.snarkjs import read_r1cs, read_wtns
 
@@ -48,7 +49,7 @@ class R1csFileProvider:
 
     def load_srs(self, job):
         p = self._payload(job)
-        if p.get("mapped_cache") and _magic(p["params"]) != b"PPRM":
+        if p.get("mapped_cache") and not is_mapped_file(p["params"]):
             return read_params_mapped(p["params"], p["mapped_cache"])
         return load_params(p["params"])
 
