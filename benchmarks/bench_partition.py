@@ -29,7 +29,7 @@ import numpy as np
 
 from porep_prover.backend import get_backend
 from porep_prover.engine import Job
-from porep_prover.engine.config import parse_value
+from porep_prover.engine.config import parse_entry
 from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
 from porep_prover.groth16.prover import finish, h_values, prove_device, synthesize
@@ -46,7 +46,7 @@ def make_up(scalars) -> str:
     return f"{zero:.0%} / {one:.0%} / {1 - zero - one:.0%}"
 
 
-def fresh(be, params, r1cs, witness, threads, on_device):
+def fresh(params, r1cs, witness, threads, on_device):
     return synthesize(params, r1cs, witness, threads, check=False, abc_on_device=on_device)
 
 
@@ -58,7 +58,7 @@ def h_of(be, synth, threads):
 
 def one_run(be, params, r1cs, witness, threads, on_device) -> dict:
     """Seconds of each phase, one after the other, and of the whole region."""
-    synth = fresh(be, params, r1cs, witness, threads, on_device)
+    synth = fresh(params, r1cs, witness, threads, on_device)
     times = {}
     t = time.perf_counter()
     h_sc = h_of(be, synth, threads)
@@ -71,7 +71,7 @@ def one_run(be, params, r1cs, witness, threads, on_device) -> dict:
         times[name] = time.perf_counter() - t
     if hasattr(h_sc, "close"):
         h_sc.close()
-    synth = fresh(be, params, r1cs, witness, threads, on_device)
+    synth = fresh(params, r1cs, witness, threads, on_device)
     t = time.perf_counter()
     prove_device(be, params, synth, threads, b_g2=True)
     times["kernel region"] = time.perf_counter() - t
@@ -90,7 +90,7 @@ def main() -> None:
     ap.add_argument("--json")
     args = ap.parse_args()
     payload = {"scale": args.scale, "seed": args.seed}
-    payload.update(_kv(kv) for kv in args.payload)
+    payload.update(parse_entry(kv) for kv in args.payload)
     provider, job = PorepShapedProvider(), Job("porep-shaped", 1, payload)
     be = get_backend(args.backend)
     threads = args.threads or os.cpu_count()
@@ -101,7 +101,7 @@ def main() -> None:
           f"backend {args.backend}; circuit, parameters and witness in "
           f"{time.perf_counter() - t:.1f} s")
     on_device = args.matvec == "device" and hasattr(be, "h_from_witness")
-    synth = fresh(be, params, r1cs, witness, threads, on_device)
+    synth = fresh(params, r1cs, witness, threads, on_device)
     shares = {"msm a": make_up(synth.a_scalars), "msm l": make_up(synth.l_scalars),
               "msm b_g1": make_up(synth.b_scalars), "msm b_g2": make_up(synth.b_scalars), "msm h": "full"}
     proof = finish(be, params, synth, prove_device(be, params, synth, threads), threads)
@@ -119,11 +119,6 @@ def main() -> None:
         with open(args.json, "w") as f:
             json.dump({"scale": args.scale, "backend": args.backend, "matvec": args.matvec,
                        "ms": {k: v * 1e3 for k, v in med.items()}}, f, indent=1)
-
-
-def _kv(text: str):
-    key, _, raw = text.partition("=")
-    return key.strip(), parse_value(raw.strip())
 
 
 if __name__ == "__main__":

@@ -119,11 +119,12 @@ def prepare(pool: PinnedPool, synth) -> Prepared:
     order = sorted(held, key=lambda f: -held[f].limbs.nbytes)     # bases before the views into them
     bases, views = [], {}
     for f in order:
-        base = next((b for b in bases if _row_offset(held[f].limbs, held[b].limbs) is not None), None)
-        if base is None:
+        found = ((b, _row_offset(held[f].limbs, held[b].limbs)) for b in bases)
+        views_of = next(((b, row) for b, row in found if row is not None), None)
+        if views_of is None:
             bases.append(f)
         else:
-            views[f] = (base, _row_offset(held[f].limbs, held[base].limbs))
+            views[f] = views_of
     offsets, total = {}, 0
     for f in bases:
         offsets[f] = total

@@ -10,7 +10,6 @@ import os
 import tempfile
 
 from ..circuits import CIRCUITS
-from ..errors import ConfigError
 
 # The engine (toml, pluggy, threads) is imported by these commands only, when
 # they run: the other commands start without it.
@@ -39,15 +38,11 @@ def _config(args, extra: dict | None = None):
 def _workload(args):
     """-t demo: the built-in demo circuit; -t KIND: jobs for the provider of that kind."""
     from ..engine.bench import DemoWorkload, KindWorkload
-    from ..engine.config import parse_value
+    from ..engine.config import parse_entry
     if args.type == "demo":
         return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses)
     payload = {"seed": args.seed} | ({"scale": args.scale} if args.scale is not None else {})
-    for item in args.payload or []:
-        key, _, raw = item.partition("=")
-        if not key or not _:
-            raise ConfigError(f"--payload {item!r} is not KEY=VALUE", key=item)
-        payload[key.strip()] = parse_value(raw)
+    payload.update(parse_entry(item) for item in args.payload or [])
     print(f"workload: {args.type} jobs of {args.partitions} partitions, payload {payload}")
     return KindWorkload(args.type, args.partitions, payload)
 

@@ -194,6 +194,15 @@ def parse_value(raw: str) -> Any:
         return raw
 
 
+def parse_entry(text: str, what: str = "--payload") -> tuple[str, Any]:
+    """'KEY=VALUE' as written on a command line -> (KEY, the value read by
+    parse_value); ConfigError naming what when there is no key or no '='."""
+    key, eq, raw = text.partition("=")
+    if not key.strip() or not eq:
+        raise ConfigError(f"{what} {text!r} is not KEY=VALUE", key=text)
+    return key.strip(), parse_value(raw)
+
+
 def parse_sweep(text: str) -> tuple[str, list]:
     """'section.key=V1,V2,...' (or a TOML list) -> (key, [values]); ConfigError
     when there is no value."""
