@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Where one porep-shaped partition's device time goes (plugin
 porep-prover-porep-shaped): H (from a, b, c, or from the witness with
-`--matvec device`), each G1 MSM (a, l, h, b_1) and the G2 MSM of b, timed
+`--matvec device`, the queries' scalars then taken from its device copy),
+each G1 MSM (a, l, h, b_1) and the G2 MSM of b, timed
 one by one on the backend, then the whole kernel region (prove_device with
 B2) for comparison; one proof finished and verified first.
 
@@ -32,7 +33,7 @@ from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
 from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
-from porep_prover.groth16.prover import finish, h_values, prove_device, synthesize
+from porep_prover.groth16.prover import finish, h_values, prove_device, query_scalars, synthesize
 from porep_prover_porep_shaped.plugin import PorepShapedProvider
 
 MONT_ONE = np.array([(pow(2, 256, R) >> (64 * i)) & (2**64 - 1) for i in range(4)], dtype=np.uint64)
@@ -50,10 +51,17 @@ def fresh(params, r1cs, witness, threads, on_device):
     return synthesize(params, r1cs, witness, threads, check=False, abc_on_device=on_device)
 
 
-def h_of(be, synth, threads):
+def h_and_scalars(be, synth, threads):
+    """H's scalars and the (l, a, b) queries' scalars as prove_device gets
+    them (from the device's witness with --matvec device); and what to close."""
     if synth.a is None:
-        return be.h_from_witness(synth.r1cs, synth.witness, threads, flavor=synth.flavor, check=False)
-    return h_values(be, (synth.a, synth.b, synth.c), synth.flavor, threads)
+        r1cs = synth.r1cs
+        h_sc, w = be.h_from_witness(r1cs, synth.witness, threads, flavor=synth.flavor, check=False,
+                                    keep_witness=True)
+        a_sc, b_sc = (be.take(w, r1cs.query_index(q, np.uint32)) for q in "ab")
+        return h_sc, (w[r1cs.num_inputs:], a_sc, b_sc), (h_sc, w, a_sc, b_sc)
+    h_sc = h_values(be, (synth.a, synth.b, synth.c), synth.flavor, threads)
+    return h_sc, (synth.l_scalars, synth.a_scalars, synth.b_scalars), (h_sc,)
 
 
 def one_run(be, params, r1cs, witness, threads, on_device) -> dict:
@@ -61,16 +69,16 @@ def one_run(be, params, r1cs, witness, threads, on_device) -> dict:
     synth = fresh(params, r1cs, witness, threads, on_device)
     times = {}
     t = time.perf_counter()
-    h_sc = h_of(be, synth, threads)
+    h_sc, (l_sc, a_sc, b_sc), held = h_and_scalars(be, synth, threads)
     times["h (ntt)"] = time.perf_counter() - t
-    for name, points, scalars in (("msm a", params.a, synth.a_scalars), ("msm l", params.l, synth.l_scalars),
-                                  ("msm h", params.h, h_sc), ("msm b_g1", params.b_g1, synth.b_scalars),
-                                  ("msm b_g2", params.b_g2, synth.b_scalars)):
+    for name, points, scalars in (("msm a", params.a, a_sc), ("msm l", params.l, l_sc), ("msm h", params.h, h_sc),
+                                  ("msm b_g1", params.b_g1, b_sc), ("msm b_g2", params.b_g2, b_sc)):
         t = time.perf_counter()
         be.msm(points, scalars, threads)
         times[name] = time.perf_counter() - t
-    if hasattr(h_sc, "close"):
-        h_sc.close()
+    for arr in held:
+        if hasattr(arr, "close"):
+            arr.close()
     synth = fresh(params, r1cs, witness, threads, on_device)
     t = time.perf_counter()
     prove_device(be, params, synth, threads, b_g2=True)
@@ -100,10 +108,11 @@ def main() -> None:
     print(f"scale {args.scale:g}: {r1cs.num_constraints} constraints, domain 2^{r1cs.domain_size.bit_length() - 1}, "
           f"backend {args.backend}; circuit, parameters and witness in "
           f"{time.perf_counter() - t:.1f} s")
-    on_device = args.matvec == "device" and hasattr(be, "h_from_witness")
+    on_device = args.matvec == "device" and hasattr(be, "h_from_witness") and hasattr(be, "take")
     synth = fresh(params, r1cs, witness, threads, on_device)
-    shares = {"msm a": make_up(synth.a_scalars), "msm l": make_up(synth.l_scalars),
-              "msm b_g1": make_up(synth.b_scalars), "msm b_g2": make_up(synth.b_scalars), "msm h": "full"}
+    b_share = make_up(query_scalars(r1cs, witness, "b", threads))
+    shares = {"msm a": make_up(query_scalars(r1cs, witness, "a", threads)), "msm l": make_up(witness[r1cs.num_inputs:]),
+              "msm b_g1": b_share, "msm b_g2": b_share, "msm h": "full"}
     proof = finish(be, params, synth, prove_device(be, params, synth, threads), threads)
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
     runs = [one_run(be, params, r1cs, witness, threads, on_device) for _ in range(args.reps)]

@@ -182,20 +182,26 @@ def test_partitions_spread_over_devices_with_a_lock_each(circuit):
 
 
 class WitnessBackend(RecordingBackend):
-    """A fake device that evaluates A, B, C itself (h_from_witness), as the GPU does."""
+    """A fake device that evaluates A, B, C itself (h_from_witness) and takes
+    the queries' scalars from its copy of the witness, as the GPU does."""
 
     def __init__(self):
         super().__init__(delay=0.0)
-        self.from_witness = 0
+        self.from_witness = self.taken = 0
 
-    def h_from_witness(self, r1cs, witness, threads, flavor="bellman", check=True):
+    def h_from_witness(self, r1cs, witness, threads, flavor="bellman", check=True, keep_witness=False):
         self.from_witness += 1
         n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
         a, b, c = r1cs.evaluate(witness, threads, length=n)
         if check:
             r1cs.check(witness, threads, abc=(a, b, c))
         a.limbs[m:m + k] = witness.limbs[:k]
-        return self.cpu.h_poly(a, b, c, threads, flavor)
+        h = self.cpu.h_poly(a, b, c, threads, flavor)
+        return (h, witness.copy()) if keep_witness else h
+
+    def take(self, values, index):
+        self.taken += 1
+        return FrArray(values.limbs[index])
 
 
 def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
@@ -208,7 +214,7 @@ def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
         bad.limbs[r1cs.num_inputs + 3] = FrArray.from_ints([5]).limbs[0]    # not a bit: its booleanity fails
         with pytest.raises(JobFailedError, match="UnsatisfiedError"):
             engine.prove(inline_job(params, r1cs, [bad]), timeout=120)
-    assert be.from_witness >= 3
+    assert be.from_witness >= 3 and be.taken >= 6       # the a and b scalars of each partition
     mixed = [dev, Device("cpu", "cpu", "cpu", get_backend("cpu"))]
     with Engine(config(**{"prover.matvec": "device"}), devices=mixed) as engine:
         assert not engine._abc_on_device          # the CPU device cannot: the host evaluates for all

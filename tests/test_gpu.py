@@ -303,10 +303,13 @@ def test_matvec_on_device_matches_cpu(gpu, tabled, rng):
     n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
     want = r1cs.evaluate(witness, 2, length=n)
     want[0].limbs[m:m + k] = witness.limbs[:k]
-    bufs = gpu.r1cs_ops.evaluate(r1cs, witness, n, check=True)
+    from porep_prover.backend.gpu_msm import DeviceScalars
+    w = DeviceScalars(gpu, gpu.upload(witness.limbs), len(witness))
+    bufs = gpu.r1cs_ops.evaluate(r1cs, w, n, check=True)
+    w.close()
     try:
-        for buf, w in zip(bufs, want):
-            assert np.array_equal(gpu.download_array(buf, (n, 4)), w.limbs)
+        for buf, expect in zip(bufs, want):
+            assert np.array_equal(gpu.download_array(buf, (n, 4)), expect.limbs)
     finally:
         gpu.free(*bufs)
 
@@ -322,6 +325,41 @@ def test_unsatisfied_on_device_names_the_first_failing_constraint(gpu, rng):
     with pytest.raises(UnsatisfiedError) as gpu_err:
         gpu.h_from_witness(r1cs, bad, 1)
     assert gpu_err.value.constraint == cpu_err.value.constraint
+
+
+def test_witness_kept_on_the_device_gives_every_query_s_scalars(gpu, rng):
+    from porep_prover.errors import InvalidInputError, LengthMismatchError
+    from porep_prover.groth16.prover import query_scalars
+    r1cs, witness, _ = porep_like(2000 + rng.randrange(700), seed=rng.randrange(1 << 20))
+    k, n = r1cs.num_inputs, r1cs.domain_size
+    h, w = gpu.h_from_witness(r1cs, witness, 1, keep_witness=True)
+    alone = gpu.h_from_witness(r1cs, witness, 1)
+    try:
+        assert np.array_equal(gpu.download_array(h.buffer, (n - 1, 4)), gpu.download_array(alone.buffer, (n - 1, 4)))
+        assert np.array_equal(gpu.download_array(w.buffer, (len(witness), 4)), witness.limbs)
+        tail = w[k:]                                      # a view: the L query's scalars, not a copy
+        assert len(tail) == r1cs.num_aux and tail.address() == w.address(k)
+        pts = random_points(G1Array, rng, r1cs.num_aux)
+        assert gpu.msm(pts, tail, 1)[0] == CPU.msm(pts, witness[k:], 2)[0]
+        with pytest.raises(LengthMismatchError):
+            gpu.msm(pts, w[k + 1:], 1)
+        for q in "ab":
+            got = gpu.take(w, r1cs.query_index(q, np.uint32))
+            try:
+                assert np.array_equal(gpu.download_array(got.buffer, (len(got), 4)),
+                                      query_scalars(r1cs, witness, q, 2).limbs)
+            finally:
+                got.close()
+        past = np.array([0, len(witness) + rng.randrange(9)], dtype=np.uint32)
+        with pytest.raises(InvalidInputError, match=r"index\[1\]"):
+            gpu.take(w, past)
+        with pytest.raises(InvalidInputError):
+            gpu.take(w, r1cs.query_index("a"))               # int64: not the device's index type
+        tail.close()                                      # a view frees nothing
+        assert w.buffer is not None
+    finally:
+        for arr in (h, w, alone):
+            arr.close()
 
 
 @pytest.mark.parametrize("make", [square_chain, porep_like], ids=["square_chain", "porep_like"])

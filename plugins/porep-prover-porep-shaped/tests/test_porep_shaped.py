@@ -55,6 +55,17 @@ def test_every_witness_satisfies_and_is_deterministic(shape, rng):
         shape.r1cs.check(bad, 2)
 
 
+def test_witness_does_not_depend_on_threads(shape, rng, monkeypatch):
+    from porep_prover_porep_shaped import circuit
+    monkeypatch.setattr(circuit._Split, "MIN", 97)      # split even this small circuit's layers
+    seed = rng.randrange(1 << 40)
+    one = witness(shape, seed, 1)
+    for threads in (2, 3):
+        w = witness(shape, seed, threads)
+        assert w == one
+    shape.r1cs.check(w, 2)
+
+
 def test_bad_scales_are_named_errors():
     for scale in (0, -1, 1.5, 1e-6):
         with pytest.raises(InvalidInputError):

@@ -227,14 +227,31 @@ class GpuBackend:
         """h_poly's result left on the device, for this backend's msm (close it after)."""
         return self.ntt_ops.h_scalars(a, b, c, flavor)
 
-    def h_from_witness(self, r1cs, witness, threads, flavor="bellman", check=True) -> DeviceScalars:
+    def h_from_witness(self, r1cs, witness, threads, flavor="bellman", check=True, keep_witness=False):
         """H for a witness with A w, B w, C w evaluated on the device (the
         circuit's matrices resident, only the witness uploaded); check raises
-        UnsatisfiedError naming the first failing constraint. Bellman's layout."""
+        UnsatisfiedError naming the first failing constraint. Bellman's layout.
+        keep_witness: return (H, the witness's device copy) instead of H, so the
+        queries' scalars come from it (its slices, take) without uploads."""
         n = r1cs.domain_size
         if n < 2:
             raise InvalidInputError("h_from_witness needs a domain of at least 2")
-        return self.ntt_ops.h_owned(self.r1cs_ops.evaluate(r1cs, witness, n, check), n, flavor)
+        r1cs.check_witness(witness)
+        w = DeviceScalars(self, self.upload(witness.limbs), len(witness))
+        try:
+            h = self.ntt_ops.h_owned(self.r1cs_ops.evaluate(r1cs, w, n, check), n, flavor)
+        except BaseException:
+            w.close()
+            raise
+        if keep_witness:
+            return h, w
+        w.close()
+        return h
+
+    def take(self, values: DeviceScalars, index: np.ndarray) -> DeviceScalars:
+        """values[index] gathered on the device (index: uint32 rows of values,
+        resident once per array, e.g. R1CS.query_index(q, np.uint32)); owned."""
+        return self.r1cs_ops.take(values, index)
 
     def prepare(self, synth) -> Prepared:
         """Host work for a partition's kernel region, done outside the device's lock:

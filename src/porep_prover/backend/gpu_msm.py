@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..curve import _curve
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, LengthMismatchError
 
 THREADS = 256
 SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
@@ -36,19 +36,34 @@ def chunk_length(entries: int, threads_wanted: int) -> int:
 
 
 class DeviceScalars:
-    """Scalars already on the device (Montgomery form, 32 bytes each), owned:
-    GpuMsm.msm takes them in place of an FrArray without a copy. close() frees."""
+    """Scalars already on the device (Montgomery form, 32 bytes each):
+    GpuMsm.msm takes them in place of an FrArray without a copy. The owner
+    of the buffer frees it with close(); a slice (scalars[start:stop]) is a
+    view that frees nothing and must not outlive its owner."""
 
-    def __init__(self, gpu, buffer, length: int):
+    def __init__(self, gpu, buffer, length: int, first: int = 0, owned: bool = True):
         self.gpu, self.buffer, self.length = gpu, buffer, length
+        self.first, self.owned = first, owned     # first: the buffer's row this array starts at
 
     def __len__(self) -> int:
         return self.length
 
+    def __getitem__(self, rows: slice) -> "DeviceScalars":
+        if not isinstance(rows, slice) or rows.step not in (None, 1):
+            raise InvalidInputError("DeviceScalars take contiguous slices only")
+        start, stop, _ = rows.indices(self.length)
+        return DeviceScalars(self.gpu, self.buffer, max(0, stop - start), self.first + start, owned=False)
+
+    def address(self, row: int = 0) -> int:
+        """The device address of row (for kernel arguments)."""
+        if self.buffer is None:
+            raise InvalidInputError("these device scalars were closed")
+        return self.buffer.view(32 * (self.first + row))
+
     def close(self) -> None:
-        if self.buffer is not None:
+        if self.owned and self.buffer is not None:
             self.gpu.free(self.buffer)
-            self.buffer = None
+        self.buffer = None
 
 
 class GpuMsm:
@@ -88,6 +103,8 @@ class GpuMsm:
         n = len(points)
         out = type(points).POINT.identity()
         stats = {"zeros": n, "ones": 0, "full": 0, "window_bits": 0}
+        if len(scalars) != n:
+            raise LengthMismatchError(f"msm: {n} points but {len(scalars)} scalars")
         if n == 0:
             return out, stats
         if n >= 1 << 28:
@@ -96,7 +113,7 @@ class GpuMsm:
         c = window_bits(n)
         on_device = isinstance(scalars, DeviceScalars)
         for start, stop, pts in self.gpu.point_chunks(points):
-            sc = scalars.buffer.view(32 * start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
+            sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
             try:
                 got, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c, self._proj_bytes(points))
             finally:

@@ -111,42 +111,19 @@ class Prepared:
 
 
 def prepare(pool: PinnedPool, synth) -> Prepared:
-    """A copy of synth whose uploaded arrays live in a pinned arena. An array
-    that is a view of another (l_scalars of the witness, when A, B, C are
-    evaluated on the device) is staged as the same view of the other's copy,
-    not copied twice."""
+    """A copy of synth whose uploaded arrays (each one it holds: a, b, c and
+    the scalars, or the witness alone when the device evaluates A, B, C and
+    takes the scalars from it) live in one pinned arena."""
     held = synth.arrays()
-    order = sorted(held, key=lambda f: -held[f].limbs.nbytes)     # bases before the views into them
-    bases, views = [], {}
-    for f in order:
-        found = ((b, _row_offset(held[f].limbs, held[b].limbs)) for b in bases)
-        views_of = next(((b, row) for b, row in found if row is not None), None)
-        if views_of is None:
-            bases.append(f)
-        else:
-            views[f] = views_of
     offsets, total = {}, 0
-    for f in bases:
+    for f, arr in held.items():
         offsets[f] = total
-        total += -(-held[f].limbs.nbytes // ALIGN) * ALIGN
+        total += -(-arr.limbs.nbytes // ALIGN) * ALIGN
     arena = pool.acquire(max(total, 1))
     staged = {}
-    for f in bases:
-        arr = held[f].limbs
-        dst = arena.view[offsets[f]:offsets[f] + arr.nbytes]
-        pool.copy(dst, np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
-        staged[f] = FrArray(dst.view(np.uint64).reshape(arr.shape))
-    for f, (base, row) in views.items():
-        staged[f] = FrArray(staged[base].limbs[row:row + len(held[f].limbs)])
+    for f, arr in held.items():
+        limbs = arr.limbs
+        dst = arena.view[offsets[f]:offsets[f] + limbs.nbytes]
+        pool.copy(dst, np.ascontiguousarray(limbs).reshape(-1).view(np.uint8))
+        staged[f] = FrArray(dst.view(np.uint64).reshape(limbs.shape))
     return Prepared(dataclasses.replace(synth, **staged), arena)
-
-
-def _row_offset(view: np.ndarray, base: np.ndarray) -> int | None:
-    """The row of base at which view starts, when view is a run of whole rows
-    of base (both C-contiguous, same row width); else None."""
-    if view is base or view.shape[1:] != base.shape[1:] or not (view.flags.c_contiguous and base.flags.c_contiguous):
-        return None
-    start, row = view.ctypes.data - base.ctypes.data, base.strides[0]
-    if start < 0 or start % row or start + view.nbytes > base.nbytes:
-        return None
-    return start // row

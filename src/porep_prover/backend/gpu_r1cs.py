@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsatisfiedError
+from ..errors import InvalidInputError, UnsatisfiedError
 from ..field.fr_array import FrArray
 
 NONE_FAILED = 0xFFFFFFFF
@@ -31,30 +31,55 @@ class GpuR1cs:
                    [self._resident(matrix.indptr), self._resident(matrix.col), self._resident(matrix.coeff.limbs),
                     ids, matrix.rows, w_buf, out_buf], block=128)
 
-    def evaluate(self, r1cs, witness: FrArray, length: int, check: bool) -> list:
+    def evaluate(self, r1cs, witness, length: int, check: bool) -> list:
         """Device buffers a, b, c of length rows (A w with the inputs at rows
-        m .. m + k - 1, as bellman lays them out; B w; C w; zero beyond).
+        m .. m + k - 1, as bellman lays them out; B w; C w; zero beyond), for
+        a witness on the device (DeviceScalars of r1cs.num_variables).
         check: raise UnsatisfiedError naming the first failing constraint."""
         gpu = self.gpu
-        r1cs.check_witness(witness)
-        w_buf = gpu.upload(witness.limbs)
+        if len(witness) != r1cs.num_variables:
+            raise InvalidInputError(f"a witness of {len(witness)} values for {r1cs.num_variables} variables")
         bufs = []
         try:
             for matrix in (r1cs.a, r1cs.b, r1cs.c):
                 buf = gpu.alloc(32 * length)
                 bufs.append(buf)
                 buf.zero(gpu.stream)
-                self.matvec_into(matrix, w_buf, buf)
+                self.matvec_into(matrix, witness.address(), buf)
             if check:
                 self._check(bufs, r1cs.num_constraints)
             m, k = r1cs.num_constraints, r1cs.num_inputs
-            bufs[0].copy_from(w_buf, 32 * k, dst_offset=32 * m, stream=gpu.stream)
+            bufs[0].copy_from(witness.buffer, 32 * k, dst_offset=32 * m, src_offset=32 * witness.first,
+                              stream=gpu.stream)
             return bufs
         except BaseException:
             gpu.free(*bufs)
             raise
+
+    def take(self, values, index: np.ndarray):
+        """DeviceScalars values[index] (owned); index a uint32 array of rows < len(values)."""
+        from .gpu_msm import DeviceScalars
+        gpu = self.gpu
+        if index.dtype != np.uint32 or index.ndim != 1:
+            raise InvalidInputError(f"take: the index is a 1-D uint32 array, not {index.dtype} of {index.ndim} dims")
+        n = len(index)
+        out = DeviceScalars(gpu, gpu.alloc(max(32, 32 * n)), n)
+        if not n:
+            return out
+        bad = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))
+        try:
+            gpu.launch("r1cs", "r1cs_take", n, [values.address(), len(values), self._resident(index), n,
+                                                out.address(), bad])
+            first = int(gpu.download_array(bad, (1,), np.uint32)[0])
+        except BaseException:
+            out.close()
+            raise
         finally:
-            gpu.free(w_buf)
+            gpu.free(bad)
+        if first != NONE_FAILED:
+            out.close()
+            raise InvalidInputError(f"take: index[{first}] is past the {len(values)} values")
+        return out
 
     def _check(self, bufs, m: int) -> None:
         gpu = self.gpu

@@ -113,7 +113,7 @@ class Engine:
                 self._device_workers += 1
         # A, B, C on the devices only when every device can evaluate them
         self._abc_on_device = self.config.get("prover.matvec") == "device" and all(
-            hasattr(d.backend, "h_from_witness") for d in self.devices)
+            hasattr(d.backend, "h_from_witness") and hasattr(d.backend, "take") for d in self.devices)
         self._accepting = True
         self._set_switch_interval()
         self._preload()

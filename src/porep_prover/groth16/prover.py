@@ -53,13 +53,15 @@ class Synthesized:
     a, b, c: A w, B w, C w padded to the domain (inputs appended to a), the H
     pipeline's input (consumed by it). l, a_scalars, b_scalars: the MSM
     scalars of the aux, A and B queries (density applied). With a, b, c
-    None, r1cs and witness are kept for a device that evaluates them."""
+    None, r1cs and witness are kept for a device that evaluates them and
+    takes every query's scalars from its own copy of the witness (the
+    scalars are None then: nothing but the witness crosses to the device)."""
     a: FrArray | None
     b: FrArray | None
     c: FrArray | None
-    l_scalars: FrArray
-    a_scalars: FrArray
-    b_scalars: FrArray
+    l_scalars: FrArray | None
+    a_scalars: FrArray | None
+    b_scalars: FrArray | None
     flavor: str = "bellman"
     r1cs: R1CS | None = None      # a, b, c None: the device evaluates them from
     witness: FrArray | None = None  # the witness (and checks it when check)
@@ -73,8 +75,9 @@ class Synthesized:
 
     @property
     def nbytes(self) -> int:
-        """Host bytes held (the witness through l_scalars, a view of it)."""
-        return sum(v.limbs.nbytes for f, v in self.arrays().items() if f != "witness")
+        """Host bytes held (the witness's own, or through l_scalars, a view of it)."""
+        held = self.arrays()
+        return sum(v.limbs.nbytes for f, v in held.items() if f != "witness" or "l_scalars" not in held)
 
 
 @dataclasses.dataclass
@@ -90,30 +93,26 @@ class DeviceResult:
 def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | None = None,
                check: bool = True, abc_on_device: bool = False) -> Synthesized:
     """CPU stage: the constraint evaluations (a, b, c) and every MSM's scalars.
-    abc_on_device: leave a, b, c (and the check) to a backend with
-    h_from_witness. Raises WitnessError, UnsatisfiedError (check=True),
+    abc_on_device: leave a, b, c (and the check) and the queries' scalars to
+    a backend with h_from_witness and take. Raises WitnessError, UnsatisfiedError (check=True),
     ParamsMismatchError."""
     threads = resolve_threads(threads)
     params.check_matches(r1cs)
     n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
     if abc_on_device:
         r1cs.check_witness(witness)
-        a = b = c = None
-    else:
-        a, b, c = r1cs.evaluate(witness, threads, length=n)   # padded in place: no copies of n-row arrays
-        if check:
-            r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
-        a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
-    d = r1cs.density()
-    return Synthesized(a, b, c, r1cs=r1cs if abc_on_device else None,
-                       witness=witness if abc_on_device else None, check=check, l_scalars=witness[k:],
-                       a_scalars=_gather(witness, k, np.arange(k), np.flatnonzero(d.a_aux), threads),
-                       b_scalars=_gather(witness, k, np.flatnonzero(d.b_input), np.flatnonzero(d.b_aux), threads))
+        return Synthesized(None, None, None, None, None, None, r1cs=r1cs, witness=witness, check=check)
+    a, b, c = r1cs.evaluate(witness, threads, length=n)   # padded in place: no copies of n-row arrays
+    if check:
+        r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
+    a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
+    return Synthesized(a, b, c, l_scalars=witness[k:], a_scalars=query_scalars(r1cs, witness, "a", threads),
+                       b_scalars=query_scalars(r1cs, witness, "b", threads), check=check)
 
 
-def _gather(witness: FrArray, k: int, inputs: np.ndarray, aux: np.ndarray, threads: int) -> FrArray:
-    """witness[inputs] then witness[k + aux], gathered on threads into one array."""
-    idx = np.concatenate([inputs, aux + k]).astype(np.int64)
+def query_scalars(r1cs: R1CS, witness: FrArray, query: str, threads: int) -> FrArray:
+    """The a or b query's scalars, witness[r1cs.query_index(query)], gathered on threads."""
+    idx = r1cs.query_index(query)
     out = np.empty((len(idx), 4), dtype=np.uint64)
     _r1cs.gather_rows(witness.limbs, idx, out, threads)
     return FrArray(out)
@@ -123,20 +122,33 @@ def prove_device(be, params: Parameters, synth: Synthesized, threads: int, clock
                  b_g2: bool = False) -> DeviceResult:
     """The kernel region (what a worker does while holding its device's lock):
     H from a, b, c (consumed; or from the witness, on a device that evaluates
-    A, B, C), then the G1 MSMs of A, L + H and B_1; with b_g2, the G2 MSM of
-    B as well (else finish does it)."""
+    A, B, C: its copy of the witness then gives every query's scalars), then
+    the G1 MSMs of A, L + H and B_1; with b_g2, the G2 MSM of B as well (else
+    finish does it)."""
     clock = clock or Stopwatch(None)
-    if synth.a is None:
-        h_sc = be.h_from_witness(synth.r1cs, synth.witness, threads, flavor=synth.flavor, check=synth.check)
-    else:
-        h_sc = h_values(be, (synth.a, synth.b, synth.c), synth.flavor, threads)
-    clock.lap("h_poly")
-    out = device_sums(be, threads, h_sc, h=params.h, l=(params.l, synth.l_scalars),
-                      a=(params.a, synth.a_scalars), b1=(params.b_g1, synth.b_scalars), clock=clock)
-    if b_g2:
-        out.b2_acc, _ = be.msm(params.b_g2, synth.b_scalars, threads)
-        clock.lap("msm_g2")
-    return out
+    l_sc, a_sc, b_sc = synth.l_scalars, synth.a_scalars, synth.b_scalars
+    held = []          # device arrays this region made, closed at its end (closing twice is harmless)
+    try:
+        if synth.a is None:     # the device evaluates a, b, c and takes the scalars from its witness
+            h_sc, w = be.h_from_witness(synth.r1cs, synth.witness, threads, flavor=synth.flavor,
+                                        check=synth.check, keep_witness=True)
+            held += [h_sc, w]
+            l_sc = w[synth.r1cs.num_inputs:]
+            a_sc, b_sc = (be.take(w, synth.r1cs.query_index(q, np.uint32)) for q in "ab")
+            held += [a_sc, b_sc]
+        else:
+            h_sc = h_values(be, (synth.a, synth.b, synth.c), synth.flavor, threads)
+        clock.lap("h_poly")
+        out = device_sums(be, threads, h_sc, h=params.h, l=(params.l, l_sc), a=(params.a, a_sc),
+                          b1=(params.b_g1, b_sc), clock=clock)
+        if b_g2:
+            out.b2_acc, _ = be.msm(params.b_g2, b_sc, threads)
+            clock.lap("msm_g2")
+        return out
+    finally:
+        for arr in held:
+            if hasattr(arr, "close"):
+                arr.close()
 
 
 def h_values(be, abc, flavor: str, threads: int):
@@ -160,8 +172,12 @@ def device_sums(be, threads: int, h_sc, h, l, a, b1, clock: Stopwatch) -> Device
 
 def finish(be, params: Parameters, synth: Synthesized, dev: DeviceResult, threads: int, rng=None,
            clock: "Stopwatch | None" = None) -> Proof:
-    """After the lock: the B_2 MSM and the proof's assembly with fresh r, s."""
-    return assemble(be, params.vk, params.b_g2, synth.b_scalars, dev, threads, rng, clock or Stopwatch(None))
+    """After the lock: the B_2 MSM (unless the region did it) and the proof's
+    assembly with fresh r, s."""
+    b_sc = synth.b_scalars
+    if b_sc is None and dev.b2_acc is None:       # the device took them from its witness: gather here
+        b_sc = query_scalars(synth.r1cs, synth.witness, "b", threads)
+    return assemble(be, params.vk, params.b_g2, b_sc, dev, threads, rng, clock or Stopwatch(None))
 
 
 def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu", threads: int | None = None,

@@ -168,6 +168,7 @@ class R1CS:
         for name, m in (("A", a), ("B", b), ("C", c)):
             m.validate(rows, self.num_variables, name)
         self._density: Density | None = None
+        self._query_index: dict[tuple[str, str], np.ndarray] = {}
 
     @classmethod
     def from_constraints(cls, num_inputs: int, num_aux: int,
@@ -197,6 +198,23 @@ class R1CS:
             k = self.num_inputs
             self._density = Density(a_aux=a_mask[k:], b_input=b_mask[:k], b_aux=b_mask[k:])
         return self._density
+
+    def query_index(self, query: str, dtype=np.int64) -> np.ndarray:
+        """The witness positions whose values are the scalars of the a or b
+        query, in the query's order (the inputs A or B reads, then the aux
+        variables it reads): a_scalars = witness[query_index("a")]. Cached
+        per dtype, so a device keeps one resident copy per circuit."""
+        key = (query, np.dtype(dtype).str)
+        if key not in self._query_index:
+            if query not in ("a", "b"):
+                raise ValueError(f"query must be 'a' or 'b', got {query!r}")
+            d, k = self.density(), self.num_inputs
+            inputs = np.arange(k) if query == "a" else np.flatnonzero(d.b_input)
+            aux = np.flatnonzero(d.a_aux if query == "a" else d.b_aux) + k
+            if self.num_variables > np.iinfo(dtype).max:
+                raise R1CSError(f"{self.num_variables} variables do not fit a {np.dtype(dtype)} index")
+            self._query_index[key] = np.concatenate([inputs, aux]).astype(dtype)
+        return self._query_index[key]
 
     def check_witness(self, witness: FrArray) -> None:
         """Raise WitnessError unless witness is an FrArray of num_variables with w[0] = 1."""

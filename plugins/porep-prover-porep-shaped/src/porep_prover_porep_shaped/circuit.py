@@ -27,6 +27,7 @@ only; a partition's witness on its own seed (sources and public inputs).
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -238,9 +239,11 @@ def random_full(rng, n: int) -> FrArray:
     return FrArray(limbs)
 
 
-def witness(shape: Shape, seed: int) -> FrArray:
+def witness(shape: Shape, seed: int, threads: int = 1) -> FrArray:
     """A satisfying assignment: fresh sources and public inputs from seed,
-    then every layer evaluated in order."""
+    then every layer evaluated in order, each layer's gates split over
+    threads (NumPy's gathers and the field products run without the GIL).
+    The result does not depend on threads."""
     rng = np.random.default_rng([seed, 0x5EED])
     r1cs, k = shape.r1cs, 1 + shape.num_public
     nvars = r1cs.num_variables
@@ -254,25 +257,65 @@ def witness(shape: Shape, seed: int) -> FrArray:
     n0 = k - 1 + len(shape.full_sources)
     full.limbs[:n0] = random_full(rng, n0).limbs
     bits[shape.bit_sources] = rng.integers(0, 2, len(shape.bit_sources), dtype=np.uint8)
-    for g in shape.layers:
-        bits[g.xor[:, 2]] = bits[g.xor[:, 0]] ^ bits[g.xor[:, 1]]
-        bits[g.and_[:, 2]] = bits[g.and_[:, 0]] & bits[g.and_[:, 1]]
-        packed = words[g.pack[:, PACK_BITS]].copy()
-        for i in range(PACK_BITS):
-            packed += bits[g.pack[:, i]].astype(np.uint64) << np.uint64(i)
-        words[g.pack[:, -1]] = packed
-        prod = FrArray(full.limbs[full_slot[g.mul[:, 0]]]) * FrArray(full.limbs[full_slot[g.mul[:, 1]]])
-        full.limbs[full_slot[g.mul[:, 2]]] = prod.limbs
-    # One gather builds the witness from its values (0, 1, the words, the full
-    # elements): row-masked stores of 32-byte rows cost several times more.
-    word_vars = np.flatnonzero(shape.kind == WORD)
-    values = np.concatenate([fr_small([0, 1]).limbs, fr_small(words[word_vars].astype(np.int64)).limbs,
-                             full.limbs])
-    index = (bits & (shape.kind == BIT)).astype(np.int64)
-    index[word_vars] = 2 + np.arange(len(word_vars))
-    index[full_vars] = 2 + len(word_vars) + np.arange(len(full_vars))
-    index[ONE] = 1
-    return FrArray(np.take(values, index, axis=0))
+    with ThreadPoolExecutor(max(1, threads), thread_name_prefix="witness") as pool:
+        split = _Split(pool, max(1, threads))
+        for g in shape.layers:
+            split(len(g.xor), lambda s: _xor(bits, g.xor[s]))
+            split(len(g.and_), lambda s: _and(bits, g.and_[s]))
+            split(len(g.pack), lambda s: _pack(bits, words, g.pack[s]))
+            split(len(g.mul), lambda s: _mul(full.limbs, full_slot, g.mul[s]))
+        # One gather builds the witness from its values (the small integers up
+        # to the largest word, 0 and 1 among them, then the full elements):
+        # row-masked stores of 32-byte rows cost several times more.
+        word_vars = np.flatnonzero(shape.kind == WORD)
+        small = int(words[word_vars].max(initial=1)) + 1
+        values = np.concatenate([fr_small(range(small)).limbs, full.limbs])
+        index = (bits & (shape.kind == BIT)).astype(np.int64)
+        index[word_vars] = words[word_vars]
+        index[full_vars] = small + np.arange(len(full_vars))
+        index[ONE] = 1
+        out = np.empty((nvars, 4), np.uint64)
+        split(nvars, lambda s: np.take(values, index[s], axis=0, out=out[s], mode="clip"))   # "raise" would buffer out
+    return FrArray(out)
+
+
+class _Split:
+    """split(n, fn): fn(slice) over `parts` slices of range(n) on the pool,
+    waiting for all (slices of gates write disjoint outputs)."""
+
+    MIN = 1 << 14        # rows per slice worth a thread
+
+    def __init__(self, pool, parts: int):
+        self.pool, self.parts = pool, parts
+
+    def __call__(self, n: int, fn) -> None:
+        parts = max(1, min(self.parts, n // self.MIN))
+        if parts == 1:
+            fn(slice(0, n))
+            return
+        bounds = np.linspace(0, n, parts + 1).astype(np.int64)
+        for f in [self.pool.submit(fn, slice(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]:
+            f.result()
+
+
+def _xor(bits, g) -> None:
+    bits[g[:, 2]] = bits[g[:, 0]] ^ bits[g[:, 1]]
+
+
+def _and(bits, g) -> None:
+    bits[g[:, 2]] = bits[g[:, 0]] & bits[g[:, 1]]
+
+
+def _pack(bits, words, g) -> None:
+    packed = words[g[:, PACK_BITS]]
+    for i in range(PACK_BITS):
+        packed += bits[g[:, i]].astype(np.uint64) << np.uint64(i)
+    words[g[:, -1]] = packed
+
+
+def _mul(limbs, slot, g) -> None:
+    prod = FrArray(limbs[slot[g[:, 0]]]) * FrArray(limbs[slot[g[:, 1]]])
+    limbs[slot[g[:, 2]]] = prod.limbs
 
 
 def statistics(r1cs: R1CS, witness_: FrArray | None = None) -> dict:

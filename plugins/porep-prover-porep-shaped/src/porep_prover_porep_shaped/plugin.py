@@ -134,7 +134,7 @@ class PorepShapedProvider:
     def synthesize(self, job, partition: int, threads: int):
         p = Payload.of(job)
         shape = self.shape(p.scale, p.seed)
-        return shape.r1cs, witness(shape, p.job_seed * 1009 + partition)
+        return shape.r1cs, witness(shape, p.job_seed * 1009 + partition, threads)
 
 
 @hookimpl

@@ -7,6 +7,7 @@
  *                      coefficients one per entry or from a table (ids);
  *                      a coefficient equal to one costs an addition only
  *   r1cs_unsatisfied   the first i < n with a[i] b[i] != c[i] (atomicMin)
+ *   r1cs_take          a query's scalars gathered from the witness
  *
  * Same Montgomery layout as the host, so results match bit for bit. */
 #include "porep_prover/field.cuh"
@@ -45,5 +46,17 @@ extern "C" __global__ void r1cs_unsatisfied(const fr_t *a, const fr_t *b, const 
         fr_t t;
         mont_mul<8>(t, a[i], b[i]);
         if (!mont_eq<8>(t, c[i])) atomicMin(first, i);
+    }
+}
+
+/* out[i] = w[idx[i]] for i < n; *first = min(*first, i) for every idx[i] >= wn (nothing read there). */
+extern "C" __global__ void r1cs_take(const fr_t *w, u32 wn, const u32 *idx, u32 n, fr_t *out, u32 *first)
+{
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        u32 j = idx[i];
+        if (j < wn)
+            out[i] = w[j];
+        else
+            atomicMin(first, i);
     }
 }
