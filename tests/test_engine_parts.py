@@ -114,3 +114,17 @@ def test_bench_payload_entries_must_be_key_value(capsys):
     from porep_prover.cli import main
     assert main(["bench", "batch", "-t", "inline", "--payload", "no-equals-sign"]) == 2
     assert "--payload 'no-equals-sign' is not KEY=VALUE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("abc_on_device", [False, True])
+def test_partition_estimate_is_what_synthesis_holds(abc_on_device):
+    """The engine's memory estimate before a job's first partition is synthesized."""
+    import random
+
+    from porep_prover.circuits import porep_like
+    from porep_prover.engine.core import partition_bytes
+    from porep_prover.groth16.prover import synthesize
+    r1cs, w, _ = porep_like(900 + random.randrange(200), seed=random.randrange(1 << 20))
+    params = insecure_setup(r1cs, warn=False)
+    synth = synthesize(params, r1cs, w, 1, abc_on_device=abc_on_device)
+    assert partition_bytes(params, abc_on_device) == synth.nbytes

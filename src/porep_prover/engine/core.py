@@ -42,9 +42,12 @@ LOG = logging.getLogger("porep_prover.engine")
 _STOP = object()
 
 
-def partition_bytes(params) -> int:
+def partition_bytes(params, abc_on_device: bool = False) -> int:
     """Host bytes one synthesized partition of this circuit holds: a, b, c over
-    the domain and the scalars of the l, a and b queries."""
+    the domain and the scalars of the l, a and b queries; or, when the device
+    evaluates A, B, C and takes the scalars from the witness, the witness."""
+    if abc_on_device:
+        return 32 * (params.vk.num_inputs + len(params.l))
     return 32 * (3 * (len(params.h) + 1) + len(params.l) + len(params.a) + len(params.b_g1))
 
 
@@ -308,7 +311,7 @@ class Engine:
             held = pending = 0
             try:
                 with self.srs.lease(provider.srs_key(job), lambda: provider.load_srs(job)) as params:
-                    held = state.estimate or partition_bytes(params)
+                    held = state.estimate or partition_bytes(params, self._abc_on_device)
                     if not self._reserve(held):
                         return
                     pending = held
