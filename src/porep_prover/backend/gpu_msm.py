@@ -175,13 +175,14 @@ class GpuMsm:
             total = int(gpu.download_array(total_buf, (1,), np.uint32)[0])
             if total == 0:
                 return None, split
-            cursor, entries, keys = alloc(4 * keys_n), alloc(4 * total), alloc(4 * total)
-            cursor.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
-            gpu.launch(mod, f"g{group}_msm_fill", n, [canon, n, c, windows, nb, cursor, entries, keys])
+            ends, entries = alloc(4 * keys_n), alloc(4 * total)
+            ends.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
+            gpu.launch(mod, f"g{group}_msm_fill", n, [canon, n, c, windows, nb, ends, entries])
             mark("fill")
             sums = alloc(proj_bytes * keys_n)
             sums.zero(gpu.stream)
-            self._accumulate(mod, group, pts, entries, keys, total_buf, total, sums, proj_bytes, alloc, mark)
+            self._accumulate(mod, group, pts, entries, (offsets, ends, keys_n), total_buf, total, sums, proj_bytes,
+                             alloc, mark)
             rows = self._reduce(mod, group, sums, nb, windows, proj_bytes, alloc)
             mark("reduce")
             collect()
@@ -198,15 +199,18 @@ class GpuMsm:
         gpu.kernel(mod, f"g{group}_scan_sums").launch((1,), (1024,), [tile_sums, tiles, total_buf], gpu.stream)
         gpu.launch(mod, f"g{group}_scan_add", length, [offsets, length, tile_sums])
 
-    def _accumulate(self, mod, group, pts, entries, keys, total_buf, total, sums, proj_bytes, alloc, mark):
-        """Bucket sums into sums: chunked level 1, then combine levels until one chunk is left."""
+    def _accumulate(self, mod, group, pts, entries, buckets, total_buf, total, sums, proj_bytes, alloc, mark):
+        """Bucket sums into sums: chunked level 1, then combine levels until one
+        chunk is left. buckets: (offsets, ends, count) of the sorted entries."""
         gpu = self.gpu
         want = gpu.info.multiprocessors * 1024
         chunk = chunk_length(total, want)
         chunks = -(-total // chunk)
         next_keys, nxt = alloc(8 * chunks), alloc(2 * proj_bytes * chunks)
+        offsets, ends, keys_n = buckets
         gpu.launch(mod, f"g{group}_msm_accumulate", chunks,
-                   [pts, entries, keys, total_buf, chunk, sums, next_keys, nxt], block=SMALL_THREADS)
+                   [pts, entries, offsets, ends, keys_n, total_buf, chunk, sums, next_keys, nxt],
+                   block=SMALL_THREADS)
         mark("accumulate")
         length = 2 * chunks
         while length > FINAL_LIST:

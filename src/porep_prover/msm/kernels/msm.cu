@@ -7,10 +7,12 @@
  *                    infinity); counts of zero / one / full scalars
  *   msm_count        per window, signed base-2^c digits; bucket sizes
  *   scan_*           exclusive prefix sums of the sizes: bucket offsets
- *   msm_fill         entries (point index | sign) and their bucket keys,
- *                    sorted by bucket (a counting sort)
+ *   msm_fill         entries (point index | sign) sorted by bucket (a
+ *                    counting sort); the cursors end as the buckets' ends,
+ *                    so no key is stored per entry
  *   msm_accumulate   fixed chunks of entries per thread, whatever the bucket
- *                    sizes; a bucket inside one chunk is written to the sums,
+ *                    sizes (a chunk finds its buckets from their ends by
+ *                    binary search); a bucket inside one chunk is written to the sums,
  *                    the open ends of the others go to a shorter list of
  *                    partial sums, and msm_combine repeats on that list until
  *                    every bucket is complete
@@ -107,8 +109,9 @@ extern "C" __global__ void PREFIX(msm_count)(const fr_t *canonical, u32 n, u32 c
     }
 }
 
+/* cursor: the buckets' offsets on entry, their ends on return. */
 extern "C" __global__ void PREFIX(msm_fill)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 nb, u32 *cursor,
-                                            u32 *entries, u32 *keys)
+                                            u32 *entries)
 {
     for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
         u32 i = base + threadIdx.x;
@@ -118,10 +121,7 @@ extern "C" __global__ void PREFIX(msm_fill)(const fr_t *canonical, u32 n, u32 c,
             int d = signed_digit(k, w, c, carry);
             u32 b = d ? bucket_of(d, w, nb) : 0;
             u32 pos = grouped_add(cursor, b, d != 0);
-            if (d) {
-                entries[pos] = i | (d < 0 ? SIGN_BIT : 0u);
-                keys[pos] = b;
-            }
+            if (d) entries[pos] = i | (d < 0 ? SIGN_BIT : 0u);
         }
     }
 }
@@ -212,30 +212,48 @@ DEV void flush(proj *sums, u32 *next_keys, proj *next, u32 t, u32 key, bool dead
     }
 }
 
-/* Level 1: entries (point index | sign) sorted by keys, total of them. */
-extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *keys,
-                                                  const u32 *total_p, u32 chunk, proj *sums, u32 *next_keys,
-                                                  proj *next)
+/* The bucket holding entry pos: the first b >= from with ends[b] > pos
+ * (ends non-decreasing, ends[keys_n - 1] = total > pos). The next bucket is
+ * tried first: where the scalars are spread, it is the one. */
+DEV u32 bucket_at(const u32 *ends, u32 from, u32 keys_n, u32 pos)
+{
+    if (ends[from] > pos) return from;
+    u32 lo = from + 1, hi = keys_n - 1;
+    while (lo < hi) {
+        u32 mid = lo + (hi - lo) / 2;
+        if (ends[mid] > pos)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Level 1: entries (point index | sign) sorted by bucket; bucket b holds
+ * positions [offsets[b], ends[b]); total entries in all. */
+extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *offsets,
+                                                  const u32 *ends, u32 keys_n, const u32 *total_p, u32 chunk,
+                                                  proj *sums, u32 *next_keys, proj *next)
 {
     u32 total = *total_p, chunks = (total + chunk - 1) / chunk;
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < chunks; t += gridDim.x * blockDim.x) {
         u32 lo = t * chunk, hi = min(lo + chunk, total);
-        u32 key = keys[lo];
-        bool open_left = lo > 0 && keys[lo - 1] == key, first = true;
+        u32 key = bucket_at(ends, 0, keys_n, lo), end = ends[key];
+        bool open_left = offsets[key] < lo, first = true;
         proj acc;
         set_inf(acc);
         for (u32 pos = lo; pos < hi; pos++) {
-            u32 k = keys[pos];
-            if (k != key) {
+            if (pos == end) {
                 flush(sums, next_keys, next, t, key, false, acc, open_left, first, false);
                 first = open_left = false;
-                key = k;
+                key = bucket_at(ends, key + 1, keys_n, pos);
+                end = ends[key];
                 set_inf(acc);
             }
             u32 e = entries[pos];
             add_affine(acc, acc, points[e & ~SIGN_BIT], (e & SIGN_BIT) != 0);
         }
-        bool open_right = hi < total && keys[hi] == key;
+        bool open_right = end > hi;
         flush(sums, next_keys, next, t, key, false, acc, open_left || open_right, first, true);
     }
 }
