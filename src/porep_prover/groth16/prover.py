@@ -94,8 +94,8 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
                check: bool = True, abc_on_device: bool = False) -> Synthesized:
     """CPU stage: the constraint evaluations (a, b, c) and every MSM's scalars.
     abc_on_device: leave a, b, c (and the check) and the queries' scalars to
-    a backend with h_from_witness and take. Raises WitnessError, UnsatisfiedError (check=True),
-    ParamsMismatchError."""
+    a backend with h_from_witness and take. Raises WitnessError,
+    UnsatisfiedError (check=True), ParamsMismatchError."""
     threads = resolve_threads(threads)
     params.check_matches(r1cs)
     n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
