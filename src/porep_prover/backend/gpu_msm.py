@@ -55,9 +55,12 @@ class DeviceScalars:
         return DeviceScalars(self.gpu, self.buffer, max(0, stop - start), self.first + start, owned=False)
 
     def address(self, row: int = 0) -> int:
-        """The device address of row (for kernel arguments)."""
-        if self.buffer is None:
+        """The device address of row (for kernel arguments); refused once the
+        buffer is freed (a kernel reading freed memory would end the context)."""
+        if self.buffer is None or not self.buffer.ptr:
             raise InvalidInputError("these device scalars were closed")
+        if not 0 <= row <= self.length:
+            raise InvalidInputError(f"row {row} of {self.length} device scalars")
         return self.buffer.view(32 * (self.first + row))
 
     def close(self) -> None:
