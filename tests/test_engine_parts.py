@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The engine's parts on their own: the SRS manager and the commands."""
+import random
 import threading
 import time
 
@@ -128,3 +129,15 @@ def test_partition_estimate_is_what_synthesis_holds(abc_on_device):
     params = insecure_setup(r1cs, warn=False)
     synth = synthesize(params, r1cs, w, 1, abc_on_device=abc_on_device)
     assert partition_bytes(params, abc_on_device) == synth.nbytes
+
+
+def test_batch_report_steady_state_is_the_devices_pace():
+    from porep_prover.engine.bench import BatchReport
+    span, parts = 10 + random.random() * 50, random.randrange(5, 40)
+    dev = {"efficiency": 0.9, "busy": span * 0.9, "span": span, "gaps": {"count": 3}, "partitions": parts}
+    one = BatchReport(2, 2, 10, span + 7.0, {"count": 0}, {"count": 0}, {"gpu0": dev}, 0, {}, 8)
+    assert one.steady_seconds_per_proof == pytest.approx(10 * span / parts)
+    assert any(f"{10 * span / parts:.3f} s per proof" in line for line in one.lines() if "steady" in line)
+    two = BatchReport(2, 2, 10, span, {"count": 0}, {"count": 0}, {"gpu0": dev, "gpu1": dev}, 0, {}, 8)
+    assert two.steady_seconds_per_proof == pytest.approx(5 * span / parts)     # two devices, twice the pace
+    assert BatchReport(1, 1, 10, 5.0, {"count": 0}, {"count": 0}, {}, 0, {}, 1).steady_seconds_per_proof is None

@@ -93,6 +93,7 @@ def cmd_bench_batch(args) -> int:
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"config": cfg.values, "seconds_per_proof": report.seconds_per_proof,
+                           "steady_seconds_per_proof": report.steady_seconds_per_proof,
                            "wall": report.wall, "latency": report.latency, "queue_wait": report.queue_wait,
                            "devices": report.devices, "failed": report.failed}, f, indent=1)
         return 1 if report.failed else 0

@@ -66,6 +66,14 @@ class BatchReport:
         return self.wall / max(1, self.count)
 
     @property
+    def steady_seconds_per_proof(self) -> float | None:
+        """Seconds per proof at the devices' own pace, from each one's first
+        kernel region to its last (gaps included, the pipeline's filling and
+        draining not): what a long run settles to. None without device data."""
+        rate = sum(d["partitions"] / d["span"] for d in self.devices.values() if d["span"] > 0)
+        return self.partitions / rate if rate > 0 else None
+
+    @property
     def efficiency(self) -> float:
         """The lowest GPU efficiency over the devices."""
         return min((d["efficiency"] for d in self.devices.values()), default=0.0)
@@ -75,6 +83,9 @@ class BatchReport:
         out = [f"jobs {self.count} x {self.partitions} partitions, {self.concurrency} in flight: "
                f"{self.wall:.3f} s, {self.seconds_per_proof:.3f} s per proof"
                + (f", {self.failed} FAILED" if self.failed else "")]
+        steady = self.steady_seconds_per_proof
+        if steady is not None:
+            out.append(f"steady state (the devices' pace, first kernel region to last): {steady:.3f} s per proof")
         if lat["count"]:
             out.append(f"latency per proof: mean {lat['mean']:.3f} s, median {lat['median']:.3f} s, "
                        f"max {lat['max']:.3f} s")
