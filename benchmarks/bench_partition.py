@@ -33,7 +33,8 @@ from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
 from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
-from porep_prover.groth16.prover import finish, h_values, prove_device, query_scalars, synthesize
+from porep_prover.groth16.prover import (evaluates_witness, finish, prove_device, query_scalars, region_scalars,
+                                         synthesize)
 from porep_prover_porep_shaped.plugin import PorepShapedProvider
 
 MONT_ONE = np.array([(pow(2, 256, R) >> (64 * i)) & (2**64 - 1) for i in range(4)], dtype=np.uint64)
@@ -51,25 +52,13 @@ def fresh(params, r1cs, witness, threads, on_device):
     return synthesize(params, r1cs, witness, threads, check=False, abc_on_device=on_device)
 
 
-def h_and_scalars(be, synth, threads):
-    """H's scalars and the (l, a, b) queries' scalars as prove_device gets
-    them (from the device's witness with --matvec device); and what to close."""
-    if synth.a is None:
-        r1cs = synth.r1cs
-        h_sc, w = be.h_from_witness(r1cs, synth.witness, threads, flavor=synth.flavor, check=False,
-                                    keep_witness=True)
-        a_sc, b_sc = (be.take(w, r1cs.query_index(q, np.uint32)) for q in "ab")
-        return h_sc, (w[r1cs.num_inputs:], a_sc, b_sc), (h_sc, w, a_sc, b_sc)
-    h_sc = h_values(be, (synth.a, synth.b, synth.c), synth.flavor, threads)
-    return h_sc, (synth.l_scalars, synth.a_scalars, synth.b_scalars), (h_sc,)
-
-
 def one_run(be, params, r1cs, witness, threads, on_device) -> dict:
     """Seconds of each phase, one after the other, and of the whole region."""
     synth = fresh(params, r1cs, witness, threads, on_device)
     times = {}
     t = time.perf_counter()
-    h_sc, (l_sc, a_sc, b_sc), held = h_and_scalars(be, synth, threads)
+    held = []
+    h_sc, (l_sc, a_sc, b_sc) = region_scalars(be, synth, threads, held)   # as the kernel region gets them
     times["h (ntt)"] = time.perf_counter() - t
     for name, points, scalars in (("msm a", params.a, a_sc), ("msm l", params.l, l_sc), ("msm h", params.h, h_sc),
                                   ("msm b_g1", params.b_g1, b_sc), ("msm b_g2", params.b_g2, b_sc)):
@@ -108,7 +97,7 @@ def main() -> None:
     print(f"scale {args.scale:g}: {r1cs.num_constraints} constraints, domain 2^{r1cs.domain_size.bit_length() - 1}, "
           f"backend {args.backend}; circuit, parameters and witness in "
           f"{time.perf_counter() - t:.1f} s")
-    on_device = args.matvec == "device" and hasattr(be, "h_from_witness") and hasattr(be, "take")
+    on_device = args.matvec == "device" and evaluates_witness(be)
     synth = fresh(params, r1cs, witness, threads, on_device)
     b_share = make_up(query_scalars(r1cs, witness, "b", threads))
     shares = {"msm a": make_up(query_scalars(r1cs, witness, "a", threads)), "msm l": make_up(witness[r1cs.num_inputs:]),

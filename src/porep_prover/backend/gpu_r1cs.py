@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, UnsatisfiedError
 from ..field.fr_array import FrArray
+from .gpu_msm import DeviceScalars
 
 NONE_FAILED = 0xFFFFFFFF
 
@@ -58,7 +59,6 @@ class GpuR1cs:
 
     def take(self, values, index: np.ndarray):
         """DeviceScalars values[index] (owned); index a uint32 array of rows < len(values)."""
-        from .gpu_msm import DeviceScalars
         gpu = self.gpu
         if index.dtype != np.uint32 or index.ndim != 1:
             raise InvalidInputError(f"take: the index is a 1-D uint32 array, not {index.dtype} of {index.ndim} dims")

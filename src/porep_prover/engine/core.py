@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ..backend import get_backend
 from ..config import resolve_threads
 from ..errors import EngineError, JobCancelledError, JobFailedError
-from ..groth16.prover import finish, prove_device, synthesize
+from ..groth16.prover import evaluates_witness, finish, prove_device, synthesize
 from ..groth16.verifier import verify
 from . import config as _host
 from .config import EngineConfig, load_config
@@ -116,7 +116,7 @@ class Engine:
                 self._device_workers += 1
         # A, B, C on the devices only when every device can evaluate them
         self._abc_on_device = self.config.get("prover.matvec") == "device" and all(
-            hasattr(d.backend, "h_from_witness") and hasattr(d.backend, "take") for d in self.devices)
+            evaluates_witness(d.backend) for d in self.devices)
         self._accepting = True
         self._set_switch_interval()
         self._preload()

@@ -126,18 +126,9 @@ def prove_device(be, params: Parameters, synth: Synthesized, threads: int, clock
     the G1 MSMs of A, L + H and B_1; with b_g2, the G2 MSM of B as well (else
     finish does it)."""
     clock = clock or Stopwatch(None)
-    l_sc, a_sc, b_sc = synth.l_scalars, synth.a_scalars, synth.b_scalars
-    held = []          # device arrays this region made, closed at its end (closing twice is harmless)
+    held = []          # device arrays made here, closed at the end (closing twice is harmless)
     try:
-        if synth.a is None:     # the device evaluates a, b, c and takes the scalars from its witness
-            h_sc, w = be.h_from_witness(synth.r1cs, synth.witness, threads, flavor=synth.flavor,
-                                        check=synth.check, keep_witness=True)
-            held += [h_sc, w]
-            l_sc = w[synth.r1cs.num_inputs:]
-            a_sc, b_sc = (be.take(w, synth.r1cs.query_index(q, np.uint32)) for q in "ab")
-            held += [a_sc, b_sc]
-        else:
-            h_sc = h_values(be, (synth.a, synth.b, synth.c), synth.flavor, threads)
+        h_sc, (l_sc, a_sc, b_sc) = region_scalars(be, synth, threads, held)
         clock.lap("h_poly")
         out = device_sums(be, threads, h_sc, h=params.h, l=(params.l, l_sc), a=(params.a, a_sc),
                           b1=(params.b_g1, b_sc), clock=clock)
@@ -149,6 +140,32 @@ def prove_device(be, params: Parameters, synth: Synthesized, threads: int, clock
         for arr in held:
             if hasattr(arr, "close"):
                 arr.close()
+
+
+def evaluates_witness(be) -> bool:
+    """Whether a backend evaluates A, B, C from the witness and takes the
+    queries' scalars from its copy (synthesize's abc_on_device)."""
+    return hasattr(be, "h_from_witness") and hasattr(be, "take")
+
+
+def region_scalars(be, synth: Synthesized, threads: int, held: list):
+    """H's scalars and the (l, a, b) queries' scalars for the kernel region:
+    H from a, b, c (consumed) and the synthesized scalars; or, with a, b, c
+    None, all of them from the device's copy of the witness. Device arrays
+    made here are appended to held, for the caller to close."""
+    if synth.a is not None:
+        h_sc = h_values(be, (synth.a, synth.b, synth.c), synth.flavor, threads)
+        held.append(h_sc)
+        return h_sc, (synth.l_scalars, synth.a_scalars, synth.b_scalars)
+    r1cs = synth.r1cs
+    h_sc, w = be.h_from_witness(r1cs, synth.witness, threads, flavor=synth.flavor, check=synth.check,
+                                keep_witness=True)
+    held += [h_sc, w]
+    a_sc = be.take(w, r1cs.query_index("a", np.uint32))
+    held.append(a_sc)                  # before the next take, which may fail
+    b_sc = be.take(w, r1cs.query_index("b", np.uint32))
+    held.append(b_sc)
+    return h_sc, (w[r1cs.num_inputs:], a_sc, b_sc)
 
 
 def h_values(be, abc, flavor: str, threads: int):
