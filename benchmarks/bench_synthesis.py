@@ -30,7 +30,7 @@ def run(shape, params, workers: int, threads: int, count: int) -> tuple[float, f
                     return
                 i = todo.pop()
             t0 = time.perf_counter()
-            w = witness(shape, 1000 + i)
+            w = witness(shape, 1000 + i, threads)
             t1 = time.perf_counter()
             synthesize(params, shape.r1cs, w, threads)
             t2 = time.perf_counter()
