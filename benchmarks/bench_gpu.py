@@ -101,7 +101,9 @@ def bench_field(gpu, args, rng):
     """Montgomery products per second, chains in registers (DESIGN.md's naive bars: Fr 38 G/s, Fq 17 G/s)."""
     n, iters = gpu.info.multiprocessors * 2048 * 4, 256
     for name, words, module, kernel in (("fr_mul", 4, "ntt", "fr_mul_chain"),
+                                        ("fr_mul", 4, "ntt.lohi", "fr_mul_chain"),
                                         ("fq_mul", 6, "msm_g1", "g1_fq_mul_chain"),
+                                        ("fq_mul", 6, "msm_g1.lohi", "g1_fq_mul_chain"),
                                         ("fq_mul", 6, "msm_g1.fq_inline", "g1_fq_mul_chain")):
         x = rng.integers(0, 1 << 62, size=(n, words), dtype=np.uint64)
         bx, by = gpu.upload(x), gpu.upload(x[::-1].copy())
@@ -242,7 +244,7 @@ def main() -> int:
     if "msm_g2" in sections:
         bench_msm(gpu, args, rng, G2Array, 2)
     if "msm_variants" in sections:
-        for variant in ("", "fq_inline"):
+        for variant in ("", "lohi", "fq_inline"):
             gpu.msm_ops.variant = variant
             print(f"(G1 MSM variant {variant or 'default'})")
             bench_msm(gpu, args, rng, G1Array, 1)

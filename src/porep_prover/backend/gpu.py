@@ -49,6 +49,9 @@ MODULES = {  # logical name -> (source, defines)
 VARIANTS = {  # the same kernels built another way, for the benchmarks' comparisons
     "msm_g1.fq_inline": (PKG / "msm" / "kernels" / "msm.cu", ()),
     "msm_g2.fq_inline": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2",)),
+    # the products' earlier layout (separate chains for low and high halves)
+    "ntt.lohi": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_MUL_LOHI",)),
+    "msm_g1.lohi": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL_LOHI")),
 }
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic

@@ -3,11 +3,11 @@
  * bytes as the package's host layout (64-bit little-endian limbs are two
  * 32-bit limbs each), so buffers move host <-> device unchanged.
  *
- * Multiplication is CIOS over 32-bit limbs with PTX carry chains
- * (mad.lo.cc / madc.hi.cc): per limb of b, add a * b_i in two chains (low
- * halves into t_j, high halves into t_j+1), then m * p likewise with
- * m = t_0 * (-1/p) mod 2^32, and drop the zero limb. Values stay fully
- * reduced (< modulus) after every operation. NVRTC-safe: no host headers. */
+ * Multiplication is CIOS over 32-bit limbs with PTX carry chains, laid out
+ * so that every limb product is one 64-bit multiply-add with carry
+ * (mont_mul_wide; MONT_MUL_LOHI builds the earlier lo/hi-chain layout for
+ * comparison). Values stay fully reduced (< modulus) after every operation.
+ * NVRTC-safe: no host headers. */
 #ifndef POREP_FIELD_CUH
 #define POREP_FIELD_CUH
 
@@ -87,9 +87,10 @@ DEV void mont_sub(mont<N> &r, const mont<N> &a, const mont<N> &b)
     for (int i = 0; i < N; i++) r.v[i] = d[i];
 }
 
-/* r = a b / 2^(32N) mod m, CIOS. */
+/* r = a b / 2^(32N) mod m, CIOS with separate chains for the products' low
+ * and high halves (the first layout; kept for the benchmarks' comparison). */
 template <int N>
-DEV void mont_mul_inline(mont<N> &r, const mont<N> &a, const mont<N> &b)
+DEV void mont_mul_lohi(mont<N> &r, const mont<N> &a, const mont<N> &b)
 {
     const u32 *m = modulus<N>();
     const u32 inv = modulus_inv<N>();
@@ -135,9 +136,96 @@ DEV void mont_mul_inline(mont<N> &r, const mont<N> &a, const mont<N> &b)
     for (int i = 0; i < N; i++) r.v[i] = borrow ? t[i] : d[i];
 }
 
+/* r = a b / 2^(32N) mod m, CIOS with the limbs' products in 64-bit pairs.
+ *
+ * Each row adds a * b_i and q * m as products whose low and high halves land
+ * in neighbouring limbs. Split by the parity of the operand's limb, the
+ * products of one parity tile an accumulator without overlap, so one carry
+ * chain of alternating mad.lo / madc.hi covers them, and ptxas fuses each
+ * pair into one 64-bit multiply-add with carry in and out (IMAD.WIDE.U32.X on
+ * sm_80 and later); the lo-chain / hi-chain layout above becomes three
+ * instructions per product instead. Even limbs accumulate into e (limb j at
+ * weight j), odd ones into o (limb j at weight j + 1); after the row's shift
+ * both sit at weight j and one add chain folds o into e. With a, b < m the
+ * row value stays below 2^33 m, so e needs N + 1 limbs, and the result is
+ * below 2m < 2^(32N) (both moduli leave the top bit free). */
+template <int N>
+DEV void mont_mul_wide(mont<N> &r, const mont<N> &a, const mont<N> &b)
+{
+    const u32 *m = modulus<N>();
+    const u32 inv = modulus_inv<N>();
+    u32 e[N + 1], o[N + 1];
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const u32 bi = b.v[i];
+        if (i == 0) {
+#pragma unroll
+            for (int j = 0; j < N; j += 2) {
+                asm("mul.lo.u32 %0, %1, %2;" : "=r"(e[j]) : "r"(a.v[j]), "r"(bi));
+                asm("mul.hi.u32 %0, %1, %2;" : "=r"(e[j + 1]) : "r"(a.v[j]), "r"(bi));
+            }
+            e[N] = 0;
+        } else {
+            asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[0]) : "r"(a.v[0]), "r"(bi));
+            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[1]) : "r"(a.v[0]), "r"(bi));
+#pragma unroll
+            for (int j = 2; j < N; j += 2) {
+                asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[j]) : "r"(a.v[j]), "r"(bi));
+                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[j + 1]) : "r"(a.v[j]), "r"(bi));
+            }
+            asm volatile("addc.u32 %0, 0, 0;" : "=r"(e[N]));
+        }
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            asm("mul.lo.u32 %0, %1, %2;" : "=r"(o[j]) : "r"(a.v[j + 1]), "r"(bi));
+            asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[j + 1]) : "r"(a.v[j + 1]), "r"(bi));
+        }
+        const u32 q = e[0] * inv;
+        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[0]) : "r"(q), "r"(m[0]));
+        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[1]) : "r"(q), "r"(m[0]));
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[j]) : "r"(q), "r"(m[j]));
+            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[j + 1]) : "r"(q), "r"(m[j]));
+        }
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(e[N]));
+        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[0]) : "r"(q), "r"(m[1]));
+        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[1]) : "r"(q), "r"(m[1]));
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[j]) : "r"(q), "r"(m[j + 1]));
+            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
+        }
+        asm volatile("addc.u32 %0, 0, 0;" : "=r"(o[N]));
+        /* shift out the zero limb e[0] and fold o in: e_j <- o_j + e_(j+1) */
+        asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(e[0]) : "r"(o[0]), "r"(e[1]));
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(e[j]) : "r"(o[j]), "r"(e[j + 1]));
+        /* the row's value is below 2m < 2^(32N): no carry out of the top limb */
+        asm volatile("addc.u32 %0, %1, %2;" : "=r"(e[N - 1]) : "r"(o[N - 1]), "r"(e[N]));
+    }
+    /* e < 2m: subtract m once if e >= m */
+    u32 d[N], borrow;
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d[0]) : "r"(e[0]), "r"(m[0]));
+#pragma unroll
+    for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d[i]) : "r"(e[i]), "r"(m[i]));
+    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = borrow ? e[i] : d[i];
+}
+
 /* Products are inlined into their callers; the group law's functions are
  * the out-of-line units (ec.cuh), which keeps code size and compile time
  * in bounds without passing field elements through the stack. */
+template <int N>
+DEV void mont_mul_inline(mont<N> &r, const mont<N> &a, const mont<N> &b)
+{
+#ifdef MONT_MUL_LOHI
+    mont_mul_lohi<N>(r, a, b);
+#else
+    mont_mul_wide<N>(r, a, b);
+#endif
+}
 template <int N>
 DEV void mont_mul(mont<N> &r, const mont<N> &a, const mont<N> &b) { mont_mul_inline<N>(r, a, b); }
 #ifdef FQ_MUL_CALL
