@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from porep_prover import errors
-from porep_prover.backend.gpu import INCLUDE, MODULES, build_modules
+from porep_prover.backend.gpu import INCLUDE, MODULES, VARIANTS, build_modules
 from porep_prover.cli import main
 from porep_prover.cuda import compiler
 from porep_prover.cuda.cache import MAGIC, KernelCache, cache_key
@@ -35,6 +35,15 @@ def test_every_kernel_compiles(built):
         assert cubin[:4] == b"\x7fELF", name
         for kernel in KERNELS[name]:
             assert kernel in cubin, (arch, name, kernel)
+
+
+def test_benchmark_variants_compile(tmp_path):
+    """The other builds the benchmarks compare (backend.gpu.VARIANTS) compile too."""
+    cache = KernelCache(tmp_path)
+    for name, (src, defines) in VARIANTS.items():
+        cubin = compiler.compile_cubin(src, INCLUDE, "sm_90", defines, cache, "0")
+        assert cubin[:4] == b"\x7fELF", name
+        assert all(kernel in cubin for kernel in KERNELS[name.split(".")[0]]), name
 
 
 def test_second_build_comes_from_the_cache(built, monkeypatch):
