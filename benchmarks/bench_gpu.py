@@ -27,7 +27,7 @@ import numpy as np
 
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
-from porep_prover.backend import get_backend
+from porep_prover.backend import get_backend, gpu_ntt
 from porep_prover.backend.gpu_msm import window_bits
 from porep_prover.field.constants import FR_GENERATOR, R
 
@@ -144,6 +144,23 @@ def bench_ntt(gpu, args, rng):
         row("ntt", log_n, dev, call, ntt_floor_ms(log_n), note=note)
 
 
+def bench_ntt_tune(gpu, args, rng):
+    """The NTT pass's build and shape side by side: module x elements a block x threads a block."""
+    ops = gpu.ntt_ops
+    for log_n in sorted({min(args.max_log, 24), min(args.max_log, 27)}):
+        xs = random_fr(1 << log_n, rng)
+        src, dst = gpu.upload(xs.limbs), gpu.alloc(32 << log_n)
+        for module in ("ntt", "ntt.align16"):
+            for block_log in (10, 11, 12):
+                for threads in (128, 256, 512):
+                    ops.module, ops.block_log, ops.threads = module, block_log, threads
+                    dev = device_time(gpu, lambda: ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
+                    row("ntt", log_n, dev, None, ntt_floor_ms(log_n),
+                        note=f"{module} block 2^{block_log} x {threads} threads")
+        ops.module, ops.block_log, ops.threads = "ntt", gpu_ntt.BLOCK_LOG, gpu_ntt.THREADS
+        gpu.free(src, dst)
+
+
 def bench_h(gpu, args, rng):
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 27), min(args.max_log, 20)}):
         n = 1 << log_n
@@ -237,6 +254,8 @@ def main() -> int:
         bench_transfers(gpu, args, rng)
     if "ntt" in sections:
         bench_ntt(gpu, args, rng)
+    if "ntt_tune" in sections:
+        bench_ntt_tune(gpu, args, rng)
     if "h" in sections:
         bench_h(gpu, args, rng)
     if "msm_g1" in sections:
@@ -244,10 +263,11 @@ def main() -> int:
     if "msm_g2" in sections:
         bench_msm(gpu, args, rng, G2Array, 2)
     if "msm_variants" in sections:
-        for variant in ("", "lohi", "fq_inline"):
-            gpu.msm_ops.variant = variant
-            print(f"(G1 MSM variant {variant or 'default'})")
-            bench_msm(gpu, args, rng, G1Array, 1)
+        for cls, group, variants in ((G1Array, 1, ("", "align16", "lohi", "fq_inline")), (G2Array, 2, ("", "align16"))):
+            for variant in variants:
+                gpu.msm_ops.variant = variant
+                print(f"(G{group} MSM variant {variant or 'default'})")
+                bench_msm(gpu, args, rng, cls, group)
         gpu.msm_ops.variant = args.msm_variant
     if "groth16" in sections:
         bench_groth16(gpu, args, rng)

@@ -6,7 +6,7 @@ import pytest
 
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
-from porep_prover.backend import get_backend, gpu_available
+from porep_prover.backend import get_backend, gpu_available, gpu_ntt
 from porep_prover.circuits import porep_like, square_chain
 from porep_prover.field.constants import FQ_MONT, P, R
 from porep_prover.groth16 import insecure_setup, prove, verify
@@ -57,7 +57,7 @@ def _ints_to_limbs(values, words):
     return np.array([[(v >> (64 * k)) & ((1 << 64) - 1) for k in range(words)] for v in values], dtype=np.uint64)
 
 
-@pytest.mark.parametrize("module", ["msm_g1", "msm_g1.fq_inline", "msm_g1.lohi"])
+@pytest.mark.parametrize("module", ["msm_g1", "msm_g1.fq_inline", "msm_g1.lohi", "msm_g1.align16"])
 @pytest.mark.parametrize("n,iters", [(1, 1), (333, 1), (1025, 3)])
 def test_fq_products_match_python(gpu, module, n, iters, rng):
     """x y^iters / R^iters mod p in Montgomery limbs, edge values (0, 1, p - 1, R mod p) included."""
@@ -72,7 +72,7 @@ def test_fq_products_match_python(gpu, module, n, iters, rng):
     assert got == [a * pow(b * r_inv, iters, P) % P for a, b in zip(x, y)]
 
 
-@pytest.mark.parametrize("module", ["ntt", "ntt.lohi"])
+@pytest.mark.parametrize("module", ["ntt", "ntt.lohi", "ntt.align16"])
 def test_fr_product_chains_match_python(gpu, module, rng):
     n, iters = 777, 5
     x = [0, 1, R - 1] + [rng.randrange(R) for _ in range(n - 3)]
@@ -102,6 +102,21 @@ def test_staged_transfers_roundtrip(gpu, nbytes, rng):
 def test_ntt_matches_cpu(gpu, log_n, inverse, coset, rng):
     xs = random_fr(1 << log_n, rng)
     assert gpu.ntt(xs, inverse, coset, 1) == CPU.ntt(xs, inverse, coset, 2)
+
+
+@pytest.mark.parametrize("module,block_log,threads",
+                         [("ntt.align16", 11, 256), ("ntt", 10, 128), ("ntt", 12, 512), ("ntt.align16", 12, 128)])
+@pytest.mark.parametrize("log_n", [1, 4, 13, 21])
+def test_ntt_pass_builds_and_shapes_match_cpu(gpu, module, block_log, threads, log_n, rng):
+    """The pass kernel's other builds and block shapes (the benchmarks' sweep) give the same transforms."""
+    xs = random_fr(1 << log_n, rng)
+    ops = gpu.ntt_ops
+    ops.module, ops.block_log, ops.threads = module, block_log, threads
+    try:
+        for inverse, coset in ((False, False), (True, True), (False, True)):
+            assert gpu.ntt(xs, inverse, coset, 1) == CPU.ntt(xs, inverse, coset, 2)
+    finally:
+        ops.module, ops.block_log, ops.threads = "ntt", gpu_ntt.BLOCK_LOG, gpu_ntt.THREADS
 
 
 @pytest.mark.parametrize("log_n", [1, 3, 10, 13, 20])
@@ -157,8 +172,9 @@ def test_msm_special_scalars(gpu, cls, kind, rng):
     assert stats["ones"] == cpu_stats["ones"] and stats["zeros"] == cpu_stats["zeros"]
 
 
-@pytest.mark.parametrize("cls,variant", [(G1Array, "lohi"), (G1Array, "fq_inline"), (G2Array, "fq_inline")],
-                         ids=["g1-lohi", "g1-inline", "g2-inline"])
+@pytest.mark.parametrize("cls,variant", [(G1Array, "lohi"), (G1Array, "fq_inline"), (G2Array, "fq_inline"),
+                                         (G1Array, "align16"), (G2Array, "align16")],
+                         ids=["g1-lohi", "g1-inline", "g2-inline", "g1-align16", "g2-align16"])
 def test_msm_build_variants_match_cpu(gpu, cls, variant, rng):
     """The benchmarks' other builds of the MSM give the CPU's sums."""
     n = 9001 if cls is G1Array else 2001

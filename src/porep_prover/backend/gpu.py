@@ -52,6 +52,10 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     # the products' earlier layout (separate chains for low and high halves)
     "ntt.lohi": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_MUL_LOHI",)),
     "msm_g1.lohi": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL_LOHI")),
+    # 16-byte aligned field elements (16-byte loads and stores)
+    "ntt.align16": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_ALIGN16",)),
+    "msm_g1.align16": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_ALIGN16")),
+    "msm_g2.align16": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "MONT_ALIGN16")),
 }
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic

@@ -42,6 +42,11 @@ class GpuNtt:
 
     def __init__(self, gpu):
         self.gpu = gpu
+        # the pass kernel's build and shape (the benchmarks sweep them; the defaults are the measured best)
+        self.module = "ntt"
+        self.block_log = BLOCK_LOG
+        self.threads = THREADS
+        self._shared: dict[str, int] = {}
         self._twiddles: dict[tuple[int, bool], tuple[object, int]] = {}  # (nqr, inverse) -> (table, log N)
         self._scales: dict[tuple[int, int, int], tuple[object, object, int]] = {}
 
@@ -95,16 +100,27 @@ class GpuNtt:
     def _dit_gather(self, src, dst, log_n, tw, scale) -> None:
         table, log_big = tw
         s_lo, s_hi, s_bits = scale if scale is not None else (0, 0, 0)
-        kernel = self.gpu.kernel("ntt", "ntt_pass")
+        kernel = self._pass_kernel()
         for idx, (b_lo, k) in enumerate(passes(log_n)):
-            m = min(b_lo, BLOCK_LOG - k)
+            m = min(b_lo, self.block_log - k)
             flags = (GATHER | (SCALE_LOAD if scale is not None else 0)) if idx == 0 else 0
             self._launch_pass(kernel, src if idx == 0 else dst, dst, table, s_lo, s_hi, log_n, b_lo, k, m,
                               log_big, s_bits, flags)
 
+    def _pass_kernel(self):
+        """ntt_pass of self.module, allowed the shared memory of a 2^block_log block."""
+        if not PASS_STAGES <= self.block_log <= 12:
+            raise ValueError(f"block_log {self.block_log}: a block holds 2^{PASS_STAGES} to 2^12 elements")
+        kernel = self.gpu.kernel(self.module, "ntt_pass")
+        need = 32 << self.block_log
+        if self._shared.get(self.module, 64 << 10) < need:   # past the 64 KiB every module is given
+            kernel.set_max_dynamic_shared(need)
+            self._shared[self.module] = need
+        return kernel
+
     def _launch_pass(self, kernel, inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big, s_bits, flags):
         count = 1 << (k + m)
-        kernel.launch((1 << (log_n - k - m),), (min(THREADS, max(1, count // 2)),),
+        kernel.launch((1 << (log_n - k - m),), (min(self.threads, max(1, count // 2)),),
                       [inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big - log_n, s_bits, flags],
                       self.gpu.stream, 32 * count)
 
@@ -119,10 +135,10 @@ class GpuNtt:
         """DIF passes in place on buf (natural -> bit-reversed); the last writes dst with last_flags."""
         table, log_big = tw
         s_lo, s_hi, s_bits = scale
-        kernel = self.gpu.kernel("ntt", "ntt_pass")
+        kernel = self._pass_kernel()
         plan = passes(log_n)[::-1]
         for idx, (b_lo, k) in enumerate(plan):
-            m = min(b_lo, BLOCK_LOG - k)
+            m = min(b_lo, self.block_log - k)
             last = idx == len(plan) - 1
             self._launch_pass(kernel, buf, dst if last else buf, table, s_lo, s_hi, log_n, b_lo, k, m,
                               log_big, s_bits, DIF | (last_flags if last else 0))
@@ -132,9 +148,9 @@ class GpuNtt:
         inv = self.twiddles(nqr, log_n, True)
         self._dif(buf, buf, log_n, inv, self.scale(shift, pow(1 << log_n, -1, R), log_n), SCALE_STORE)
         table, log_big = self.twiddles(nqr, log_n, False)
-        kernel = self.gpu.kernel("ntt", "ntt_pass")
+        kernel = self._pass_kernel()
         for b_lo, k in passes(log_n):
-            m = min(b_lo, BLOCK_LOG - k)
+            m = min(b_lo, self.block_log - k)
             self._launch_pass(kernel, buf, buf, table, 0, 0, log_n, b_lo, k, m, log_big, 0, 0)
 
     # ------------------------------------------------------------ entry points

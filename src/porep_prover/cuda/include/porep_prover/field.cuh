@@ -22,8 +22,17 @@ typedef unsigned long long u64;
 /* Out of line: the group law's functions, called from several places each. */
 #define DEV_CALL __device__ __noinline__
 
+/* MONT_ALIGN16 (a build variant for now): 16-byte aligned elements, so
+ * global loads and stores move 16 bytes an instruction instead of 4. Every
+ * buffer of elements is then expected at a 16-byte aligned address (device
+ * allocations and whole-element offsets are). */
+#ifdef MONT_ALIGN16
+#define MONT_ALIGN __align__(16)
+#else
+#define MONT_ALIGN
+#endif
 template <int N>
-struct mont {
+struct MONT_ALIGN mont {
     u32 v[N];
 };
 
