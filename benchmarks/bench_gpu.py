@@ -197,6 +197,30 @@ def bench_msm(gpu, args, rng, cls, group):
         row(f"msm_g{group}", log_n, dev, call, msm_floor_ms(log_n, group), note=note)
 
 
+def bench_msm_sort(gpu, args, rng):
+    """The counting sort's atomics: grouped (default) against one per lane, on
+    random, repeated and small (0..3) scalars, G1 at the largest size."""
+    log_n = min(args.max_log, 26)
+    n = 1 << log_n
+    pts = random_points(G1Array, n, log_n)
+    kinds = {"random": random_fr(n, rng),
+             "repeated": FrArray(np.tile(random_fr(1, rng).limbs, (n, 1))),
+             "small": FrArray(np.take(FrArray.from_ints([0, 1, 2, 3]).limbs, rng.integers(0, 4, size=n), axis=0))}
+    for kind, sc in kinds.items():
+        buf = gpu.upload(sc.limbs)
+        for variant in ("", "plain_atomics"):
+            gpu.msm_ops.variant = variant
+            dev = device_time(gpu, lambda: gpu.msm_ops.msm_device(pts, buf), 3)
+            gpu.msm_ops.profile = {}
+            gpu.msm_ops.msm_device(pts, buf)
+            phases = " ".join(f"{k}={v:.1f}" for k, v in gpu.msm_ops.profile.items())
+            gpu.msm_ops.profile = None
+            row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} {variant or 'grouped'} {phases}")
+        gpu.free(buf)
+    gpu.msm_ops.variant = args.msm_variant
+    gpu.release_resident()
+
+
 def bench_groth16(gpu, args, rng):
     from porep_prover.circuits import porep_like, square_chain
     from porep_prover.groth16 import insecure_setup, prove, verify
@@ -269,6 +293,8 @@ def main() -> int:
                 print(f"(G{group} MSM variant {variant or 'default'})")
                 bench_msm(gpu, args, rng, cls, group)
         gpu.msm_ops.variant = args.msm_variant
+    if "msm_sort" in sections:
+        bench_msm_sort(gpu, args, rng)
     if "groth16" in sections:
         bench_groth16(gpu, args, rng)
     if args.json:

@@ -73,6 +73,11 @@ DEV int signed_digit(const fr_t &k, u32 w, u32 c, u32 &carry)
  * lane's rank in its group. Every lane of the warp must call it. */
 DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
 {
+#ifdef MSM_PLAIN_ATOMICS
+    /* a build variant: one atomic per lane, no match (cheap where the lanes'
+     * buckets differ, serialised where they are the same) */
+    return active ? atomicAdd(&counters[slot], 1u) : 0u;
+#endif
     u32 key = active ? slot : FULL_MASK;
     u32 peers = __match_any_sync(FULL_MASK, key);
     u32 lane = threadIdx.x & 31, leader = __ffs(peers) - 1;
