@@ -56,6 +56,8 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     "ntt.align16": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_ALIGN16",)),
     "msm_g1.align16": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_ALIGN16")),
     "msm_g2.align16": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "MONT_ALIGN16")),
+    # the Fq2 product out of line by reference (fewer registers, more stack than by value)
+    "msm_g2.fq2_byref": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "FQ2_MUL_BYREF")),
     # the counting sort with one atomic per lane instead of one per group of lanes with the same bucket
     "msm_g1.plain_atomics": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MSM_PLAIN_ATOMICS")),
 }
