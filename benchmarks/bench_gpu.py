@@ -287,7 +287,7 @@ def main() -> int:
     if "msm_g2" in sections:
         bench_msm(gpu, args, rng, G2Array, 2)
     if "msm_variants" in sections:
-        for cls, group, variants in ((G1Array, 1, ("", "align16", "lohi", "fq_inline")), (G2Array, 2, ("", "align16", "fq2_byref"))):
+        for cls, group, variants in ((G1Array, 1, ("", "align16", "regs128", "regs80", "lohi", "fq_inline")), (G2Array, 2, ("", "align16", "fq2_byref"))):
             for variant in variants:
                 gpu.msm_ops.variant = variant
                 print(f"(G{group} MSM variant {variant or 'default'})")

@@ -174,9 +174,9 @@ def test_msm_special_scalars(gpu, cls, kind, rng):
 
 @pytest.mark.parametrize("cls,variant", [(G1Array, "lohi"), (G1Array, "fq_inline"), (G2Array, "fq_inline"),
                                          (G1Array, "align16"), (G2Array, "align16"), (G1Array, "plain_atomics"),
-                                         (G2Array, "fq2_byref")],
+                                         (G2Array, "fq2_byref"), (G1Array, "regs128"), (G1Array, "regs80")],
                          ids=["g1-lohi", "g1-inline", "g2-inline", "g1-align16", "g2-align16", "g1-plain-atomics",
-                              "g2-fq2-byref"])
+                              "g2-fq2-byref", "g1-regs128", "g1-regs80"])
 def test_msm_build_variants_match_cpu(gpu, cls, variant, rng):
     """The benchmarks' other builds of the MSM give the CPU's sums."""
     n = 9001 if cls is G1Array else 2001

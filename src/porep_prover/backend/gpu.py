@@ -58,6 +58,9 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     "msm_g2.align16": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "MONT_ALIGN16")),
     # the Fq2 product out of line by reference (fewer registers, more stack than by value)
     "msm_g2.fq2_byref": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "FQ2_MUL_BYREF")),
+    # the accumulation's registers capped at 128 / 80 (8 / 12 blocks of 64 threads an SM)
+    "msm_g1.regs128": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MSM_MIN_BLOCKS=8")),
+    "msm_g1.regs80": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MSM_MIN_BLOCKS=12")),
     # the counting sort with one atomic per lane instead of one per group of lanes with the same bucket
     "msm_g1.plain_atomics": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MSM_PLAIN_ATOMICS")),
 }

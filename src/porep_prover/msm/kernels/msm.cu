@@ -234,9 +234,17 @@ DEV u32 bucket_at(const u32 *ends, u32 from, u32 keys_n, u32 pos)
     return lo;
 }
 
+/* MSM_MIN_BLOCKS (a build variant): cap the accumulation's registers for that
+ * many blocks of 64 threads an SM (more warps, a few spills). */
+#ifdef MSM_MIN_BLOCKS
+#define ACCUMULATE_BOUNDS __launch_bounds__(64, MSM_MIN_BLOCKS)
+#else
+#define ACCUMULATE_BOUNDS
+#endif
+
 /* Level 1: entries (point index | sign) sorted by bucket; bucket b holds
  * positions [offsets[b], ends[b]); total entries in all. */
-extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *offsets,
+extern "C" __global__ void ACCUMULATE_BOUNDS PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *offsets,
                                                   const u32 *ends, u32 keys_n, const u32 *total_p, u32 chunk,
                                                   proj *sums, u32 *next_keys, proj *next)
 {
