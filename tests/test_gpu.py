@@ -8,7 +8,7 @@ import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available, gpu_ntt
 from porep_prover.circuits import porep_like, square_chain
-from porep_prover.field.constants import FQ_MONT, P, R
+from porep_prover.field.constants import P, R
 from porep_prover.groth16 import insecure_setup, prove, verify
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
@@ -57,32 +57,27 @@ def _ints_to_limbs(values, words):
     return np.array([[(v >> (64 * k)) & ((1 << 64) - 1) for k in range(words)] for v in values], dtype=np.uint64)
 
 
-@pytest.mark.parametrize("module", ["msm_g1", "msm_g1.fq_inline", "msm_g1.lohi", "msm_g1.align16"])
+FQ_CHAIN, FR_CHAIN = (P, 6, "g1_fq_mul_chain"), (R, 4, "fr_mul_chain")
+
+
+@pytest.mark.parametrize("field,module", [(FQ_CHAIN, "msm_g1"), (FQ_CHAIN, "msm_g1.fq_inline"),
+                                          (FQ_CHAIN, "msm_g1.lohi"), (FQ_CHAIN, "msm_g1.align16"),
+                                          (FR_CHAIN, "ntt"), (FR_CHAIN, "ntt.lohi"), (FR_CHAIN, "ntt.align16")])
 @pytest.mark.parametrize("n,iters", [(1, 1), (333, 1), (1025, 3)])
-def test_fq_products_match_python(gpu, module, n, iters, rng):
-    """x y^iters / R^iters mod p in Montgomery limbs, edge values (0, 1, p - 1, R mod p) included."""
-    edge = [0, 1, P - 1, FQ_MONT, P - FQ_MONT]
-    x = (edge + [rng.randrange(P) for _ in range(n)])[:n]
-    y = ([rng.randrange(P) for _ in range(n)][::-1] + edge)[-n:]
-    bx, by = gpu.upload(_ints_to_limbs(x, 6)), gpu.upload(_ints_to_limbs(y, 6))
-    gpu.kernel(module, "g1_fq_mul_chain").launch((3,), (128,), [bx, by, n, iters], gpu.stream)
-    got = _limbs_to_ints(gpu.download_array(bx, (n, 6)))
+def test_products_match_python(gpu, field, module, n, iters, rng):
+    """x y^iters / R^iters mod m in Montgomery limbs (R = 2^(64 words)), by
+    every build's product; edge values (0, 1, m - 1, R mod m, m - R mod m) included."""
+    m, words, kernel = field
+    r_mont = (1 << (64 * words)) % m
+    edge = [0, 1, m - 1, r_mont, m - r_mont]
+    x = (edge + [rng.randrange(m) for _ in range(n)])[:n]
+    y = ([rng.randrange(m) for _ in range(n)][::-1] + edge)[-n:]
+    bx, by = gpu.upload(_ints_to_limbs(x, words)), gpu.upload(_ints_to_limbs(y, words))
+    gpu.kernel(module, kernel).launch((3,), (96,), [bx, by, n, iters], gpu.stream)
+    got = _limbs_to_ints(gpu.download_array(bx, (n, words)))
     gpu.free(bx, by)
-    r_inv = pow(1 << 384, -1, P)
-    assert got == [a * pow(b * r_inv, iters, P) % P for a, b in zip(x, y)]
-
-
-@pytest.mark.parametrize("module", ["ntt", "ntt.lohi", "ntt.align16"])
-def test_fr_product_chains_match_python(gpu, module, rng):
-    n, iters = 777, 5
-    x = [0, 1, R - 1] + [rng.randrange(R) for _ in range(n - 3)]
-    y = [rng.randrange(R) for _ in range(n - 1)] + [R - 1]
-    bx, by = gpu.upload(_ints_to_limbs(x, 4)), gpu.upload(_ints_to_limbs(y, 4))
-    gpu.kernel(module, "fr_mul_chain").launch((2,), (96,), [bx, by, n, iters], gpu.stream)
-    got = _limbs_to_ints(gpu.download_array(bx, (n, 4)))
-    gpu.free(bx, by)
-    r_inv = pow(1 << 256, -1, R)
-    assert got == [a * pow(b * r_inv, iters, R) % R for a, b in zip(x, y)]
+    r_inv = pow(1 << (64 * words), -1, m)
+    assert got == [a * pow(b * r_inv, iters, m) % m for a, b in zip(x, y)]
 
 
 @pytest.mark.parametrize("nbytes", [1, 1000, (1 << 20) + 1, 3 * (32 << 20) + 12345])

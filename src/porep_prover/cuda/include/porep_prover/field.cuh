@@ -61,21 +61,29 @@ DEV const u32 *mont_one<8>() { return (const u32 *)FR_ONE64; }
 template <>
 DEV const u32 *mont_one<12>() { return (const u32 *)FQ_ONE64; }
 
+/* r = t - m if t >= m, else t (t < 2m < 2^(32N)). */
+template <int N>
+DEV void sub_modulus_once(mont<N> &r, const u32 (&t)[N])
+{
+    const u32 *m = modulus<N>();
+    u32 d[N], borrow;
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d[0]) : "r"(t[0]), "r"(m[0]));
+#pragma unroll
+    for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d[i]) : "r"(t[i]), "r"(m[i]));
+    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = borrow ? t[i] : d[i];
+}
+
 /* r = a + b mod m (a, b < m < 2^(32N - 1)). */
 template <int N>
 DEV void mont_add(mont<N> &r, const mont<N> &a, const mont<N> &b)
 {
-    const u32 *m = modulus<N>();
-    u32 s[N], d[N], borrow;
+    u32 s[N];
     asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(s[0]) : "r"(a.v[0]), "r"(b.v[0]));
 #pragma unroll
     for (int i = 1; i < N; i++) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(s[i]) : "r"(a.v[i]), "r"(b.v[i]));
-    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d[0]) : "r"(s[0]), "r"(m[0]));
-#pragma unroll
-    for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d[i]) : "r"(s[i]), "r"(m[i]));
-    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
-#pragma unroll
-    for (int i = 0; i < N; i++) r.v[i] = borrow ? s[i] : d[i];
+    sub_modulus_once<N>(r, s);
 }
 
 /* r = a - b mod m. */
@@ -213,14 +221,10 @@ DEV void mont_mul_wide(mont<N> &r, const mont<N> &a, const mont<N> &b)
         /* the row's value is below 2m < 2^(32N): no carry out of the top limb */
         asm volatile("addc.u32 %0, %1, %2;" : "=r"(e[N - 1]) : "r"(o[N - 1]), "r"(e[N]));
     }
-    /* e < 2m: subtract m once if e >= m */
-    u32 d[N], borrow;
-    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d[0]) : "r"(e[0]), "r"(m[0]));
+    u32 t[N];
 #pragma unroll
-    for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d[i]) : "r"(e[i]), "r"(m[i]));
-    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
-#pragma unroll
-    for (int i = 0; i < N; i++) r.v[i] = borrow ? e[i] : d[i];
+    for (int i = 0; i < N; i++) t[i] = e[i];
+    sub_modulus_once<N>(r, t);   /* e < 2m */
 }
 
 /* Products are inlined into their callers; the group law's functions are
