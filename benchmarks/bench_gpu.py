@@ -6,6 +6,11 @@ Usage:
     python benchmarks/bench_gpu.py [--sections ntt,h,msm_g1,msm_g2,groth16] [--max-log 24]
                                    [--check] [--json out.json]
 
+Sections: field (product rates), xfer (host <-> device), ntt, ntt_tune (the
+pass kernel's builds and block shapes), h, msm_g1, msm_g2, msm_variants (the
+MSM's build variants side by side), msm_sort (the counting sort's atomics on
+random, repeated and small scalars), groth16 (whole proofs).
+
 Times are medians of --reps runs after a warm-up, measured with CUDA events
 around device-resident work ("device" column: inputs already on the device)
 and with the host clock around the public call ("call": uploads and
