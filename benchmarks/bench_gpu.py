@@ -181,6 +181,16 @@ def bench_h(gpu, args, rng):
             row(f"h_{flavor[:4]}", log_n, dev, call, 7 * ntt_floor_ms(log_n), note="7 NTTs + combine")
 
 
+def msm_device_time(gpu, pts, buf, reps: int) -> tuple[float, str]:
+    """Median device ms of the MSM of pts by the scalars in buf, and one more run's phases (ms)."""
+    dev = device_time(gpu, lambda: gpu.msm_ops.msm_device(pts, buf), reps)
+    gpu.msm_ops.profile = {}
+    gpu.msm_ops.msm_device(pts, buf)
+    phases = " ".join(f"{k}={v:.1f}" for k, v in gpu.msm_ops.profile.items())
+    gpu.msm_ops.profile = None
+    return dev, phases
+
+
 def bench_msm(gpu, args, rng, cls, group):
     top = min(args.max_log, 26 if group == 1 else 24)
     for log_n in range(max(args.min_log, 16), top + 1, args.step):
@@ -188,12 +198,8 @@ def bench_msm(gpu, args, rng, cls, group):
         pts = random_points(cls, n, log_n)
         sc = random_fr(n, rng)
         buf = gpu.upload(sc.limbs)
-        dev = device_time(gpu, lambda: gpu.msm_ops.msm_device(pts, buf), args.reps if log_n < 24 else 3)
+        dev, phases = msm_device_time(gpu, pts, buf, args.reps if log_n < 24 else 3)
         call = host_time(lambda: gpu.msm(pts, sc, 1), 2 if log_n < 24 else 1)
-        gpu.msm_ops.profile = {}
-        gpu.msm_ops.msm_device(pts, buf)
-        phases = " ".join(f"{k}={v:.1f}" for k, v in gpu.msm_ops.profile.items())
-        gpu.msm_ops.profile = None
         note = f"c={window_bits(n)} {phases}"
         if args.check and log_n <= 18:
             note += " = cpu" if gpu.msm(pts, sc, 1)[0] == pp.msm(pts, sc, backend="cpu") else " MISMATCH"
@@ -215,11 +221,7 @@ def bench_msm_sort(gpu, args, rng):
         buf = gpu.upload(sc.limbs)
         for variant in ("", "plain_atomics"):
             gpu.msm_ops.variant = variant
-            dev = device_time(gpu, lambda: gpu.msm_ops.msm_device(pts, buf), 3)
-            gpu.msm_ops.profile = {}
-            gpu.msm_ops.msm_device(pts, buf)
-            phases = " ".join(f"{k}={v:.1f}" for k, v in gpu.msm_ops.profile.items())
-            gpu.msm_ops.profile = None
+            dev, phases = msm_device_time(gpu, pts, buf, 3)
             row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} {variant or 'grouped'} {phases}")
         gpu.free(buf)
     gpu.msm_ops.variant = args.msm_variant
@@ -292,7 +294,8 @@ def main() -> int:
     if "msm_g2" in sections:
         bench_msm(gpu, args, rng, G2Array, 2)
     if "msm_variants" in sections:
-        for cls, group, variants in ((G1Array, 1, ("", "align16", "regs128", "regs80", "lohi", "fq_inline")), (G2Array, 2, ("", "align16", "fq2_byref"))):
+        for cls, group, variants in ((G1Array, 1, ("", "align16", "regs128", "regs80", "lohi", "fq_inline")),
+                                     (G2Array, 2, ("", "align16", "fq2_byref"))):
             for variant in variants:
                 gpu.msm_ops.variant = variant
                 print(f"(G{group} MSM variant {variant or 'default'})")

@@ -46,7 +46,6 @@ class GpuNtt:
         self.module = "ntt"
         self.block_log = BLOCK_LOG
         self.threads = THREADS
-        self._shared: dict[str, int] = {}
         self._twiddles: dict[tuple[int, bool], tuple[object, int]] = {}  # (nqr, inverse) -> (table, log N)
         self._scales: dict[tuple[int, int, int], tuple[object, object, int]] = {}
 
@@ -112,10 +111,8 @@ class GpuNtt:
         if not PASS_STAGES <= self.block_log <= 12:
             raise ValueError(f"block_log {self.block_log}: a block holds 2^{PASS_STAGES} to 2^12 elements")
         kernel = self.gpu.kernel(self.module, "ntt_pass")
-        need = 32 << self.block_log
-        if self._shared.get(self.module, 64 << 10) < need:   # past the 64 KiB every module is given
-            kernel.set_max_dynamic_shared(need)
-            self._shared[self.module] = need
+        if self.block_log > BLOCK_LOG:                # past the 64 KiB GpuBackend.kernel allows every ntt_pass
+            kernel.set_max_dynamic_shared(32 << self.block_log)
         return kernel
 
     def _launch_pass(self, kernel, inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big, s_bits, flags):

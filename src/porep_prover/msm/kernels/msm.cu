@@ -77,7 +77,7 @@ DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
     /* a build variant: one atomic per lane, no match (cheap where the lanes'
      * buckets differ, serialised where they are the same) */
     return active ? atomicAdd(&counters[slot], 1u) : 0u;
-#endif
+#else
     u32 key = active ? slot : FULL_MASK;
     u32 peers = __match_any_sync(FULL_MASK, key);
     u32 lane = threadIdx.x & 31, leader = __ffs(peers) - 1;
@@ -85,6 +85,7 @@ DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
     if (active && lane == leader) base = atomicAdd(&counters[slot], (u32)__popc(peers));
     base = __shfl_sync(FULL_MASK, base, leader);
     return base + __popc(peers & ((1u << lane) - 1));
+#endif
 }
 
 /* Bucket of a nonzero digit in window w: windows of nb buckets, digit +-(b + 1). */
@@ -244,9 +245,10 @@ DEV u32 bucket_at(const u32 *ends, u32 from, u32 keys_n, u32 pos)
 
 /* Level 1: entries (point index | sign) sorted by bucket; bucket b holds
  * positions [offsets[b], ends[b]); total entries in all. */
-extern "C" __global__ void ACCUMULATE_BOUNDS PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *offsets,
-                                                  const u32 *ends, u32 keys_n, const u32 *total_p, u32 chunk,
-                                                  proj *sums, u32 *next_keys, proj *next)
+extern "C" __global__ void ACCUMULATE_BOUNDS PREFIX(msm_accumulate)(const point *points, const u32 *entries,
+                                                                    const u32 *offsets, const u32 *ends, u32 keys_n,
+                                                                    const u32 *total_p, u32 chunk, proj *sums,
+                                                                    u32 *next_keys, proj *next)
 {
     u32 total = *total_p, chunks = (total + chunk - 1) / chunk;
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < chunks; t += gridDim.x * blockDim.x) {
