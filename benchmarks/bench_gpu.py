@@ -9,7 +9,8 @@ Usage:
 Sections: field (product rates), xfer (host <-> device), ntt, ntt_tune (the
 pass kernel's builds and block shapes), h, msm_g1, msm_g2, msm_variants (the
 MSM's build variants side by side), msm_sort (the counting sort's atomics on
-random, repeated and small scalars), groth16 (whole proofs).
+random, repeated and small scalars), msm_fill (the sort's fill a window or a
+part of one at a time), groth16 (whole proofs).
 
 Times are medians of --reps runs after a warm-up, measured with CUDA events
 around device-resident work ("device" column: inputs already on the device)
@@ -33,6 +34,7 @@ import numpy as np
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_ntt
+from porep_prover.backend import gpu as gpu_backend
 from porep_prover.backend.gpu_msm import window_bits
 from porep_prover.field.constants import FR_GENERATOR, R
 
@@ -155,7 +157,7 @@ def bench_ntt_tune(gpu, args, rng):
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 27)}):
         xs = random_fr(1 << log_n, rng)
         src, dst = gpu.upload(xs.limbs), gpu.alloc(32 << log_n)
-        for module in ("ntt", "ntt.align16"):
+        for module in ("ntt", "ntt.align4"):
             for block_log in (10, 11, 12):
                 for threads in (128, 256, 512):
                     ops.module, ops.block_log, ops.threads = module, block_log, threads
@@ -209,8 +211,8 @@ def bench_msm(gpu, args, rng, cls, group):
 
 
 def bench_msm_sort(gpu, args, rng):
-    """The counting sort's atomics: grouped (default) against one per lane, on
-    random, repeated and small (0..3) scalars, G1 at the largest size."""
+    """G1 at the largest size on random, repeated and small (0..3) scalars: the
+    counting sort's grouped atomics keep repeated buckets from serialising."""
     log_n = min(args.max_log, 26)
     n = 1 << log_n
     pts = random_points(G1Array, n, log_n)
@@ -219,13 +221,25 @@ def bench_msm_sort(gpu, args, rng):
              "small": FrArray(np.take(FrArray.from_ints([0, 1, 2, 3]).limbs, rng.integers(0, 4, size=n), axis=0))}
     for kind, sc in kinds.items():
         buf = gpu.upload(sc.limbs)
-        for variant in ("", "plain_atomics"):
-            gpu.msm_ops.variant = variant
-            dev, phases = msm_device_time(gpu, pts, buf, 3)
-            row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} {variant or 'grouped'} {phases}")
+        dev, phases = msm_device_time(gpu, pts, buf, 3)
+        row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} {phases}")
         gpu.free(buf)
     gpu.msm_ops.variant = args.msm_variant
     gpu.release_resident()
+
+
+def bench_msm_fill(gpu, args, rng):
+    """G1 on random scalars with a window's buckets filled in 1, 2 or 4 parts (GpuMsm.fill_parts)."""
+    for log_n in sorted({min(args.max_log, 24), min(args.max_log, 26)}):
+        pts = random_points(G1Array, 1 << log_n, log_n)
+        buf = gpu.upload(random_fr(1 << log_n, rng).limbs)
+        for parts in (1, 2, 4):
+            gpu.msm_ops.fill_parts = parts
+            dev, phases = msm_device_time(gpu, pts, buf, args.reps)
+            row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"fill in {parts} parts {phases}")
+        gpu.msm_ops.fill_parts = None
+        gpu.free(buf)
+        gpu.release_resident()
 
 
 def bench_groth16(gpu, args, rng):
@@ -267,6 +281,8 @@ def main() -> int:
     ap.add_argument("--ntt-step", type=int, default=1)
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--variants", default=",align4,lohi,fq_inline",
+                    help="msm_variants: the builds compared, comma-separated ('' = the default build)")
     ap.add_argument("--msm-variant", default="", help="build variant of the MSM kernels (see backend.gpu.VARIANTS)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--json")
@@ -294,15 +310,17 @@ def main() -> int:
     if "msm_g2" in sections:
         bench_msm(gpu, args, rng, G2Array, 2)
     if "msm_variants" in sections:
-        for cls, group, variants in ((G1Array, 1, ("", "align16", "regs128", "regs80", "lohi", "fq_inline")),
-                                     (G2Array, 2, ("", "align16", "fq2_byref"))):
-            for variant in variants:
+        for cls, group in ((G1Array, 1), (G2Array, 2)):
+            for variant in (v for v in args.variants.split(",")
+                            if v == "" or f"msm_g{group}.{v}" in gpu_backend.VARIANTS):
                 gpu.msm_ops.variant = variant
                 print(f"(G{group} MSM variant {variant or 'default'})")
                 bench_msm(gpu, args, rng, cls, group)
         gpu.msm_ops.variant = args.msm_variant
     if "msm_sort" in sections:
         bench_msm_sort(gpu, args, rng)
+    if "msm_fill" in sections:
+        bench_msm_fill(gpu, args, rng)
     if "groth16" in sections:
         bench_groth16(gpu, args, rng)
     if args.json:

@@ -52,17 +52,9 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     # the products' earlier layout (separate chains for low and high halves)
     "ntt.lohi": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_MUL_LOHI",)),
     "msm_g1.lohi": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL_LOHI")),
-    # 16-byte aligned field elements (16-byte loads and stores)
-    "ntt.align16": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_ALIGN16",)),
-    "msm_g1.align16": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_ALIGN16")),
-    "msm_g2.align16": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "MONT_ALIGN16")),
-    # the Fq2 product out of line by reference (fewer registers, more stack than by value)
-    "msm_g2.fq2_byref": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "FQ2_MUL_BYREF")),
-    # the accumulation's registers capped at 128 / 80 (8 / 12 blocks of 64 threads an SM)
-    "msm_g1.regs128": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MSM_MIN_BLOCKS=8")),
-    "msm_g1.regs80": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MSM_MIN_BLOCKS=12")),
-    # the counting sort with one atomic per lane instead of one per group of lanes with the same bucket
-    "msm_g1.plain_atomics": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MSM_PLAIN_ATOMICS")),
+    # field elements at their natural 4-byte alignment (4-byte loads and stores)
+    "ntt.align4": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_ALIGN4",)),
+    "msm_g1.align4": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_ALIGN4")),
 }
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic

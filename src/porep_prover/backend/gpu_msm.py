@@ -19,6 +19,14 @@ THREADS = 256
 SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
 FOLD = 16
 FINAL_LIST = 16          # partial lists this short are finished by one thread
+FILL_SPAN = 32 << 20     # bytes of entries one fill part writes at a time: well inside an H200's 50 MB L2
+MAX_FILL_PARTS = 4       # each part reads all of its window's keys again
+
+
+def fill_parts(n: int) -> int:
+    """Parts a window's buckets are filled in: a window's entries (4 bytes a
+    point at most) in stretches of FILL_SPAN, at most MAX_FILL_PARTS."""
+    return max(1, min(MAX_FILL_PARTS, -(-4 * n // FILL_SPAN)))
 
 
 def window_bits(n: int) -> int:
@@ -76,6 +84,7 @@ class GpuMsm:
         self.gpu = gpu
         self.profile: dict[str, float] | None = None  # set to a dict: ms per phase are added to it
         self.variant = ""                              # "" or a suffix of gpu.VARIANTS (benchmarks)
+        self.fill_parts: int | None = None             # None: fill_parts(n); the benchmarks sweep it
 
     def _marker(self):
         """mark(name) ends the phase called name (CUDA events; a no-op unless profiling)."""
@@ -167,20 +176,24 @@ class GpuMsm:
             counters.zero(gpu.stream)
             gpu.launch(mod, f"g{group}_msm_classify", n, [sc, pts, n, canon, counters])
             mark("classify")
-            counts = alloc(4 * keys_n)
+            counts, keys = alloc(4 * keys_n), alloc(4 * windows * n)
             counts.zero(gpu.stream)
-            gpu.launch(mod, f"g{group}_msm_count", n, [canon, n, c, windows, nb, counts])
+            gpu.launch(mod, f"g{group}_msm_count", n, [canon, n, c, windows, nb, counts, keys])
             mark("count")
             offsets, total_buf = alloc(4 * keys_n), alloc(4)
             self._scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
             mark("scan")
             split = gpu.download_array(counters, (4,), np.uint32)[:3].astype(np.int64)
             total = int(gpu.download_array(total_buf, (1,), np.uint32)[0])
+            bufs.remove(canon)                          # the keys carry what fill needs
+            gpu.free(canon)
             if total == 0:
                 return None, split
             ends, entries = alloc(4 * keys_n), alloc(4 * total)
             ends.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
-            gpu.launch(mod, f"g{group}_msm_fill", n, [canon, n, c, windows, nb, ends, entries])
+            parts = self.fill_parts or fill_parts(n)
+            gpu.kernel(mod, f"g{group}_msm_fill").launch((-(-n // THREADS), windows * parts), (THREADS,),
+                                                         [keys, n, parts, nb, ends, entries], gpu.stream)
             mark("fill")
             sums = alloc(proj_bytes * keys_n)
             sums.zero(gpu.stream)

@@ -13,8 +13,9 @@ from ..field.constants import FR_GENERATOR, FR_SNARKJS_NQR, FR_TWO_ADICITY, R
 from ..field.fr_array import FrArray
 
 PASS_STAGES = 10
-BLOCK_LOG = 11          # PASS_MAX_LOG in ntt.cu: elements per block
-THREADS = 256
+BLOCK_LOG = 10          # elements a block (the measured best on an H200: BENCHMARKS.md)
+THREADS = 128
+SHARED_LOG = 11         # PASS_MAX_LOG in ntt.cu: larger blocks opt in to more shared memory
 GATHER, SCATTER, SCALE_LOAD, SCALE_STORE, DIF = 1, 2, 4, 8, 16
 
 
@@ -111,7 +112,7 @@ class GpuNtt:
         if not PASS_STAGES <= self.block_log <= 12:
             raise ValueError(f"block_log {self.block_log}: a block holds 2^{PASS_STAGES} to 2^12 elements")
         kernel = self.gpu.kernel(self.module, "ntt_pass")
-        if self.block_log > BLOCK_LOG:                # past the 64 KiB GpuBackend.kernel allows every ntt_pass
+        if self.block_log > SHARED_LOG:               # past the 64 KiB GpuBackend.kernel allows every ntt_pass
             kernel.set_max_dynamic_shared(32 << self.block_log)
         return kernel
 

@@ -5,11 +5,13 @@
  *
  *   msm_classify     scalars -> canonical (zero where the point is at
  *                    infinity); counts of zero / one / full scalars
- *   msm_count        per window, signed base-2^c digits; bucket sizes
+ *   msm_count        per window, signed base-2^c digits; bucket sizes and
+ *                    each (window, point)'s key (bucket | sign), window-major
  *   scan_*           exclusive prefix sums of the sizes: bucket offsets
  *   msm_fill         entries (point index | sign) sorted by bucket (a
- *                    counting sort); the cursors end as the buckets' ends,
- *                    so no key is stored per entry
+ *                    counting sort), a window (or part of one) at a time;
+ *                    the cursors end as the buckets' ends, so no key is
+ *                    stored per entry
  *   msm_accumulate   fixed chunks of entries per thread, whatever the bucket
  *                    sizes (a chunk finds its buckets from their ends by
  *                    binary search); a bucket inside one chunk is written to the sums,
@@ -28,6 +30,7 @@
 #define SIGN_BIT 0x80000000u
 #define DEAD_BIT 0x80000000u  /* a partial-list key whose bucket is already written */
 #define FULL_MASK 0xffffffffu
+#define NO_KEY 0xffffffffu    /* a zero digit: no bucket (a real key's bucket is below 2^31 - 1) */
 
 /* counters: [0] zeros, [1] ones, [2] full */
 extern "C" __global__ void PREFIX(msm_classify)(const fr_t *scalars, const point *points, u32 n, fr_t *canonical,
@@ -73,11 +76,6 @@ DEV int signed_digit(const fr_t &k, u32 w, u32 c, u32 &carry)
  * lane's rank in its group. Every lane of the warp must call it. */
 DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
 {
-#ifdef MSM_PLAIN_ATOMICS
-    /* a build variant: one atomic per lane, no match (cheap where the lanes'
-     * buckets differ, serialised where they are the same) */
-    return active ? atomicAdd(&counters[slot], 1u) : 0u;
-#else
     u32 key = active ? slot : FULL_MASK;
     u32 peers = __match_any_sync(FULL_MASK, key);
     u32 lane = threadIdx.x & 31, leader = __ffs(peers) - 1;
@@ -85,7 +83,6 @@ DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
     if (active && lane == leader) base = atomicAdd(&counters[slot], (u32)__popc(peers));
     base = __shfl_sync(FULL_MASK, base, leader);
     return base + __popc(peers & ((1u << lane) - 1));
-#endif
 }
 
 /* Bucket of a nonzero digit in window w: windows of nb buckets, digit +-(b + 1). */
@@ -101,7 +98,9 @@ DEV fr_t scalar_or_zero(const fr_t *canonical, u32 i, u32 n)
     return k;
 }
 
-extern "C" __global__ void PREFIX(msm_count)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 nb, u32 *counts)
+/* keys[w * n + i]: point i's bucket in window w | its sign, or NO_KEY. */
+extern "C" __global__ void PREFIX(msm_count)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 nb, u32 *counts,
+                                             u32 *keys)
 {
     /* the loop bound is warp-uniform so every lane reaches grouped_add */
     for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
@@ -110,26 +109,28 @@ extern "C" __global__ void PREFIX(msm_count)(const fr_t *canonical, u32 n, u32 c
         u32 carry = 0;
         for (u32 w = 0; w < windows; w++) {
             int d = signed_digit(k, w, c, carry);
-            grouped_add(counts, d ? bucket_of(d, w, nb) : 0, d != 0);
+            u32 b = d ? bucket_of(d, w, nb) : 0;
+            grouped_add(counts, b, d != 0);
+            if (i < n) keys[(size_t)w * n + i] = d ? b | (d < 0 ? SIGN_BIT : 0u) : NO_KEY;
         }
     }
 }
 
 /* cursor: the buckets' offsets on entry, their ends on return. */
-extern "C" __global__ void PREFIX(msm_fill)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 nb, u32 *cursor,
-                                            u32 *entries)
+/* Grid (ceil(n / blockDim), windows x parts): block row y writes the entries
+ * of window y / parts whose buckets fall in part y % parts of its nb. Blocks
+ * start in order of their linear index, so the entries written at any time
+ * fall in one part of one window's stretch, which stays in L2; points-major
+ * (every window of a point at once) scattered them over all of the entries,
+ * and every 4-byte write cost its own trip to DRAM. */
+extern "C" __global__ void PREFIX(msm_fill)(const u32 *keys, u32 n, u32 parts, u32 nb, u32 *cursor, u32 *entries)
 {
-    for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
-        u32 i = base + threadIdx.x;
-        fr_t k = scalar_or_zero(canonical, i, n);
-        u32 carry = 0;
-        for (u32 w = 0; w < windows; w++) {
-            int d = signed_digit(k, w, c, carry);
-            u32 b = d ? bucket_of(d, w, nb) : 0;
-            u32 pos = grouped_add(cursor, b, d != 0);
-            if (d) entries[pos] = i | (d < 0 ? SIGN_BIT : 0u);
-        }
-    }
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y / parts, part = blockIdx.y % parts;
+    u32 key = i < n ? keys[(size_t)w * n + i] : NO_KEY;
+    u32 b = key & ~SIGN_BIT, per = (nb + parts - 1) / parts;
+    bool mine = key != NO_KEY && (b - w * nb) / per == part;
+    u32 pos = grouped_add(cursor, mine ? b : 0, mine);
+    if (mine) entries[pos] = i | (key & SIGN_BIT);
 }
 
 /* ---------------------------------------------------------------- scan */
@@ -235,20 +236,11 @@ DEV u32 bucket_at(const u32 *ends, u32 from, u32 keys_n, u32 pos)
     return lo;
 }
 
-/* MSM_MIN_BLOCKS (a build variant): cap the accumulation's registers for that
- * many blocks of 64 threads an SM (more warps, a few spills). */
-#ifdef MSM_MIN_BLOCKS
-#define ACCUMULATE_BOUNDS __launch_bounds__(64, MSM_MIN_BLOCKS)
-#else
-#define ACCUMULATE_BOUNDS
-#endif
-
 /* Level 1: entries (point index | sign) sorted by bucket; bucket b holds
  * positions [offsets[b], ends[b]); total entries in all. */
-extern "C" __global__ void ACCUMULATE_BOUNDS PREFIX(msm_accumulate)(const point *points, const u32 *entries,
-                                                                    const u32 *offsets, const u32 *ends, u32 keys_n,
-                                                                    const u32 *total_p, u32 chunk, proj *sums,
-                                                                    u32 *next_keys, proj *next)
+extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *offsets,
+                                                  const u32 *ends, u32 keys_n, const u32 *total_p, u32 chunk,
+                                                  proj *sums, u32 *next_keys, proj *next)
 {
     u32 total = *total_p, chunks = (total + chunk - 1) / chunk;
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < chunks; t += gridDim.x * blockDim.x) {

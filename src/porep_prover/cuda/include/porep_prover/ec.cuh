@@ -41,9 +41,11 @@ DEV void f_sub(fq2_t &r, const fq2_t &a, const fq2_t &b)
     f_sub(r.c0, a.c0, b.c0);
     f_sub(r.c1, a.c1, b.c1);
 }
-/* Karatsuba: three Fq products. */
-DEV void fq2_mul_into(fq2_t &r, const fq2_t &a, const fq2_t &b)
+/* Karatsuba: three Fq products. Out of line, by value like fq_mul_call
+ * (field.cuh): by reference its callers kept their operands in stack memory. */
+DEV_CALL fq2_t fq2_mul(const fq2_t a, const fq2_t b)
 {
+    fq2_t r;
     fq_t t0, t1, s0, s1;
     f_mul(t0, a.c0, b.c0);
     f_mul(t1, a.c1, b.c1);
@@ -53,20 +55,9 @@ DEV void fq2_mul_into(fq2_t &r, const fq2_t &a, const fq2_t &b)
     f_sub(r.c0, t0, t1);
     f_sub(s0, s0, t0);
     f_sub(r.c1, s0, t1);
-}
-#ifdef FQ2_MUL_BYREF
-/* a build variant: out of line by reference */
-DEV_CALL void f_mul(fq2_t &r, const fq2_t &a, const fq2_t &b) { fq2_mul_into(r, a, b); }
-#else
-/* Out of line, by value like fq_mul_call (field.cuh). */
-DEV_CALL fq2_t fq2_mul(const fq2_t a, const fq2_t b)
-{
-    fq2_t r;
-    fq2_mul_into(r, a, b);
     return r;
 }
 DEV void f_mul(fq2_t &r, const fq2_t &a, const fq2_t &b) { r = fq2_mul(a, b); }
-#endif
 DEV bool f_is_zero(const fq2_t &a) { return f_is_zero(a.c0) && f_is_zero(a.c1); }
 DEV bool f_eq(const fq2_t &a, const fq2_t &b) { return f_eq(a.c0, b.c0) && f_eq(a.c1, b.c1); }
 DEV void f_zero(fq2_t &r)
