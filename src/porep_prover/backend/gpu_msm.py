@@ -178,7 +178,8 @@ class GpuMsm:
             mark("classify")
             counts, keys = alloc(4 * keys_n), alloc(4 * windows * n)
             counts.zero(gpu.stream)
-            gpu.launch(mod, f"g{group}_msm_count", n, [canon, n, c, windows, nb, counts, keys])
+            gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, nb, keys])
+            self._place(mod, group, keys, n, windows, 1, nb, counts, 0)   # a window's counters: 8 MB at most
             mark("count")
             offsets, total_buf = alloc(4 * keys_n), alloc(4)
             self._scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
@@ -191,9 +192,7 @@ class GpuMsm:
                 return None, split
             ends, entries = alloc(4 * keys_n), alloc(4 * total)
             ends.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
-            parts = self.fill_parts or fill_parts(n)
-            gpu.kernel(mod, f"g{group}_msm_fill").launch((-(-n // THREADS), windows * parts), (THREADS,),
-                                                         [keys, n, parts, nb, ends, entries], gpu.stream)
+            self._place(mod, group, keys, n, windows, self.fill_parts or fill_parts(n), nb, ends, entries)
             mark("fill")
             sums = alloc(proj_bytes * keys_n)
             sums.zero(gpu.stream)
@@ -205,6 +204,11 @@ class GpuMsm:
             return rows, split
         finally:
             gpu.free(*bufs)
+
+    def _place(self, mod, group, keys, n, windows, parts, nb, cursor, entries) -> None:
+        """msm_place over every window in parts: counts (entries 0) or fills."""
+        self.gpu.kernel(mod, f"g{group}_msm_place").launch((-(-n // THREADS), windows * parts), (THREADS,),
+                                                           [keys, n, parts, nb, cursor, entries], self.gpu.stream)
 
     def _scan(self, mod, group, counts, offsets, length, total_buf, alloc):
         gpu = self.gpu

@@ -5,13 +5,14 @@
  *
  *   msm_classify     scalars -> canonical (zero where the point is at
  *                    infinity); counts of zero / one / full scalars
- *   msm_count        per window, signed base-2^c digits; bucket sizes and
- *                    each (window, point)'s key (bucket | sign), window-major
- *   scan_*           exclusive prefix sums of the sizes: bucket offsets
- *   msm_fill         entries (point index | sign) sorted by bucket (a
- *                    counting sort), a window (or part of one) at a time;
+ *   msm_digits       per window, signed base-2^c digits: each (window,
+ *                    point)'s key (bucket | sign), window-major
+ *   msm_place        the bucket sizes (count), then, after the scan,
+ *                    entries (point index | sign) sorted by bucket (fill):
+ *                    a counting sort, a window (or part of one) at a time;
  *                    the cursors end as the buckets' ends, so no key is
  *                    stored per entry
+ *   scan_*           exclusive prefix sums of the sizes: bucket offsets
  *   msm_accumulate   fixed chunks of entries per thread, whatever the bucket
  *                    sizes (a chunk finds its buckets from their ends by
  *                    binary search); a bucket inside one chunk is written to the sums,
@@ -88,49 +89,36 @@ DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
 /* Bucket of a nonzero digit in window w: windows of nb buckets, digit +-(b + 1). */
 DEV u32 bucket_of(int d, u32 w, u32 nb) { return w * nb + (u32)(d < 0 ? -d : d) - 1; }
 
-/* canonical[i], or zero past the end (lanes that only join the warp's atomics). */
-DEV fr_t scalar_or_zero(const fr_t *canonical, u32 i, u32 n)
-{
-    fr_t k;
-#pragma unroll
-    for (int j = 0; j < 8; j++) k.v[j] = 0;
-    if (i < n) k = canonical[i];
-    return k;
-}
-
 /* keys[w * n + i]: point i's bucket in window w | its sign, or NO_KEY. */
-extern "C" __global__ void PREFIX(msm_count)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 nb, u32 *counts,
-                                             u32 *keys)
+extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 nb, u32 *keys)
 {
-    /* the loop bound is warp-uniform so every lane reaches grouped_add */
-    for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
-        u32 i = base + threadIdx.x;
-        fr_t k = scalar_or_zero(canonical, i, n);
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        fr_t k = canonical[i];
         u32 carry = 0;
         for (u32 w = 0; w < windows; w++) {
             int d = signed_digit(k, w, c, carry);
-            u32 b = d ? bucket_of(d, w, nb) : 0;
-            grouped_add(counts, b, d != 0);
-            if (i < n) keys[(size_t)w * n + i] = d ? b | (d < 0 ? SIGN_BIT : 0u) : NO_KEY;
+            keys[(size_t)w * n + i] = d ? bucket_of(d, w, nb) | (d < 0 ? SIGN_BIT : 0u) : NO_KEY;
         }
     }
 }
 
-/* cursor: the buckets' offsets on entry, their ends on return. */
-/* Grid (ceil(n / blockDim), windows x parts): block row y writes the entries
- * of window y / parts whose buckets fall in part y % parts of its nb. Blocks
- * start in order of their linear index, so the entries written at any time
- * fall in one part of one window's stretch, which stays in L2; points-major
- * (every window of a point at once) scattered them over all of the entries,
- * and every 4-byte write cost its own trip to DRAM. */
-extern "C" __global__ void PREFIX(msm_fill)(const u32 *keys, u32 n, u32 parts, u32 nb, u32 *cursor, u32 *entries)
+/* The counting sort's two passes over the keys: with entries null, cursor[b]
+ * += the size of bucket b (count); else cursor holds the buckets' offsets on
+ * entry, their ends on return, and entries the sorted (point | sign) (fill).
+ * Grid (ceil(n / blockDim), windows x parts): block row y takes the keys of
+ * window y / parts whose buckets fall in part y % parts of its nb. Blocks
+ * start in order of their linear index, so the counters and entries touched
+ * at any time lie in one part of one window's stretch, which stays in L2;
+ * points-major (every window of a point at once) spread them over all
+ * windows (G1 2^24: fill 2.6x, 2^26: count 5x slower). */
+extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 parts, u32 nb, u32 *cursor, u32 *entries)
 {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y / parts, part = blockIdx.y % parts;
     u32 key = i < n ? keys[(size_t)w * n + i] : NO_KEY;
     u32 b = key & ~SIGN_BIT, per = (nb + parts - 1) / parts;
     bool mine = key != NO_KEY && (b - w * nb) / per == part;
     u32 pos = grouped_add(cursor, mine ? b : 0, mine);
-    if (mine) entries[pos] = i | (key & SIGN_BIT);
+    if (mine && entries) entries[pos] = i | (key & SIGN_BIT);
 }
 
 /* ---------------------------------------------------------------- scan */
