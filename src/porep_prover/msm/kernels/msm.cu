@@ -110,7 +110,8 @@ extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 
  * start in order of their linear index, so the counters and entries touched
  * at any time lie in one part of one window's stretch, which stays in L2;
  * points-major (every window of a point at once) spread them over all
- * windows (G1 2^24: fill 2.6x, 2^26: count 5x slower). */
+ * windows (G1 on an H200, 2^24: fill 19.2 -> 7.4 ms; 2^26: count 35.9 ->
+ * 13.6, fill 94 -> 43). */
 extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 parts, u32 nb, u32 *cursor, u32 *entries)
 {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y / parts, part = blockIdx.y % parts;
