@@ -86,7 +86,7 @@ class RecordingBackend:
             self.calls.append((what, threading.current_thread().name, t0, time.perf_counter()))
         return out
 
-    def prepare(self, synth):
+    def prepare(self, synth, ahead=False):
         return self._rec("prepare", lambda: None)
 
     def h_poly(self, a, b, c, threads, flavor="bellman"):
@@ -334,6 +334,10 @@ def test_config_file_and_errors(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_config(None, ["prover.b_g2=gpu"])
     assert info.value.key == "prover.b_g2"
+    assert load_config(None, ["prover.upload=ahead"]).get("prover.upload") == "ahead"
+    with pytest.raises(ConfigError) as info:
+        load_config(None, ["prover.upload=early"])
+    assert info.value.key == "prover.upload"
 
 
 def ev(event, t, job="j", partition=0, worker="w0", device="d"):

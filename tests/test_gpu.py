@@ -302,14 +302,35 @@ def test_prepared_partition_is_pinned_and_equal(gpu, rng):
     gpu.release_prepared(again)
 
 
-@pytest.mark.parametrize("b_g2", ["host", "device"])
-def test_engine_on_gpu_proofs_verify(b_g2, rng):
+def test_prepared_ahead_copies_are_handed_over_once(gpu, rng):
+    from porep_prover.groth16.prover import Synthesized
+    sizes = (4096, 4096, 4096, 3001, 2999, 1001)
+    synth = Synthesized(*(random_fr(k, rng) for k in sizes))
+    staged = gpu.prepare(synth, ahead=True)
+    try:
+        assert len(staged.ahead) == 6 and len(gpu._ahead) == 6
+        first = gpu.upload(staged.synth.b_scalars.limbs)     # the copy made ahead
+        second = gpu.upload(staged.synth.b_scalars.limbs)    # a fresh upload: the copy went once
+        assert first is not second and len(gpu._ahead) == 5
+        for buf in (first, second):
+            assert np.array_equal(gpu.download_array(buf, (1001, 4)), synth.b_scalars.limbs)
+        gpu.free(first, second)
+        part = gpu.upload(staged.synth.a_scalars.limbs[:1000])   # not what was copied: uploaded in full
+        assert np.array_equal(gpu.download_array(part, (1000, 4)), synth.a_scalars.limbs[:1000])
+        gpu.free(part)
+    finally:
+        gpu.release_prepared(staged)
+    assert gpu._ahead == {} and staged.ahead == []
+
+
+@pytest.mark.parametrize("b_g2,upload", [("host", "region"), ("device", "ahead")])
+def test_engine_on_gpu_proofs_verify(b_g2, upload, rng):
     from porep_prover.engine import Engine, inline_job, load_config
     r1cs, _, _ = porep_like(2000)
     params = insecure_setup(r1cs, rng=rng)
     witnesses = [porep_like(2000, seed=rng.randrange(1 << 30))[1] for _ in range(5)]
     cfg = load_config(overrides={"engine.devices": ["gpu:0"], "engine.partition_workers": 2,
-                                 "prover.b_g2": b_g2})
+                                 "prover.b_g2": b_g2, "prover.upload": upload})
     with Engine(cfg) as engine:
         result = engine.prove(inline_job(params, r1cs, witnesses), timeout=300)
         events = engine.timeline.events()
@@ -435,7 +456,8 @@ def test_proof_with_abc_on_device_verifies(make, rng):
     proof = finish(gpu, params, synth, prove_device(gpu, params, synth, 1), 1, rng=rng)
     assert verify(params.vk, public, proof)
     from porep_prover.engine import Engine, inline_job, load_config
-    cfg = load_config(overrides={"engine.devices": ["gpu:0"], "prover.matvec": "device", "prover.b_g2": "device"})
+    cfg = load_config(overrides={"engine.devices": ["gpu:0"], "prover.matvec": "device", "prover.b_g2": "device",
+                                 "prover.upload": "ahead" if make is porep_like else "region"})
     with Engine(cfg) as engine:
         assert engine._abc_on_device
         result = engine.prove(inline_job(params, r1cs, [witness] * 3), timeout=300)

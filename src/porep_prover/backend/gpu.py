@@ -80,6 +80,7 @@ class GpuBackend:
         self.drv = drv
         self.ctx = drv.Context(ordinal)
         self.stream = drv.Stream(self.ctx)
+        self.copy_stream = drv.Stream(self.ctx)   # uploads ahead of a kernel region (prepare(ahead=True))
         self.staging = Staging(drv, self.ctx, self.stream)
         self.pinned = PinnedPool(drv, self.ctx)
         self.cache = KernelCache(kernel_cache_dir())
@@ -87,6 +88,7 @@ class GpuBackend:
         self._modules: dict[str, object] = {}
         self._kernels: dict[tuple[str, str], object] = {}
         self._resident: collections.OrderedDict = collections.OrderedDict()  # id(limbs) -> (buffer, finalizer)
+        self._ahead: dict[tuple[int, int], object] = {}  # (host address, bytes) -> its device copy, made ahead
         budget = gpu_resident_bytes()
         self.resident_budget = budget if budget is not None else max(0, self.ctx.mem_info()[0] - RESERVE)
         self.ntt_ops = GpuNtt(self)
@@ -133,8 +135,13 @@ class GpuBackend:
                                         code=exc.code, name=exc.name) from None
 
     def upload(self, data):
-        """A new device buffer holding data (any contiguous numpy array)."""
+        """A new device buffer holding data (any contiguous numpy array); the
+        copy made ahead by prepare, handed over, when data is what it copied."""
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        with self.lock:
+            ahead = self._ahead.pop((raw.ctypes.data, raw.nbytes), None)
+        if ahead is not None:
+            return ahead
         buf = self.alloc(len(raw))
         with self.lock:
             if self.pinned.contains(raw):   # prepared: one DMA, no host copy
@@ -259,13 +266,44 @@ class GpuBackend:
         resident once per array, e.g. R1CS.query_index(q, np.uint32)); owned."""
         return self.r1cs_ops.take(values, index)
 
-    def prepare(self, synth) -> Prepared:
+    def prepare(self, synth, ahead: bool = False) -> Prepared:
         """Host work for a partition's kernel region, done outside the device's lock:
         its uploaded arrays copied into page-locked memory (give it back with
-        release_prepared once the region is over)."""
-        return prepare(self.pinned, synth)
+        release_prepared once the region is over). ahead: also copy them to the
+        device now, on the copy stream, while another worker's kernels run (upload
+        then hands these copies over); an array that does not fit is left to the
+        region. The copies are on the device when prepare returns."""
+        prepared = prepare(self.pinned, synth)
+        if ahead:
+            try:
+                self._copy_ahead(prepared)
+            except BaseException:
+                self.release_prepared(prepared)
+                raise
+        return prepared
+
+    def _copy_ahead(self, prepared: Prepared) -> None:
+        for arr in prepared.synth.arrays().values():
+            raw = arr.limbs.reshape(-1).view(np.uint8)
+            key = (raw.ctypes.data, raw.nbytes)
+            try:   # never alloc(): evicting resident points could pull them from under running kernels
+                buf = self.drv.DeviceBuffer(self.ctx, raw.nbytes)
+            except DeviceMemoryError:
+                continue
+            with self.lock:
+                self._ahead[key] = buf
+            prepared.ahead.append(key)
+            buf.upload(raw, 0, self.copy_stream)
+        self.copy_stream.synchronize()
 
     def release_prepared(self, prepared: Prepared) -> None:
+        """The arena back to the pool; the copies made ahead that the region did not take, freed."""
+        with self.lock:
+            unused = [self._ahead.pop(key, None) for key in prepared.ahead]
+        prepared.ahead = []
+        if any(buf is not None for buf in unused):
+            self.copy_stream.synchronize()   # a copy cut short by an error may still be running
+            self.free(*unused)
         if prepared.arena is not None:
             self.stream.synchronize()
             self.pinned.release(prepared.arena)

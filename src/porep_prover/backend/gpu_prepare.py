@@ -105,9 +105,11 @@ class PinnedPool:
 @dataclasses.dataclass
 class Prepared:
     """A partition's device inputs in one pinned arena (what prove_device
-    takes in place of the Synthesized); released after the kernel region."""
+    takes in place of the Synthesized); released after the kernel region.
+    ahead: the (address, bytes) of the arrays also copied to the device."""
     synth: object
     arena: Arena | None
+    ahead: list = dataclasses.field(default_factory=list)
 
 
 def prepare(pool: PinnedPool, synth) -> Prepared:

@@ -75,6 +75,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "prover.max_retries": (2, _int(0)),
     "prover.b_g2": ("host", _choice("host", "device")),
     "prover.matvec": ("host", _choice("host", "device")),
+    "prover.upload": ("region", _choice("region", "ahead")),
     "srs.preload": ([], _str_list),
     "srs.idle_evict_seconds": (600.0, _number(0)),
     "srs.budget_gib": (0.0, _number(0)),

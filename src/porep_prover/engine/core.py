@@ -370,7 +370,7 @@ class Engine:
         staged = None
         if prepare is not None:
             self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
-            staged = prepare(synth)
+            staged = prepare(synth, ahead=self.config.get("prover.upload") == "ahead")
             self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
         try:
             b_g2 = device.kind != "cpu" and self.config.get("prover.b_g2") == "device"
