@@ -397,6 +397,24 @@ def test_matvec_on_device_matches_cpu(gpu, tabled, rng):
         gpu.free(*bufs)
 
 
+@pytest.mark.parametrize("make", [square_chain, porep_like], ids=["square_chain", "porep_like"])
+def test_public_prove_with_matvec_on_device(make, rng):
+    from porep_prover.errors import UnsatisfiedError
+    r1cs, witness, public = make(3001)
+    params = insecure_setup(r1cs, rng=rng)
+    timings: dict = {}
+    proof = prove(params, r1cs, witness, backend="gpu", matvec="device", timings=timings)
+    assert verify(params.vk, public, proof) and {"synthesis", "h_poly", "msm_g1"} <= set(timings)
+    ints = witness.to_ints()
+    ints[-1] = (ints[-1] + 1) % R
+    bad = FrArray.from_ints(ints)
+    with pytest.raises(UnsatisfiedError) as cpu_err:
+        r1cs.check(bad, 2)
+    with pytest.raises(UnsatisfiedError) as gpu_err:
+        prove(params, r1cs, bad, backend="gpu", matvec="device")
+    assert gpu_err.value.constraint == cpu_err.value.constraint
+
+
 def test_unsatisfied_on_device_names_the_first_failing_constraint(gpu, rng):
     from porep_prover.errors import UnsatisfiedError
     r1cs, witness, _ = square_chain(2000)

@@ -115,6 +115,16 @@ def test_unsatisfied_witness(rng):
     assert not verify(params.vk, public, prove(params, r1cs, FrArray.from_ints(ints), check=False))
 
 
+def test_matvec_choice_is_checked(rng):
+    from porep_prover.errors import InvalidInputError
+    r1cs, w, _ = square_chain(20)
+    params = insecure_setup(r1cs, rng=rng)
+    with pytest.raises(InvalidInputError, match="does not evaluate"):
+        prove(params, r1cs, w, backend="cpu", matvec="device")
+    with pytest.raises(InvalidInputError, match="'host' or 'device'"):
+        prove(params, r1cs, w, matvec="gpu")
+
+
 def test_insecure_setup_warns(rng):
     r1cs, _, _ = one_constraint()
     with pytest.warns(InsecureSetupWarning, match="toxic waste"):

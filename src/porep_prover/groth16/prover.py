@@ -25,6 +25,7 @@ import numpy as np
 from ..backend import get_backend
 from ..config import resolve_threads
 from ..curve.points import G1Point, G2Point
+from ..errors import InvalidInputError
 from ..field.constants import R
 from ..field.fr_array import FrArray
 from . import _r1cs
@@ -198,7 +199,7 @@ def finish(be, params: Parameters, synth: Synthesized, dev: DeviceResult, thread
 
 
 def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu", threads: int | None = None,
-          rng=None, check: bool = True, timings: dict | None = None) -> Proof:
+          rng=None, check: bool = True, timings: dict | None = None, matvec: str = "host") -> Proof:
     """A proof that witness satisfies r1cs, under params (synthesize, prove_device, finish).
 
     witness: the full assignment (the constant one, the public inputs, then aux).
@@ -208,13 +209,21 @@ def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu"
     rng: random.Random-like source of r and s, for reproducible tests only
         (default: the secrets module).
     timings: if a dict is given, seconds per stage are added to it.
+    matvec: where A w, B w and C w are evaluated (and the witness checked):
+        "host" (the CPU) or "device" (a backend that evaluates them, the GPU:
+        the circuit's matrices stay resident there, only the witness crosses).
 
-    Raises WitnessError, UnsatisfiedError, ParamsMismatchError and the backend's errors.
+    Raises WitnessError, UnsatisfiedError, ParamsMismatchError, InvalidInputError
+    (matvec unknown, or "device" on a backend without it) and the backend's errors.
     """
     threads = resolve_threads(threads)
     be = get_backend(backend)
+    if matvec not in ("host", "device"):
+        raise InvalidInputError(f"matvec {matvec!r}: 'host' or 'device'")
+    if matvec == "device" and not evaluates_witness(be):
+        raise InvalidInputError(f"matvec='device': backend {be.name!r} does not evaluate A, B, C")
     clock = Stopwatch(timings)
-    synth = synthesize(params, r1cs, witness, threads, check)
+    synth = synthesize(params, r1cs, witness, threads, check, abc_on_device=matvec == "device")
     clock.lap("synthesis")
     dev = prove_device(be, params, synth, threads, clock)
     return finish(be, params, synth, dev, threads, rng, clock)
