@@ -55,6 +55,11 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     # field elements at their natural 4-byte alignment (4-byte loads and stores)
     "ntt.align4": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_ALIGN4",)),
     "msm_g1.align4": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_ALIGN4")),
+    # the group law inlined into the MSM's kernels: the mixed addition alone, or all of it
+    "msm_g1.ec_madd": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "EC_INLINE_MADD")),
+    "msm_g1.ec_inline": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "EC_INLINE")),
+    "msm_g2.ec_madd": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "EC_INLINE_MADD")),
+    "msm_g2.ec_inline": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "EC_INLINE")),
 }
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic

@@ -9,6 +9,23 @@
 
 #include "porep_prover/field.cuh"
 
+/* The group law's functions out of line (called from several places each:
+ * code size and compile time in bounds). Build variants inline them into
+ * their callers, so the MSM's accumulator stays in registers across
+ * additions instead of passing through stack memory by reference (products
+ * still calls where FQ_MUL_CALL makes them so): EC_INLINE_MADD the mixed
+ * addition alone, EC_INLINE the doubling and the full addition too. */
+#if defined(EC_INLINE) || defined(EC_INLINE_MADD)
+#define EC_MADD_FN DEV
+#else
+#define EC_MADD_FN DEV_CALL
+#endif
+#ifdef EC_INLINE
+#define EC_FN DEV
+#else
+#define EC_FN DEV_CALL
+#endif
+
 struct fq2_t {
     fq_t c0, c1;
 };
@@ -129,7 +146,7 @@ DEV void from_affine(xyzz<F> &r, const affine<F> &p)
 
 /* dbl-2008-s-1 */
 template <class F>
-DEV_CALL void dbl(xyzz<F> &r, const xyzz<F> &p)
+EC_FN void dbl(xyzz<F> &r, const xyzz<F> &p)
 {
     F u, v, w, s, m, t;
     if (is_inf(p) || f_is_zero(p.y)) {
@@ -161,7 +178,7 @@ DEV_CALL void dbl(xyzz<F> &r, const xyzz<F> &p)
 
 /* r = p + q, q affine (madd-2008-s); neg negates q. */
 template <class F>
-DEV_CALL void add_affine(xyzz<F> &r, const xyzz<F> &p, const affine<F> &q_in, bool neg = false)
+EC_MADD_FN void add_affine(xyzz<F> &r, const xyzz<F> &p, const affine<F> &q_in, bool neg = false)
 {
     affine<F> q = q_in;
     if (is_inf(q)) {
@@ -210,7 +227,7 @@ DEV_CALL void add_affine(xyzz<F> &r, const xyzz<F> &p, const affine<F> &q_in, bo
 
 /* r = p + q (add-2008-s). */
 template <class F>
-DEV_CALL void add(xyzz<F> &r, const xyzz<F> &p, const xyzz<F> &q)
+EC_FN void add(xyzz<F> &r, const xyzz<F> &p, const xyzz<F> &q)
 {
     if (is_inf(q)) {
         r = p;
