@@ -315,7 +315,7 @@ def main() -> int:
     ap.add_argument("--ntt-step", type=int, default=1)
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("--variants", default=",ec_madd,ec_inline,align4,lohi,fq_inline",
+    ap.add_argument("--variants", default=",ec_madd,ec_inline,fq2_sqr,align4,lohi,fq_inline",
                     help="msm_variants: the builds compared, comma-separated ('' = the default build)")
     ap.add_argument("--matvec", default="host", help="groth16: where A w, B w, C w are evaluated: host, device "
                                                      "or both (host,device)")

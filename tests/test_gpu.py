@@ -169,9 +169,9 @@ def test_msm_special_scalars(gpu, cls, kind, rng):
 
 @pytest.mark.parametrize("cls,variant", [(G1Array, "lohi"), (G1Array, "fq_inline"), (G2Array, "fq_inline"),
                                          (G1Array, "align4"), (G1Array, "ec_madd"), (G1Array, "ec_inline"),
-                                         (G2Array, "ec_madd"), (G2Array, "ec_inline")],
+                                         (G2Array, "ec_madd"), (G2Array, "ec_inline"), (G2Array, "fq2_sqr")],
                          ids=["g1-lohi", "g1-inline", "g2-inline", "g1-align4", "g1-ec-madd", "g1-ec-inline",
-                              "g2-ec-madd", "g2-ec-inline"])
+                              "g2-ec-madd", "g2-ec-inline", "g2-fq2-sqr"])
 def test_msm_build_variants_match_cpu(gpu, cls, variant, rng):
     """The benchmarks' other builds of the MSM give the CPU's sums."""
     n = 9001 if cls is G1Array else 2001

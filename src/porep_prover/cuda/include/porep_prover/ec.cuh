@@ -34,6 +34,7 @@ struct fq2_t {
 DEV void f_add(fq_t &r, const fq_t &a, const fq_t &b) { mont_add<12>(r, a, b); }
 DEV void f_sub(fq_t &r, const fq_t &a, const fq_t &b) { mont_sub<12>(r, a, b); }
 DEV void f_mul(fq_t &r, const fq_t &a, const fq_t &b) { mont_mul<12>(r, a, b); }
+DEV void f_sqr(fq_t &r, const fq_t &a) { mont_mul<12>(r, a, a); }
 DEV bool f_is_zero(const fq_t &a) { return mont_is_zero<12>(a); }
 DEV bool f_eq(const fq_t &a, const fq_t &b) { return mont_eq<12>(a, b); }
 DEV void f_zero(fq_t &r)
@@ -75,6 +76,24 @@ DEV_CALL fq2_t fq2_mul(const fq2_t a, const fq2_t b)
     return r;
 }
 DEV void f_mul(fq2_t &r, const fq2_t &a, const fq2_t &b) { r = fq2_mul(a, b); }
+#ifdef FQ2_SQR
+/* (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u (u^2 = -1): two Fq products
+ * instead of Karatsuba's three (FQ2_SQR, a build variant). */
+DEV_CALL fq2_t fq2_sqr(const fq2_t a)
+{
+    fq2_t r;
+    fq_t s, d;
+    f_add(s, a.c0, a.c1);
+    f_sub(d, a.c0, a.c1);
+    f_mul(r.c1, a.c0, a.c1);
+    f_add(r.c1, r.c1, r.c1);
+    f_mul(r.c0, s, d);
+    return r;
+}
+DEV void f_sqr(fq2_t &r, const fq2_t &a) { r = fq2_sqr(a); }
+#else
+DEV void f_sqr(fq2_t &r, const fq2_t &a) { r = fq2_mul(a, a); }
+#endif
 DEV bool f_is_zero(const fq2_t &a) { return f_is_zero(a.c0) && f_is_zero(a.c1); }
 DEV bool f_eq(const fq2_t &a, const fq2_t &b) { return f_eq(a.c0, b.c0) && f_eq(a.c1, b.c1); }
 DEV void f_zero(fq2_t &r)
@@ -154,17 +173,17 @@ EC_FN void dbl(xyzz<F> &r, const xyzz<F> &p)
         return;
     }
     f_add(u, p.y, p.y);
-    f_mul(v, u, u);
+    f_sqr(v, u);
     f_mul(w, u, v);
     f_mul(s, p.x, v);
-    f_mul(m, p.x, p.x);
+    f_sqr(m, p.x);
     f_add(t, m, m);
     f_add(m, m, t);
     F zz, zzz;
     f_mul(zz, v, p.zz);
     f_mul(zzz, w, p.zzz);
     f_mul(w, w, p.y);
-    f_mul(t, m, m);
+    f_sqr(t, m);
     f_sub(t, t, s);
     F x3;
     f_sub(x3, t, s);
@@ -205,7 +224,7 @@ EC_MADD_FN void add_affine(xyzz<F> &r, const xyzz<F> &p, const affine<F> &q_in, 
         }
         return;
     }
-    f_mul(pp, u2, u2);
+    f_sqr(pp, u2);
     f_mul(ppp, pp, u2);
     f_mul(qq, p.x, pp);
     F zz, zzz;
@@ -213,7 +232,7 @@ EC_MADD_FN void add_affine(xyzz<F> &r, const xyzz<F> &p, const affine<F> &q_in, 
     f_mul(zzz, p.zzz, ppp);
     f_mul(t, p.y, ppp);
     F rr, x3;
-    f_mul(rr, s2, s2);
+    f_sqr(rr, s2);
     f_sub(rr, rr, ppp);
     f_sub(rr, rr, qq);
     f_sub(x3, rr, qq);
@@ -249,7 +268,7 @@ EC_FN void add(xyzz<F> &r, const xyzz<F> &p, const xyzz<F> &q)
         else set_inf(r);
         return;
     }
-    f_mul(pp, u2, u2);
+    f_sqr(pp, u2);
     f_mul(ppp, pp, u2);
     f_mul(qq, u1, pp);
     F zz, zzz;
@@ -259,7 +278,7 @@ EC_FN void add(xyzz<F> &r, const xyzz<F> &p, const xyzz<F> &q)
     f_mul(zzz, t, ppp);
     f_mul(s1, s1, ppp);
     F x3;
-    f_mul(t, s2, s2);
+    f_sqr(t, s2);
     f_sub(t, t, ppp);
     f_sub(t, t, qq);
     f_sub(x3, t, qq);
