@@ -8,6 +8,7 @@ import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available, gpu_ntt
 from porep_prover.circuits import porep_like, square_chain
+from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import P, R
 from porep_prover.groth16 import insecure_setup, prove, verify
 
@@ -167,6 +168,40 @@ def test_msm_special_scalars(gpu, cls, kind, rng):
     assert stats["ones"] == cpu_stats["ones"] and stats["zeros"] == cpu_stats["zeros"]
 
 
+def _fill_device(gpu, leave: int):
+    """Device buffers holding all but about `leave` bytes of the free memory."""
+    held, step = [], 1 << 30
+    while step >= 1 << 20:
+        free, _ = gpu.memory()
+        want = min(step, free - leave)
+        if want < 1 << 20:
+            break
+        try:
+            held.append(gpu.drv.DeviceBuffer(gpu.ctx, want))
+        except DeviceMemoryError:
+            step //= 2
+    return held
+
+
+def test_memory_running_out_inside_an_msm_is_a_clean_error(gpu, rng):
+    """The MSM's points stay resident when its work buffers do not fit (freeing
+    them would leave its kernels reading freed memory): a DeviceMemoryError,
+    and the device still gives the CPU's sums once memory is back."""
+    n = 1 << 16
+    pts = random_points(G1Array, rng, n)
+    sc = FrArray.from_ints([rng.randrange(R) for _ in range(n)])
+    gpu.resident(pts)
+    blockers = _fill_device(gpu, 4 << 20)      # the MSM's buffers need ~30 MB
+    try:
+        with pytest.raises(DeviceMemoryError):
+            gpu.msm(pts, sc, 1)
+        assert gpu.resident_bytes() >= pts.limbs.nbytes and not gpu._busy
+    finally:
+        for buf in blockers:
+            buf.close()
+    assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
+
+
 @pytest.mark.parametrize("cls,variant", [(G1Array, "lohi"), (G1Array, "fq_inline"), (G2Array, "fq_inline"),
                                          (G1Array, "align4"), (G1Array, "ec_madd"), (G1Array, "ec_inline"),
                                          (G2Array, "ec_madd"), (G2Array, "ec_inline"), (G2Array, "fq2_sqr")],
@@ -231,7 +266,6 @@ def test_resident_points_are_reused_and_released(gpu, rng):
 
 
 def test_device_memory_exhaustion_is_a_named_error(gpu, rng):
-    from porep_prover.errors import DeviceMemoryError
     with pytest.raises(DeviceMemoryError):
         gpu.alloc(2 * gpu.info.memory_bytes)
     pts, sc = random_points(G1Array, rng, 500), random_fr(500, rng)   # the device still works

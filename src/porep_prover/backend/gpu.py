@@ -16,6 +16,7 @@ tried once more, then DeviceMemoryError.
 from __future__ import annotations
 
 import collections
+import contextlib
 import pathlib
 import threading
 import weakref
@@ -96,6 +97,7 @@ class GpuBackend:
         self._kernels: dict[tuple[str, str], object] = {}
         self._resident: collections.OrderedDict = collections.OrderedDict()  # id(limbs) -> (buffer, finalizer)
         self._ahead: dict[tuple[int, int], object] = {}  # (host address, bytes) -> its device copy, made ahead
+        self._busy: collections.Counter = collections.Counter()  # id(limbs) of resident arrays in use
         budget = gpu_resident_bytes()
         self.resident_budget = budget if budget is not None else max(0, self.ctx.mem_info()[0] - RESERVE)
         self.ntt_ops = GpuNtt(self)
@@ -128,7 +130,7 @@ class GpuBackend:
     # ------------------------------------------------------------ memory
 
     def alloc(self, nbytes: int):
-        """Device memory; on exhaustion drop the resident points and retry once."""
+        """Device memory; on exhaustion drop the resident arrays not in use and retry once."""
         try:
             return self.drv.DeviceBuffer(self.ctx, nbytes)
         except DeviceMemoryError:
@@ -176,7 +178,7 @@ class GpuBackend:
         piece, or, for an array over the budget, chunks uploaded one at a time."""
         nbytes = points.limbs.nbytes
         if nbytes <= self.resident_budget:
-            yield 0, len(points), self.resident(points)
+            yield 0, len(points), self.resident(points)   # callers hold points (see holding)
             return
         size = points.limbs.shape[1] * 8
         per = max(1, min(STREAM_CHUNK, max(self.resident_budget, 1 << 20)) // size)
@@ -206,13 +208,33 @@ class GpuBackend:
             self._resident[key] = (buf, weakref.finalize(limbs, self._evict, key))
             return buf
 
+    @contextlib.contextmanager
+    def holding(self, *arrays):
+        """While inside, the device copies of these arrays (resident_array's)
+        are not evicted: neither to make room nor when an allocation runs out
+        (freeing them would leave the kernels that use them reading freed
+        memory)."""
+        keys = [id(a) for a in arrays]
+        with self.lock:
+            self._busy.update(keys)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._busy.subtract(keys)
+                self._busy = +self._busy        # drop the keys no longer held
+
     def resident_bytes(self) -> int:
         with self.lock:
             return sum(buf.nbytes for buf, _ in self._resident.values())
 
     def _make_room(self, nbytes: int) -> None:
-        while self._resident and self.resident_bytes() + nbytes > self.resident_budget:
-            self._evict(next(iter(self._resident)))
+        """Evict the least recently used arrays not in use until nbytes fit the budget (or none is left)."""
+        while self.resident_bytes() + nbytes > self.resident_budget:
+            victim = next((k for k in self._resident if not self._busy[k]), None)
+            if victim is None:
+                return
+            self._evict(victim)
 
     def _evict(self, key: int) -> None:
         with self.lock:
@@ -226,9 +248,9 @@ class GpuBackend:
         self._evict(id(points.limbs))
 
     def release_resident(self) -> None:
-        """Drop every resident point array."""
+        """Drop every resident array not in use (see holding)."""
         with self.lock:
-            for key in list(self._resident):
+            for key in [k for k in self._resident if not self._busy[k]]:
                 self._evict(key)
 
     def memory(self) -> tuple[int, int]:

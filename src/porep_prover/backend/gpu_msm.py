@@ -124,16 +124,17 @@ class GpuMsm:
         partials, totals = [], np.zeros(3, dtype=np.int64)
         c = window_bits(n)
         on_device = isinstance(scalars, DeviceScalars)
-        for start, stop, pts in self.gpu.point_chunks(points):
-            sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
-            try:
-                got, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c, self._proj_bytes(points))
-            finally:
-                if not on_device:
-                    self.gpu.free(sc)
-            totals += counts
-            if got is not None:
-                partials.append(got)
+        with self.gpu.holding(points.limbs):   # its resident copy stays while chunks run
+            for start, stop, pts in self.gpu.point_chunks(points):
+                sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
+                try:
+                    got, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c, self._proj_bytes(points))
+                finally:
+                    if not on_device:
+                        self.gpu.free(sc)
+                totals += counts
+                if got is not None:
+                    partials.append(got)
         self._finish(points.GROUP, partials, c, out)
         stats.update(zeros=int(totals[0]), ones=int(totals[1]), full=int(totals[2]), window_bits=c)
         return out, stats
@@ -143,8 +144,9 @@ class GpuMsm:
         points resident (what the benchmarks time as device-resident)."""
         out = type(points).POINT.identity()
         c = window_bits(len(points))
-        got, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points), c,
-                                 self._proj_bytes(points))
+        with self.gpu.holding(points.limbs):
+            got, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points), c,
+                                     self._proj_bytes(points))
         self._finish(points.GROUP, [got] if got is not None else [], c, out)
         return out
 
@@ -271,24 +273,25 @@ class GpuMsm:
         gpu, group = self.gpu, points.GROUP
         mod, proj_bytes = self._module(group), self._proj_bytes(points)
         rows = []
-        for start, stop, pts in gpu.point_chunks(points):
-            count = stop - start
-            block = SMALL_THREADS
-            grid = max(1, min(-(-count // block), gpu.info.multiprocessors * 8))
-            launched = grid * block
-            partial = gpu.alloc(proj_bytes * launched)
-            try:
-                gpu.kernel(mod, f"g{group}_msm_sum").launch((grid,), (block,), [pts, count, partial], gpu.stream)
-                per = launched
-                while per > 1:
-                    nxt = -(-per // FOLD)
-                    folded = gpu.alloc(proj_bytes * nxt)
-                    gpu.launch(mod, f"g{group}_msm_fold", nxt, [partial, 1, per, nxt, folded], block=SMALL_THREADS)
+        with gpu.holding(points.limbs):   # its resident copy stays while chunks run
+            for start, stop, pts in gpu.point_chunks(points):
+                count = stop - start
+                block = SMALL_THREADS
+                grid = max(1, min(-(-count // block), gpu.info.multiprocessors * 8))
+                launched = grid * block
+                partial = gpu.alloc(proj_bytes * launched)
+                try:
+                    gpu.kernel(mod, f"g{group}_msm_sum").launch((grid,), (block,), [pts, count, partial], gpu.stream)
+                    per = launched
+                    while per > 1:
+                        nxt = -(-per // FOLD)
+                        folded = gpu.alloc(proj_bytes * nxt)
+                        gpu.launch(mod, f"g{group}_msm_fold", nxt, [partial, 1, per, nxt, folded], block=SMALL_THREADS)
+                        gpu.free(partial)
+                        partial, per = folded, nxt
+                    rows.append(gpu.download_array(partial, (1, proj_bytes // 8), np.uint64))
+                finally:
                     gpu.free(partial)
-                    partial, per = folded, nxt
-                rows.append(gpu.download_array(partial, (1, proj_bytes // 8), np.uint64))
-            finally:
-                gpu.free(partial)
         extra = np.concatenate(rows)
         _curve.xyzz_windows(group, np.zeros((0, extra.shape[1]), np.uint64), 0, 1, 0, extra, out.limbs)
         return out

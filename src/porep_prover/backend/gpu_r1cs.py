@@ -27,10 +27,13 @@ class GpuR1cs:
     def matvec_into(self, matrix, w_buf, out_buf) -> None:
         """out_buf[:rows] = matrix w (out_buf zeroed beyond by the caller)."""
         gpu = self.gpu
-        ids = self._resident(matrix.coeff_id) if matrix.coeff_id is not None else 0
-        gpu.launch("r1cs", "r1cs_matvec", matrix.rows,
-                   [self._resident(matrix.indptr), self._resident(matrix.col), self._resident(matrix.coeff.limbs),
-                    ids, matrix.rows, w_buf, out_buf], block=128)
+        arrays = [matrix.indptr, matrix.col, matrix.coeff.limbs] + ([matrix.coeff_id] if matrix.coeff_id is not None
+                                                                     else [])
+        with gpu.holding(*arrays):   # uploading one must not evict another
+            ids = self._resident(matrix.coeff_id) if matrix.coeff_id is not None else 0
+            gpu.launch("r1cs", "r1cs_matvec", matrix.rows,
+                       [self._resident(matrix.indptr), self._resident(matrix.col),
+                        self._resident(matrix.coeff.limbs), ids, matrix.rows, w_buf, out_buf], block=128)
 
     def evaluate(self, r1cs, witness, length: int, check: bool) -> list:
         """Device buffers a, b, c of length rows (A w with the inputs at rows
@@ -68,8 +71,9 @@ class GpuR1cs:
             return out
         bad = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))
         try:
-            gpu.launch("r1cs", "r1cs_take", n, [values.address(), len(values), self._resident(index), n,
-                                                out.address(), bad])
+            with gpu.holding(index):
+                gpu.launch("r1cs", "r1cs_take", n, [values.address(), len(values), self._resident(index), n,
+                                                    out.address(), bad])
             first = int(gpu.download_array(bad, (1,), np.uint32)[0])
         except BaseException:
             out.close()
