@@ -9,23 +9,6 @@
 
 #include "porep_prover/field.cuh"
 
-/* The group law's functions out of line (called from several places each:
- * code size and compile time in bounds). Build variants inline them into
- * their callers, so the MSM's accumulator stays in registers across
- * additions instead of passing through stack memory by reference (products
- * still calls where FQ_MUL_CALL makes them so): EC_INLINE_MADD the mixed
- * addition alone, EC_INLINE the doubling and the full addition too. */
-#if defined(EC_INLINE) || defined(EC_INLINE_MADD)
-#define EC_MADD_FN DEV
-#else
-#define EC_MADD_FN DEV_CALL
-#endif
-#ifdef EC_INLINE
-#define EC_FN DEV
-#else
-#define EC_FN DEV_CALL
-#endif
-
 struct fq2_t {
     fq_t c0, c1;
 };
@@ -162,6 +145,23 @@ DEV void from_affine(xyzz<F> &r, const affine<F> &p)
     f_one(r.zz);
     f_one(r.zzz);
 }
+
+/* The group law's functions out of line (called from several places each:
+ * code size and compile time in bounds). Build variants inline them into
+ * their callers, so the MSM's accumulator stays in registers across
+ * additions instead of passing through stack memory by reference (products
+ * still calls where FQ_MUL_CALL makes them so): EC_INLINE_MADD the mixed
+ * addition alone, EC_INLINE the doubling and the full addition too. */
+#if defined(EC_INLINE) || defined(EC_INLINE_MADD)
+#define EC_MADD_FN DEV
+#else
+#define EC_MADD_FN DEV_CALL
+#endif
+#ifdef EC_INLINE
+#define EC_FN DEV
+#else
+#define EC_FN DEV_CALL
+#endif
 
 /* dbl-2008-s-1 */
 template <class F>
