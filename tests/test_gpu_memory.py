@@ -1,0 +1,103 @@
+"""The GPU backend's device-memory policy (resident arrays, eviction, copies
+made ahead) on a fake device: runs without a GPU."""
+import collections
+import threading
+
+import numpy as np
+import pytest
+
+from porep_prover.errors import DeviceMemoryError
+
+GpuBackend = pytest.importorskip("porep_prover.backend.gpu").GpuBackend
+Prepared = pytest.importorskip("porep_prover.backend.gpu_prepare").Prepared
+
+
+class FakeBuffer:
+    def __init__(self, device, nbytes):
+        self.device, self.nbytes, self.open = device, nbytes, True
+
+    def close(self):
+        if self.open:
+            self.device.used -= self.nbytes
+            self.open = False
+
+
+class FakeDevice:
+    """DeviceBuffer of a device with `capacity` bytes; mem_info as the context gives it."""
+
+    def __init__(self, capacity):
+        self.capacity, self.used = capacity, 0
+
+    def DeviceBuffer(self, ctx, nbytes):
+        if self.used + nbytes > self.capacity:
+            raise DeviceMemoryError(f"cuMemAlloc({nbytes} bytes)", code=2, name="CUDA_ERROR_OUT_OF_MEMORY")
+        self.used += nbytes
+        return FakeBuffer(self, nbytes)
+
+    def mem_info(self):
+        return self.capacity - self.used, self.capacity
+
+
+class Idle:
+    def synchronize(self):
+        pass
+
+    def upload(self, buf, raw):
+        pass
+
+    def contains(self, raw):
+        return False
+
+
+def fake_backend(capacity: int) -> GpuBackend:
+    be = GpuBackend.__new__(GpuBackend)
+    be.drv = be.ctx = FakeDevice(capacity)
+    be.stream = be.copy_stream = be.staging = be.pinned = Idle()
+    be.lock = threading.RLock()
+    be._resident, be._ahead, be._busy = collections.OrderedDict(), {}, collections.Counter()
+    be.resident_budget = capacity
+    return be
+
+
+def arrays(*sizes):
+    return [np.zeros(n, dtype=np.uint8) for n in sizes]
+
+
+def test_running_out_keeps_the_arrays_in_use_and_drops_the_rest():
+    be = fake_backend(1000)
+    points, other = arrays(500, 300)
+    be.resident_array(points), be.resident_array(other)
+    with be.holding(points):
+        with pytest.raises(DeviceMemoryError, match="501 bytes of device memory asked for, 500 of 1000 free"):
+            be.alloc(300 + 201)   # needs the held array's memory as well
+        assert be.resident_bytes() == 500   # the other one went, the held one stayed
+        work = be.alloc(400)                # fits once the other one is gone
+    assert not be._busy
+    be.free(work)
+    assert be.alloc(900).nbytes == 900      # nothing held: the points go too
+    assert be.resident_bytes() == 0
+
+
+def test_making_room_passes_over_held_arrays():
+    be = fake_backend(1000)
+    first, second, third = arrays(400, 400, 400)
+    be.resident_array(first), be.resident_array(second)
+    with be.holding(first), be.holding(first):   # held twice, released twice
+        be.resident_array(third)                  # evicts second (first is older but held)
+        assert list(be._resident) == [id(first), id(third)]
+    assert not be._busy
+    be.release_resident()
+    assert be.resident_bytes() == 0 and be.drv.used == 0
+
+
+def test_a_copy_made_ahead_is_handed_over_once_and_leftovers_are_freed():
+    be = fake_backend(1000)
+    witness, scalars = arrays(100, 50)
+    keys = [(a.ctypes.data, a.nbytes) for a in (witness, scalars)]
+    made = {key: be.drv.DeviceBuffer(be.ctx, key[1]) for key in keys}
+    be._ahead.update(made)
+    assert be.upload(witness) is made[keys[0]]
+    again = be.upload(witness)                     # handed over once: a fresh upload now
+    assert again is not made[keys[0]] and be.drv.used == 250
+    be.release_prepared(Prepared(synth=None, arena=None, ahead=keys))
+    assert be._ahead == {} and not made[keys[1]].open and made[keys[0]].open
