@@ -224,7 +224,6 @@ def bench_msm_sort(gpu, args, rng):
         dev, phases = msm_device_time(gpu, pts, buf, 3)
         row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} {phases}")
         gpu.free(buf)
-    gpu.msm_ops.variant = args.msm_variant
     gpu.release_resident()
 
 

@@ -315,10 +315,14 @@ def test_h_scalars_stay_on_device(gpu, flavor, rng):
         on_device.close()
 
 
-def test_prepared_partition_is_pinned_and_equal(gpu, rng):
+def _partition(rng):
+    """A synthesized partition of random arrays, sizes not multiples of the arena alignment."""
     from porep_prover.groth16.prover import Synthesized
-    sizes = (4096, 4096, 4096, 3001, 2999, 1001)   # not multiples of the arena alignment
-    synth = Synthesized(*(random_fr(k, rng) for k in sizes))
+    return Synthesized(*(random_fr(k, rng) for k in (4096, 4096, 4096, 3001, 2999, 1001)))
+
+
+def test_prepared_partition_is_pinned_and_equal(gpu, rng):
+    synth = _partition(rng)
     staged = gpu.prepare(synth)
     first = staged.arena.address
     try:
@@ -339,9 +343,7 @@ def test_prepared_partition_is_pinned_and_equal(gpu, rng):
 
 
 def test_prepared_ahead_copies_are_handed_over_once(gpu, rng):
-    from porep_prover.groth16.prover import Synthesized
-    sizes = (4096, 4096, 4096, 3001, 2999, 1001)
-    synth = Synthesized(*(random_fr(k, rng) for k in sizes))
+    synth = _partition(rng)
     staged = gpu.prepare(synth, ahead=True)
     try:
         assert len(staged.ahead) == 6 and len(gpu._ahead) == 6

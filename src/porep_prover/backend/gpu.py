@@ -69,6 +69,11 @@ RESERVE = 8 << 30          # device bytes left for work buffers when the budget 
 STREAM_CHUNK = 1 << 30     # bytes of points per chunk when an array is streamed
 
 
+def _host_key(raw: np.ndarray) -> tuple[int, int]:
+    """(address, bytes) of contiguous host bytes: how a copy made ahead is found again."""
+    return raw.ctypes.data, raw.nbytes
+
+
 def build_modules(arch: str, cache: KernelCache | None = None) -> dict[str, bytes]:
     """Every kernel module compiled for arch (through the cache): what
     `porep-prover gpu warm` runs, and what CI checks for sm_80 and sm_90."""
@@ -148,7 +153,7 @@ class GpuBackend:
         copy made ahead by prepare, handed over, when data is what it copied."""
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         with self.lock:
-            ahead = self._ahead.pop((raw.ctypes.data, raw.nbytes), None)
+            ahead = self._ahead.pop(_host_key(raw), None)
         if ahead is not None:
             return ahead
         buf = self.alloc(len(raw))
@@ -213,8 +218,8 @@ class GpuBackend:
         """While inside, the device copies of these arrays (resident_array's)
         are not evicted: neither to make room nor when an allocation runs out
         (freeing them would leave the kernels that use them reading freed
-        memory)."""
-        keys = [id(a) for a in arrays]
+        memory). None stands for no array."""
+        keys = [id(a) for a in arrays if a is not None]
         with self.lock:
             self._busy.update(keys)
         try:
@@ -314,7 +319,7 @@ class GpuBackend:
     def _copy_ahead(self, prepared: Prepared) -> None:
         for arr in prepared.synth.arrays().values():
             raw = arr.limbs.reshape(-1).view(np.uint8)
-            key = (raw.ctypes.data, raw.nbytes)
+            key = _host_key(raw)
             try:   # never alloc(): evicting resident points could pull them from under running kernels
                 buf = self.drv.DeviceBuffer(self.ctx, raw.nbytes)
             except DeviceMemoryError:

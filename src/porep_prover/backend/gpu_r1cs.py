@@ -21,19 +21,17 @@ class GpuR1cs:
     def __init__(self, gpu):
         self.gpu = gpu
 
-    def _resident(self, array: np.ndarray):
-        return self.gpu.resident_array(array) if len(array) else 0
+    def _resident(self, array: np.ndarray | None):
+        """The device copy of array, or a null address for an empty or absent one."""
+        return self.gpu.resident_array(array) if array is not None and len(array) else 0
 
     def matvec_into(self, matrix, w_buf, out_buf) -> None:
         """out_buf[:rows] = matrix w (out_buf zeroed beyond by the caller)."""
         gpu = self.gpu
-        arrays = [matrix.indptr, matrix.col, matrix.coeff.limbs] + ([matrix.coeff_id] if matrix.coeff_id is not None
-                                                                     else [])
+        arrays = (matrix.indptr, matrix.col, matrix.coeff.limbs, matrix.coeff_id)   # coeff_id may be None
         with gpu.holding(*arrays):   # uploading one must not evict another
-            ids = self._resident(matrix.coeff_id) if matrix.coeff_id is not None else 0
             gpu.launch("r1cs", "r1cs_matvec", matrix.rows,
-                       [self._resident(matrix.indptr), self._resident(matrix.col),
-                        self._resident(matrix.coeff.limbs), ids, matrix.rows, w_buf, out_buf], block=128)
+                       [*(self._resident(a) for a in arrays), matrix.rows, w_buf, out_buf], block=128)
 
     def evaluate(self, r1cs, witness, length: int, check: bool) -> list:
         """Device buffers a, b, c of length rows (A w with the inputs at rows
