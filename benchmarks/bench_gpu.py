@@ -10,7 +10,8 @@ Sections: field (product rates), xfer (host <-> device), ntt, ntt_tune (the
 pass kernel's builds and block shapes), h, msm_g1, msm_g2, msm_variants (the
 MSM's build variants side by side), msm_sort (the counting sort's atomics on
 random, repeated and small scalars), msm_fill (the sort's fill a window or a
-part of one at a time), groth16 (whole proofs).
+part of one at a time), msm_tables / msm_tables_g2 (window tables beside the
+plain MSM, and the tables' making), groth16 (whole proofs).
 
 Times are medians of --reps runs after a warm-up, measured with CUDA events
 around device-resident work ("device" column: inputs already on the device)
@@ -157,9 +158,9 @@ def bench_ntt_tune(gpu, args, rng):
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 27)}):
         xs = random_fr(1 << log_n, rng)
         src, dst = gpu.upload(xs.limbs), gpu.alloc(32 << log_n)
-        for module in ("ntt", "ntt.align4"):
+        for module in args.ntt_modules.split(","):
             for block_log in (10, 11, 12):
-                for threads in (128, 256, 512):
+                for threads in (64, 128, 256):
                     ops.module, ops.block_log, ops.threads = module, block_log, threads
                     dev = device_time(gpu, lambda: ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
                     row("ntt", log_n, dev, None, ntt_floor_ms(log_n),
@@ -208,6 +209,35 @@ def bench_msm(gpu, args, rng, cls, group):
         gpu.free(buf)
         gpu.release_resident()
         row(f"msm_g{group}", log_n, dev, call, msm_floor_ms(log_n, group), note=note)
+
+
+def bench_msm_tables(gpu, args, rng, cls, group):
+    """The MSM with window tables (GpuMsm.tables) beside the same points without,
+    and the table's one-time making (host clock, on first use)."""
+    top = min(args.max_log, 26 if group == 1 else 24)
+    ops = gpu.msm_ops
+    for log_n in range(max(args.min_log, 16), top + 1, args.step):
+        n = 1 << log_n
+        pts = random_points(cls, n, log_n)
+        buf = gpu.upload(random_fr(n, rng).limbs)
+        dev, phases = msm_device_time(gpu, pts, buf, 3)
+        row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group), note=f"c={window_bits(n)} {phases}")
+        ops.tables = True
+        for bits in [int(b) if b else None for b in args.table_bits.split(",")]:
+            ops.table_bits = bits
+            t = time.perf_counter()
+            table = ops.table(pts)
+            made_s = time.perf_counter() - t
+            if table is None:
+                row(f"msm_g{group}", log_n, float("nan"), None, float("nan"), note=f"table bits={bits}: no room")
+                continue
+            dev, phases = msm_device_time(gpu, pts, buf, 3)
+            row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group),
+                note=f"table c={table[1]} made in {made_s:.2f}s {phases}")
+            gpu.release_points(pts)
+        ops.tables, ops.table_bits = False, None
+        gpu.free(buf)
+        gpu.release_resident()
 
 
 def bench_msm_sort(gpu, args, rng):
@@ -314,8 +344,12 @@ def main() -> int:
     ap.add_argument("--ntt-step", type=int, default=1)
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("--variants", default=",ec_madd,ec_inline,fq2_sqr,align4,lohi,fq_inline",
+    ap.add_argument("--ntt-modules", default="ntt,ntt.align4",
+                    help="ntt_tune: the pass kernel's builds compared, comma-separated")
+    ap.add_argument("--variants", default=",align4,lohi,fq_inline,fq2_sqr_mul",
                     help="msm_variants: the builds compared, comma-separated ('' = the default build)")
+    ap.add_argument("--table-bits", default="", help="msm_tables: the window bits compared, comma-separated "
+                                                     "('' = table_bits(n))")
     ap.add_argument("--matvec", default="host", help="groth16: where A w, B w, C w are evaluated: host, device "
                                                      "or both (host,device)")
     ap.add_argument("--msm-variant", default="", help="build variant of the MSM kernels (see backend.gpu.VARIANTS)")
@@ -356,6 +390,10 @@ def main() -> int:
         bench_msm_sort(gpu, args, rng)
     if "msm_fill" in sections:
         bench_msm_fill(gpu, args, rng)
+    if "msm_tables" in sections:
+        bench_msm_tables(gpu, args, rng, G1Array, 1)
+    if "msm_tables_g2" in sections:
+        bench_msm_tables(gpu, args, rng, G2Array, 2)
     if "groth16" in sections:
         bench_groth16(gpu, args, rng)
     if args.json:

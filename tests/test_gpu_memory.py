@@ -101,3 +101,32 @@ def test_a_copy_made_ahead_is_handed_over_once_and_leftovers_are_freed():
     assert again is not made[keys[0]] and be.drv.used == 250
     be.release_prepared(Prepared(synth=None, arena=None, ahead=keys))
     assert be._ahead == {} and not made[keys[1]].open and made[keys[0]].open
+
+
+def test_a_derived_buffer_is_made_once_when_it_fits_and_goes_with_its_array():
+    be = fake_backend(1000)
+    points, other = arrays(100, 200)
+    be.resident_array(points), be.resident_array(other)
+    made = []
+    table = be.resident_derived(points, "table", 500, made.append)
+    assert table is not None and made == [table] and be.resident_bytes() == 800
+    assert be.resident_derived(points, "table", 500, made.append) is table and len(made) == 1
+    assert be.resident_derived(other, "table", 300, made.append) is None     # 1100 > 1000: nothing evicted
+    assert be.resident_bytes() == 800
+    with be.holding(points):
+        be.release_resident()             # the held array's table stays with it
+        assert be.resident_bytes() == 600
+    be.release_points(type("P", (), {"limbs": points})())
+    assert be.resident_bytes() == 0 and be.drv.used == 0
+
+
+def test_a_derived_buffer_that_runs_out_while_made_is_dropped():
+    be = fake_backend(1000)
+    (points,) = arrays(100)
+    be.resident_array(points)
+
+    def make(buf):
+        assert be.try_alloc(600) is None  # its work buffer does not fit, and nothing was evicted for it
+        raise DeviceMemoryError("work buffer", code=2, name="CUDA_ERROR_OUT_OF_MEMORY")
+    assert be.resident_derived(points, "table", 400, make) is None
+    assert be.drv.used == 100 and be.resident_bytes() == 100

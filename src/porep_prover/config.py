@@ -5,6 +5,7 @@ POREP_PROVER_THREADS   CPU threads for native kernels (default: all cores)
 POREP_PROVER_SIMD      0 turns off the AVX-512 IFMA MSM path (default: on where the CPU has it)
 POREP_PROVER_CACHE_DIR where compiled GPU kernels are kept
 POREP_PROVER_GPU_RESIDENT_BYTES  cap on device memory for resident parameter points
+POREP_PROVER_GPU_MSM_TABLES      1: window tables for GPU MSMs of resident points (default 0)
 """
 from __future__ import annotations
 
@@ -52,6 +53,12 @@ def gpu_resident_bytes() -> int | None:
     """Device bytes that resident parameter points may take (POREP_PROVER_GPU_RESIDENT_BYTES;
     default None: what the device has free, less a reserve for the kernels' work buffers)."""
     return _env_int("POREP_PROVER_GPU_RESIDENT_BYTES", 0)
+
+
+def gpu_msm_tables() -> bool:
+    """Window tables for the GPU MSMs of resident points (POREP_PROVER_GPU_MSM_TABLES=1;
+    default off: the table of a point array takes about 11 times its memory)."""
+    return bool(_env_int("POREP_PROVER_GPU_MSM_TABLES", 0))
 
 
 def _env_int(name: str, minimum: int) -> int | None:

@@ -56,13 +56,8 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     # field elements at their natural 4-byte alignment (4-byte loads and stores)
     "ntt.align4": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_ALIGN4",)),
     "msm_g1.align4": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_ALIGN4")),
-    # the group law inlined into the MSM's kernels: the mixed addition alone, or all of it
-    "msm_g1.ec_madd": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "EC_INLINE_MADD")),
-    "msm_g1.ec_inline": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "EC_INLINE")),
-    "msm_g2.ec_madd": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "EC_INLINE_MADD")),
-    "msm_g2.ec_inline": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "EC_INLINE")),
-    # G2's squares as two Fq products instead of three
-    "msm_g2.fq2_sqr": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "FQ2_SQR")),
+    # G2's squares as Fq2 products (three Fq products instead of two)
+    "msm_g2.fq2_sqr_mul": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "FQ2_SQR_MUL")),
 }
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic
@@ -100,7 +95,8 @@ class GpuBackend:
         self.lock = threading.RLock()
         self._modules: dict[str, object] = {}
         self._kernels: dict[tuple[str, str], object] = {}
-        self._resident: collections.OrderedDict = collections.OrderedDict()  # id(limbs) -> (buffer, finalizer)
+        # id(limbs), or (id(limbs), tag) for a buffer derived from it -> (buffer, finalizer)
+        self._resident: collections.OrderedDict = collections.OrderedDict()
         self._ahead: dict[tuple[int, int], object] = {}  # (host address, bytes) -> its device copy, made ahead
         self._busy: collections.Counter = collections.Counter()  # id(limbs) of resident arrays in use
         budget = gpu_resident_bytes()
@@ -213,6 +209,41 @@ class GpuBackend:
             self._resident[key] = (buf, weakref.finalize(limbs, self._evict, key))
             return buf
 
+    def resident_derived(self, limbs, tag, nbytes: int, make):
+        """A device buffer of nbytes made from a resident array by make(buffer)
+        (e.g. an MSM's window table), kept beside it under the resident budget
+        and dropped with it; None when it does not fit beside what is resident
+        (nothing is evicted for it) or the device runs out while it is made."""
+        key = (id(limbs), tag)
+        with self.lock:
+            if key in self._resident:
+                self._resident.move_to_end(key)
+                return self._resident[key][0]
+            if self.resident_bytes() + nbytes > self.resident_budget:
+                return None
+            buf = self.try_alloc(nbytes)
+            if buf is None:
+                return None
+            try:
+                make(buf)
+                self.stream.synchronize()
+            except DeviceMemoryError:
+                self.free(buf)
+                return None
+            except BaseException:
+                self.free(buf)
+                raise
+            self._resident[key] = (buf, weakref.finalize(limbs, self._evict, key))
+            return buf
+
+    def try_alloc(self, nbytes: int):
+        """Device memory, or None when there is none: evicts nothing (for work
+        that is worth doing only when memory is to spare)."""
+        try:
+            return self.drv.DeviceBuffer(self.ctx, nbytes)
+        except DeviceMemoryError:
+            return None
+
     @contextlib.contextmanager
     def holding(self, *arrays):
         """While inside, the device copies of these arrays (resident_array's)
@@ -236,17 +267,26 @@ class GpuBackend:
     def _make_room(self, nbytes: int) -> None:
         """Evict the least recently used arrays not in use until nbytes fit the budget (or none is left)."""
         while self.resident_bytes() + nbytes > self.resident_budget:
-            victim = next((k for k in self._resident if not self._busy[k]), None)
+            victim = next((k for k in self._resident if not self._in_use(k)), None)
             if victim is None:
                 return
             self._evict(victim)
 
-    def _evict(self, key: int) -> None:
+    def _in_use(self, key) -> bool:
+        """A resident entry is in use while its array is held (a derived entry's key is (array's key, tag))."""
+        return bool(self._busy[key if isinstance(key, int) else key[0]])
+
+    def _evict(self, key) -> None:
+        """Drop a resident entry; an array's derived entries go with it."""
         with self.lock:
-            entry = self._resident.pop(key, None)
-        if entry is not None:
-            entry[1].detach()
-            self.free(entry[0])
+            entries = [self._resident.pop(key, None)]
+            if isinstance(key, int):
+                entries += [self._resident.pop(k) for k in list(self._resident)
+                            if not isinstance(k, int) and k[0] == key]
+        for entry in entries:
+            if entry is not None:
+                entry[1].detach()
+                self.free(entry[0])
 
     def release_points(self, points) -> None:
         """Drop the device copy of one point array (the SRS manager evicts with it)."""
@@ -255,7 +295,7 @@ class GpuBackend:
     def release_resident(self) -> None:
         """Drop every resident array not in use (see holding)."""
         with self.lock:
-            for key in [k for k in self._resident if not self._busy[k]]:
+            for key in [k for k in self._resident if not self._in_use(k)]:
                 self._evict(key)
 
     def memory(self) -> tuple[int, int]:
@@ -320,9 +360,8 @@ class GpuBackend:
         for arr in prepared.synth.arrays().values():
             raw = arr.limbs.reshape(-1).view(np.uint8)
             key = _host_key(raw)
-            try:   # never alloc(): evicting resident points could pull them from under running kernels
-                buf = self.drv.DeviceBuffer(self.ctx, raw.nbytes)
-            except DeviceMemoryError:
+            buf = self.try_alloc(raw.nbytes)   # never alloc(): evicting resident points could pull them
+            if buf is None:                    # from under the other worker's running kernels
                 continue
             with self.lock:
                 self._ahead[key] = buf

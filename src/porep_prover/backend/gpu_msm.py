@@ -7,13 +7,22 @@ the buckets (all-equal scalars cost the same as random ones), per-window
 bucket reduction on the device, the windows combined on the host. Points
 come from the backend's resident store (uploaded once per array) or, when an
 array does not fit in device memory, are streamed through in chunks.
+
+Window tables (opt-in: GpuMsm.tables, POREP_PROVER_GPU_MSM_TABLES=1): for
+resident points, a table of every window's copy 2^(c w) P_i is made once
+on the device and kept with the points; every window's digits then go into
+one set of buckets, so one reduction serves all windows and no Horner step
+is left, and the windows can be wider (fewer entries to add). It costs
+windows x the points' memory, so it is used only where it fits the resident
+budget beside what is already there.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..curve import _curve
-from ..errors import InvalidInputError, LengthMismatchError
+from ..config import gpu_msm_tables
+from ..errors import DeviceMemoryError, InvalidInputError, LengthMismatchError
 
 THREADS = 256
 SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
@@ -21,6 +30,8 @@ FOLD = 16
 FINAL_LIST = 16          # partial lists this short are finished by one thread
 FILL_SPAN = 32 << 20     # bytes of entries one fill part writes at a time: well inside an H200's 50 MB L2
 MAX_FILL_PARTS = 4       # each part reads all of its window's keys again
+TABLE_CHUNK = 1 << 22    # points a window-table step doubles at once (its work buffers: 240 B a point)
+TABLE_RUN = 32           # points made affine per thread with one inversion
 
 
 def fill_parts(n: int) -> int:
@@ -36,6 +47,13 @@ def window_bits(n: int) -> int:
         return 4
     best = min(range(4, 23), key=lambda c: (255 // c + 1) * (n + 3 * (1 << (c - 1))))
     return best
+
+
+def table_bits(n: int) -> int:
+    """The c minimising the additions of an n-point MSM with window tables:
+    ceil(256/c) windows of n bucket additions, one reduction (about 3 per
+    bucket) for all of them; at most 24 (2^23 buckets: counters in L2)."""
+    return min(range(8, 25), key=lambda c: (255 // c + 1) * n + 3 * (1 << (c - 1)))
 
 
 def chunk_length(entries: int, threads_wanted: int) -> int:
@@ -85,6 +103,8 @@ class GpuMsm:
         self.profile: dict[str, float] | None = None  # set to a dict: ms per phase are added to it
         self.variant = ""                              # "" or a suffix of gpu.VARIANTS (benchmarks)
         self.fill_parts: int | None = None             # None: fill_parts(n); the benchmarks sweep it
+        self.tables = bool(gpu_msm_tables())           # window tables for resident points (see the module)
+        self.table_bits: int | None = None             # None: table_bits(n); the benchmarks sweep it
 
     def _marker(self):
         """mark(name) ends the phase called name (CUDA events; a no-op unless profiling)."""
@@ -122,13 +142,15 @@ class GpuMsm:
         if n >= 1 << 28:
             raise InvalidInputError(f"GPU MSM of {n} points: at most 2^28 - 1 per call")
         partials, totals = [], np.zeros(3, dtype=np.int64)
-        c = window_bits(n)
         on_device = isinstance(scalars, DeviceScalars)
         with self.gpu.holding(points.limbs):   # its resident copy stays while chunks run
+            table = self.table(points)
+            c = table[1] if table else window_bits(n)
             for start, stop, pts in self.gpu.point_chunks(points):
                 sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
                 try:
-                    got, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c, self._proj_bytes(points))
+                    got, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c, self._proj_bytes(points),
+                                                  table and table[0])
                 finally:
                     if not on_device:
                         self.gpu.free(sc)
@@ -143,28 +165,75 @@ class GpuMsm:
         """sum scalars[i] points[i] with the scalars already on the device and the
         points resident (what the benchmarks time as device-resident)."""
         out = type(points).POINT.identity()
-        c = window_bits(len(points))
         with self.gpu.holding(points.limbs):
+            table = self.table(points)
+            c = table[1] if table else window_bits(len(points))
             got, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points), c,
-                                     self._proj_bytes(points))
+                                     self._proj_bytes(points), table and table[0])
         self._finish(points.GROUP, [got] if got is not None else [], c, out)
         return out
 
     def _finish(self, group, partials, c, out) -> None:
-        """out = the windows' sums combined (Horner over windows, chunks added), affine."""
+        """out = the windows' sums combined (Horner over windows, chunks added), affine.
+        A chunk's rows are its windows' sums, or one row (window tables: all windows summed)."""
         if not partials:
             return
-        windows = 255 // c + 1
+        windows = partials[0].shape[0]
         rows = np.stack(partials, axis=1).reshape(windows * len(partials), -1)
         _curve.xyzz_windows(group, np.ascontiguousarray(rows), windows, len(partials), c,
                             np.zeros((0, rows.shape[1]), np.uint64), out.limbs)
 
-    def _pippenger(self, group, pts, sc, n, c, proj_bytes):
+    # ------------------------------------------------------------ window tables
+
+    def table(self, points):
+        """(device table, c) for resident points when window tables are on and the
+        table fits (made on first use, kept with the points), else None. The
+        caller holds points (GpuBackend.holding)."""
+        n, gpu = len(points), self.gpu
+        c = self.table_bits or table_bits(n)
+        windows = 255 // c + 1
+        nbytes = points.limbs.nbytes
+        if not self.tables or n < 2 or windows * n >= 1 << 31 or nbytes > gpu.resident_budget:
+            return None
+        gpu.resident(points)             # first: the table must fit beside its points
+        buf = gpu.resident_derived(points.limbs, ("msm_table", c), windows * nbytes,
+                                   lambda dst: self._make_table(points, c, windows, dst))
+        return (buf, c) if buf is not None else None
+
+    def _make_table(self, points, c, windows, dst) -> None:
+        """dst[w n + i] = 2^(c w) points[i], affine: window 0 a copy, each next one
+        c doublings of the last, made affine a run at a time (fb_normalize)."""
+        gpu, group, n = self.gpu, points.GROUP, len(points)
+        width = points.limbs.shape[1] * 8
+        dst.copy_from(gpu.resident(points), n * width, stream=gpu.stream)
+        per = min(n, TABLE_CHUNK)
+        proj, pref = gpu.try_alloc(2 * width * per), gpu.try_alloc(width // 2 * per)
+        try:
+            if proj is None or pref is None:   # a table is worth making only with memory to spare
+                raise DeviceMemoryError(f"window table of {n} points: no room for its work buffers")
+            for w in range(1, windows):
+                for start in range(0, n, per):
+                    count = min(per, n - start)
+                    src, out = dst.view(width * ((w - 1) * n + start)), dst.view(width * (w * n + start))
+                    gpu.launch(self._module(group), f"g{group}_msm_shift", count, [src, count, c, proj],
+                               block=SMALL_THREADS)
+                    runs = -(-count // TABLE_RUN)
+                    gpu.kernel(f"fixed_base_g{group}", f"g{group}_fb_normalize").launch(
+                        (-(-runs // SMALL_THREADS),), (SMALL_THREADS,), [proj, count, TABLE_RUN, pref, out],
+                        gpu.stream)
+        finally:
+            gpu.free(proj, pref)
+
+    # ------------------------------------------------------------ one chunk
+
+    def _pippenger(self, group, pts, sc, n, c, proj_bytes, table=None):
         """Window sums (windows x xyzz rows) of one chunk, or None when it has no
-        nonzero term; and its (zeros, ones, full) counts."""
+        nonzero term; and its (zeros, ones, full) counts. With a window table
+        (windows x n points on the device) one row: every window's sum."""
         gpu, mod = self.gpu, self._module(group)
         windows, nb = 255 // c + 1, 1 << (c - 1)
-        keys_n = windows * nb
+        keys_n = nb if table else windows * nb
+        win_stride = 0 if table else nb
         bufs = []
 
         def alloc(nbytes):
@@ -180,8 +249,8 @@ class GpuMsm:
             mark("classify")
             counts, keys = alloc(4 * keys_n), alloc(4 * windows * n)
             counts.zero(gpu.stream)
-            gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, nb, keys])
-            self._place(mod, group, keys, n, windows, 1, nb, counts, 0)   # a window's counters: 8 MB at most
+            gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, win_stride, keys])
+            self._place(mod, group, keys, n, windows, 1, nb, win_stride, counts, 0)   # a window's counters
             mark("count")
             offsets, total_buf = alloc(4 * keys_n), alloc(4)
             self._scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
@@ -194,23 +263,25 @@ class GpuMsm:
                 return None, split
             ends, entries = alloc(4 * keys_n), alloc(4 * total)
             ends.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
-            self._place(mod, group, keys, n, windows, self.fill_parts or fill_parts(n), nb, ends, entries)
+            self._place(mod, group, keys, n, windows, self.fill_parts or fill_parts(n), nb, win_stride, ends,
+                        entries)
             mark("fill")
             sums = alloc(proj_bytes * keys_n)
             sums.zero(gpu.stream)
-            self._accumulate(mod, group, pts, entries, (offsets, ends, keys_n), total_buf, total, sums, proj_bytes,
-                             alloc, mark)
-            rows = self._reduce(mod, group, sums, nb, windows, proj_bytes, alloc)
+            self._accumulate(mod, group, table or pts, entries, (offsets, ends, keys_n), total_buf, total, sums,
+                             proj_bytes, alloc, mark)
+            rows = self._reduce(mod, group, sums, nb, 1 if table else windows, proj_bytes, alloc)
             mark("reduce")
             collect()
             return rows, split
         finally:
             gpu.free(*bufs)
 
-    def _place(self, mod, group, keys, n, windows, parts, nb, cursor, entries) -> None:
+    def _place(self, mod, group, keys, n, windows, parts, nb, win_stride, cursor, entries) -> None:
         """msm_place over every window in parts: counts (entries 0) or fills."""
         self.gpu.kernel(mod, f"g{group}_msm_place").launch((-(-n // THREADS), windows * parts), (THREADS,),
-                                                           [keys, n, parts, nb, cursor, entries], self.gpu.stream)
+                                                           [keys, n, parts, nb, win_stride, cursor, entries],
+                                                           self.gpu.stream)
 
     def _scan(self, mod, group, counts, offsets, length, total_buf, alloc):
         gpu = self.gpu

@@ -86,18 +86,21 @@ DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
     return base + __popc(peers & ((1u << lane) - 1));
 }
 
-/* Bucket of a nonzero digit in window w: windows of nb buckets, digit +-(b + 1). */
-DEV u32 bucket_of(int d, u32 w, u32 nb) { return w * nb + (u32)(d < 0 ? -d : d) - 1; }
+/* Bucket of a nonzero digit in window w: window w's buckets start at w *
+ * win_stride (nb, or 0 when every window shares one set: window tables);
+ * digit +-(b + 1). */
+DEV u32 bucket_of(int d, u32 w, u32 win_stride) { return w * win_stride + (u32)(d < 0 ? -d : d) - 1; }
 
 /* keys[w * n + i]: point i's bucket in window w | its sign, or NO_KEY. */
-extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 nb, u32 *keys)
+extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 win_stride,
+                                              u32 *keys)
 {
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         fr_t k = canonical[i];
         u32 carry = 0;
         for (u32 w = 0; w < windows; w++) {
             int d = signed_digit(k, w, c, carry);
-            keys[(size_t)w * n + i] = d ? bucket_of(d, w, nb) | (d < 0 ? SIGN_BIT : 0u) : NO_KEY;
+            keys[(size_t)w * n + i] = d ? bucket_of(d, w, win_stride) | (d < 0 ? SIGN_BIT : 0u) : NO_KEY;
         }
     }
 }
@@ -112,14 +115,16 @@ extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 
  * points-major (every window of a point at once) spread them over all
  * windows (G1 on an H200, 2^24: fill 19.2 -> 7.4 ms; 2^26: count 35.9 ->
  * 13.6, fill 94 -> 43). */
-extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 parts, u32 nb, u32 *cursor, u32 *entries)
+extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 parts, u32 nb, u32 win_stride, u32 *cursor,
+                                             u32 *entries)
 {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y / parts, part = blockIdx.y % parts;
     u32 key = i < n ? keys[(size_t)w * n + i] : NO_KEY;
     u32 b = key & ~SIGN_BIT, per = (nb + parts - 1) / parts;
-    bool mine = key != NO_KEY && (b - w * nb) / per == part;
+    bool mine = key != NO_KEY && (b - w * win_stride) / per == part;
     u32 pos = grouped_add(cursor, mine ? b : 0, mine);
-    if (mine && entries) entries[pos] = i | (key & SIGN_BIT);
+    /* with window tables (win_stride 0) the entry names window w's copy of the point: row w n + i */
+    if (mine && entries) entries[pos] = (win_stride ? i : w * n + i) | (key & SIGN_BIT);
 }
 
 /* ---------------------------------------------------------------- scan */
@@ -324,6 +329,18 @@ extern "C" __global__ void PREFIX(msm_fold)(const proj *in, u32 groups, u32 per_
         set_inf(acc);
         for (u32 i = j * f; i < min((j + 1) * f, per_in); i++) add(acc, acc, in[(size_t)g * per_in + i]);
         out[t] = acc;
+    }
+}
+
+/* out[i] = 2^c in[i] (xyzz): the next window's copy of the bases, made
+ * affine after by fb_normalize (fixed_base.cu). */
+extern "C" __global__ void PREFIX(msm_shift)(const point *in, u32 n, u32 c, proj *out)
+{
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        proj acc;
+        from_affine(acc, in[i]);
+        for (u32 j = 0; j < c; j++) dbl(acc, acc);
+        out[i] = acc;
     }
 }
 
