@@ -407,18 +407,23 @@ def test_prepared_ahead_copies_are_handed_over_once(gpu, rng):
     assert gpu._ahead == {} and staged.ahead == []
 
 
-@pytest.mark.parametrize("b_g2,upload", [("host", "region"), ("device", "ahead")])
-def test_engine_on_gpu_proofs_verify(b_g2, upload, rng):
+@pytest.mark.parametrize("b_g2,upload,tables", [("host", "region", False), ("device", "ahead", True)])
+def test_engine_on_gpu_proofs_verify(gpu, b_g2, upload, tables, rng):
     from porep_prover.engine import Engine, inline_job, load_config
     r1cs, _, _ = porep_like(2000)
     params = insecure_setup(r1cs, rng=rng)
     witnesses = [porep_like(2000, seed=rng.randrange(1 << 30))[1] for _ in range(5)]
     cfg = load_config(overrides={"engine.devices": ["gpu:0"], "engine.partition_workers": 2,
-                                 "prover.b_g2": b_g2, "prover.upload": upload})
-    with Engine(cfg) as engine:
-        result = engine.prove(inline_job(params, r1cs, witnesses), timeout=300)
-        events = engine.timeline.events()
-    assert result.ok
+                                 "prover.b_g2": b_g2, "prover.upload": upload, "prover.msm_tables": tables})
+    try:
+        with Engine(cfg) as engine:
+            result = engine.prove(inline_job(params, r1cs, witnesses), timeout=300)
+            events = engine.timeline.events()
+            # inside: the engine drops its parameters' device copies, tables with them, when it shuts down
+            made = [key for key in gpu._resident if not isinstance(key, int)]
+    finally:
+        gpu.msm_ops.tables = False
+    assert result.ok and bool(made) == tables      # the tables were made, and used by every proof
     for w, public, proof in zip(witnesses, result.public_inputs, result.proofs):
         assert public == w[1:r1cs.num_inputs].to_ints() and verify(params.vk, public, proof)
     kinds = {e.event for e in events}

@@ -130,3 +130,15 @@ def test_a_derived_buffer_that_runs_out_while_made_is_dropped():
         raise DeviceMemoryError("work buffer", code=2, name="CUDA_ERROR_OUT_OF_MEMORY")
     assert be.resident_derived(points, "table", 400, make) is None
     assert be.drv.used == 100 and be.resident_bytes() == 100
+
+
+def test_work_buffers_are_freed_together_or_one_early():
+    from porep_prover.backend.gpu_msm import WorkBuffers
+    be = fake_backend(1000)
+    with pytest.raises(DeviceMemoryError):
+        with WorkBuffers(be) as bufs:
+            a, b = bufs.alloc(300), bufs.alloc(200)
+            bufs.free(a)                  # early: its memory is back at once
+            assert be.drv.used == 200 and not a.open and b.open
+            bufs.alloc(900)               # does not fit: the ones made so far are freed on the way out
+    assert be.drv.used == 0 and not b.open

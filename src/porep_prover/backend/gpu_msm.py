@@ -61,6 +61,28 @@ def chunk_length(entries: int, threads_wanted: int) -> int:
     return max(4, min(64, entries // max(1, threads_wanted)))
 
 
+class WorkBuffers:
+    """The device work buffers of one operation, freed together when it ends (or one early)."""
+
+    def __init__(self, gpu):
+        self.gpu, self.bufs = gpu, []
+
+    def alloc(self, nbytes: int):
+        self.bufs.append(self.gpu.alloc(nbytes))
+        return self.bufs[-1]
+
+    def free(self, buf) -> None:
+        self.bufs.remove(buf)
+        self.gpu.free(buf)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.gpu.free(*self.bufs)
+        self.bufs = []
+
+
 class DeviceScalars:
     """Scalars already on the device (Montgomery form, 32 bytes each):
     GpuMsm.msm takes them in place of an FrArray without a copy. The owner
@@ -234,15 +256,10 @@ class GpuMsm:
         windows, nb = 255 // c + 1, 1 << (c - 1)
         keys_n = nb if table else windows * nb
         win_stride = 0 if table else nb
-        bufs = []
-
-        def alloc(nbytes):
-            buf = gpu.alloc(nbytes)
-            bufs.append(buf)
-            return buf
-
+        bufs = WorkBuffers(gpu)
+        alloc = bufs.alloc
         mark, collect = self._marker()
-        try:
+        with bufs:
             canon, counters = alloc(32 * n), alloc(16)
             counters.zero(gpu.stream)
             gpu.launch(mod, f"g{group}_msm_classify", n, [sc, pts, n, canon, counters])
@@ -257,8 +274,7 @@ class GpuMsm:
             mark("scan")
             split = gpu.download_array(counters, (4,), np.uint32)[:3].astype(np.int64)
             total = int(gpu.download_array(total_buf, (1,), np.uint32)[0])
-            bufs.remove(canon)                          # the keys carry what fill needs
-            gpu.free(canon)
+            bufs.free(canon)                            # the keys carry what fill needs
             if total == 0:
                 return None, split
             ends, entries = alloc(4 * keys_n), alloc(4 * total)
@@ -274,8 +290,6 @@ class GpuMsm:
             mark("reduce")
             collect()
             return rows, split
-        finally:
-            gpu.free(*bufs)
 
     def _place(self, mod, group, keys, n, windows, parts, nb, win_stride, cursor, entries) -> None:
         """msm_place over every window in parts: counts (entries 0) or fills."""
@@ -328,13 +342,18 @@ class GpuMsm:
         partial = alloc(proj_bytes * windows * segments)
         gpu.launch(mod, f"g{group}_msm_reduce", windows * segments, [sums, nb, windows, segments, partial],
                    block=SMALL_THREADS)
-        while segments > 1:
-            nxt = -(-segments // FOLD)
-            folded = alloc(proj_bytes * windows * nxt)
-            gpu.launch(mod, f"g{group}_msm_fold", windows * nxt, [partial, windows, segments, nxt, folded],
-                       block=SMALL_THREADS)
-            partial, segments = folded, nxt
+        partial = self._fold(mod, group, partial, windows, segments, proj_bytes, alloc)
         return gpu.download_array(partial, (windows, proj_bytes // 8), np.uint64)
+
+    def _fold(self, mod, group, partial, groups, per_group, proj_bytes, alloc):
+        """groups rows: each group's per_group consecutive rows summed (msm_fold, FOLD at a time)."""
+        while per_group > 1:
+            nxt = -(-per_group // FOLD)
+            folded = alloc(proj_bytes * groups * nxt)
+            self.gpu.launch(mod, f"g{group}_msm_fold", groups * nxt, [partial, groups, per_group, nxt, folded],
+                            block=SMALL_THREADS)
+            partial, per_group = folded, nxt
+        return partial
 
     def batch_sum(self, points):
         n = len(points)
@@ -350,19 +369,11 @@ class GpuMsm:
                 block = SMALL_THREADS
                 grid = max(1, min(-(-count // block), gpu.info.multiprocessors * 8))
                 launched = grid * block
-                partial = gpu.alloc(proj_bytes * launched)
-                try:
+                with WorkBuffers(gpu) as bufs:
+                    partial = bufs.alloc(proj_bytes * launched)
                     gpu.kernel(mod, f"g{group}_msm_sum").launch((grid,), (block,), [pts, count, partial], gpu.stream)
-                    per = launched
-                    while per > 1:
-                        nxt = -(-per // FOLD)
-                        folded = gpu.alloc(proj_bytes * nxt)
-                        gpu.launch(mod, f"g{group}_msm_fold", nxt, [partial, 1, per, nxt, folded], block=SMALL_THREADS)
-                        gpu.free(partial)
-                        partial, per = folded, nxt
-                    rows.append(gpu.download_array(partial, (1, proj_bytes // 8), np.uint64))
-                finally:
-                    gpu.free(partial)
+                    total = self._fold(mod, group, partial, 1, launched, proj_bytes, bufs.alloc)
+                    rows.append(gpu.download_array(total, (1, proj_bytes // 8), np.uint64))
         extra = np.concatenate(rows)
         _curve.xyzz_windows(group, np.zeros((0, extra.shape[1]), np.uint64), 0, 1, 0, extra, out.limbs)
         return out

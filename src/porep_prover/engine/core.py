@@ -114,6 +114,10 @@ class Engine:
             for w in range(workers):
                 self._spawn(f"{dev.label}.w{w}", self._device_loop, dev)
                 self._device_workers += 1
+        if self.config.get("prover.msm_tables"):
+            for dev in self.devices:
+                if hasattr(dev.backend, "msm_ops"):   # GPUs: window tables for resident parameters
+                    dev.backend.msm_ops.tables = True
         # A, B, C on the devices only when every device can evaluate them
         self._abc_on_device = self.config.get("prover.matvec") == "device" and all(
             evaluates_witness(d.backend) for d in self.devices)
