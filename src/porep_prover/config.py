@@ -57,7 +57,7 @@ def gpu_resident_bytes() -> int | None:
 
 def gpu_msm_tables() -> bool:
     """Window tables for the GPU MSMs of resident points (POREP_PROVER_GPU_MSM_TABLES=1;
-    default off: the table of a point array takes about 11 times its memory)."""
+    default off: the table of a point array takes 11 to 13 times its memory, a copy a window)."""
     return bool(_env_int("POREP_PROVER_GPU_MSM_TABLES", 0))
 
 

@@ -132,17 +132,17 @@ class GpuBackend:
 
     def alloc(self, nbytes: int):
         """Device memory; on exhaustion drop the resident arrays not in use and retry once."""
+        buf = self.try_alloc(nbytes)
+        if buf is not None:
+            return buf
+        self.stream.synchronize()
+        self.release_resident()
         try:
             return self.drv.DeviceBuffer(self.ctx, nbytes)
-        except DeviceMemoryError:
-            self.stream.synchronize()
-            self.release_resident()
-            try:
-                return self.drv.DeviceBuffer(self.ctx, nbytes)
-            except DeviceMemoryError as exc:
-                free, total = self.ctx.mem_info()
-                raise DeviceMemoryError(f"{nbytes} bytes of device memory asked for, {free} of {total} free",
-                                        code=exc.code, name=exc.name) from None
+        except DeviceMemoryError as exc:
+            free, total = self.ctx.mem_info()
+            raise DeviceMemoryError(f"{nbytes} bytes of device memory asked for, {free} of {total} free",
+                                    code=exc.code, name=exc.name) from None
 
     def upload(self, data):
         """A new device buffer holding data (any contiguous numpy array); the

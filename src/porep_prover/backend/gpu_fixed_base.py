@@ -56,14 +56,19 @@ class GpuFixedBase:
                 pref = gpu.alloc(width // 2 * count)        # one field element each
                 dst = gpu.alloc(width * count)
                 gpu.launch(mod, f"g{group}_fb_mul", count, [sc, count, table, proj], block=64)
-                runs = -(-count // PER)
-                gpu.kernel(mod, f"g{group}_fb_normalize").launch(
-                    (-(-runs // 64),), (64,), [proj, count, PER, pref, dst], gpu.stream)
+                self.normalize(group, proj, count, pref, dst)
                 out.limbs[start:start + count] = gpu.download_array(dst, (count, out.limbs.shape[1]))
             finally:
                 gpu.free(sc, proj, pref, dst)
         self._spot_check(base, scalars, out)
         return out
+
+    def normalize(self, group: int, proj, count: int, pref, dst) -> None:
+        """dst = the count xyzz points of proj made affine (fb_normalize: one field
+        inversion a run of PER points); pref: work space of one field element a point."""
+        runs = -(-count // PER)
+        self.gpu.kernel(f"fixed_base_g{group}", f"g{group}_fb_normalize").launch(
+            (-(-runs // 64),), (64,), [proj, count, PER, pref, dst], self.gpu.stream)
 
     @staticmethod
     def _spot_check(base, scalars: FrArray, out) -> None:

@@ -31,7 +31,6 @@ FINAL_LIST = 16          # partial lists this short are finished by one thread
 FILL_SPAN = 32 << 20     # bytes of entries one fill part writes at a time: well inside an H200's 50 MB L2
 MAX_FILL_PARTS = 4       # each part reads all of its window's keys again
 TABLE_CHUNK = 1 << 22    # points a window-table step doubles at once (its work buffers: 240 B a point)
-TABLE_RUN = 32           # points made affine per thread with one inversion
 
 
 def fill_parts(n: int) -> int:
@@ -224,7 +223,7 @@ class GpuMsm:
 
     def _make_table(self, points, c, windows, dst) -> None:
         """dst[w n + i] = 2^(c w) points[i], affine: window 0 a copy, each next one
-        c doublings of the last, made affine a run at a time (fb_normalize)."""
+        c doublings of the last, made affine a run at a time (GpuFixedBase.normalize)."""
         gpu, group, n = self.gpu, points.GROUP, len(points)
         width = points.limbs.shape[1] * 8
         dst.copy_from(gpu.resident(points), n * width, stream=gpu.stream)
@@ -239,10 +238,7 @@ class GpuMsm:
                     src, out = dst.view(width * ((w - 1) * n + start)), dst.view(width * (w * n + start))
                     gpu.launch(self._module(group), f"g{group}_msm_shift", count, [src, count, c, proj],
                                block=SMALL_THREADS)
-                    runs = -(-count // TABLE_RUN)
-                    gpu.kernel(f"fixed_base_g{group}", f"g{group}_fb_normalize").launch(
-                        (-(-runs // SMALL_THREADS),), (SMALL_THREADS,), [proj, count, TABLE_RUN, pref, out],
-                        gpu.stream)
+                    gpu.fixed_base_ops.normalize(group, proj, count, pref, out)
         finally:
             gpu.free(proj, pref)
 
@@ -256,10 +252,9 @@ class GpuMsm:
         windows, nb = 255 // c + 1, 1 << (c - 1)
         keys_n = nb if table else windows * nb
         win_stride = 0 if table else nb
-        bufs = WorkBuffers(gpu)
-        alloc = bufs.alloc
         mark, collect = self._marker()
-        with bufs:
+        with WorkBuffers(gpu) as bufs:
+            alloc = bufs.alloc
             canon, counters = alloc(32 * n), alloc(16)
             counters.zero(gpu.stream)
             gpu.launch(mod, f"g{group}_msm_classify", n, [sc, pts, n, canon, counters])
