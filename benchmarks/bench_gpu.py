@@ -258,15 +258,21 @@ def bench_msm_sort(gpu, args, rng):
 
 
 def bench_msm_fill(gpu, args, rng):
-    """G1 on random scalars with a window's buckets filled in 1, 2 or 4 parts (GpuMsm.fill_parts)."""
+    """G1 on random scalars with a window's buckets filled in 1, 2, 4 or 8 parts
+    (GpuMsm.fill_parts), without and with window tables (where a part spans
+    every window's entries)."""
+    ops = gpu.msm_ops
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 26)}):
         pts = random_points(G1Array, 1 << log_n, log_n)
         buf = gpu.upload(random_fr(1 << log_n, rng).limbs)
-        for parts in (1, 2, 4):
-            gpu.msm_ops.fill_parts = parts
-            dev, phases = msm_device_time(gpu, pts, buf, args.reps)
-            row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"fill in {parts} parts {phases}")
-        gpu.msm_ops.fill_parts = None
+        for tables in (False, True):
+            ops.tables = tables
+            for parts in (1, 2, 4, 8):
+                ops.fill_parts = parts
+                dev, phases = msm_device_time(gpu, pts, buf, args.reps)
+                row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1),
+                    note=f"{'table' if tables else 'plain'} fill in {parts} parts {phases}")
+        ops.tables, ops.fill_parts = False, None
         gpu.free(buf)
         gpu.release_resident()
 

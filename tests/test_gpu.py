@@ -268,6 +268,24 @@ def test_msm_window_tables_match_cpu(gpu, cls, bits, n, rng):
     assert gpu.resident_bytes() == before
 
 
+@pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
+@pytest.mark.parametrize("parts", [2, 3, 8])
+def test_msm_fill_in_parts_matches_cpu(gpu, tables, parts, rng):
+    """A window's buckets filled in parts (the large sizes' fill; small ones take
+    one part), with and without window tables, where a part spans every
+    window's entries: the CPU's sums on random and on small scalars."""
+    n = 70001
+    pts = random_points(G1Array, rng, n)
+    ops = gpu.msm_ops
+    ops.tables, ops.fill_parts = tables, parts
+    try:
+        for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(5) for _ in range(n)])):
+            assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
+    finally:
+        ops.tables, ops.fill_parts = False, None
+    gpu.release_points(pts)
+
+
 def test_msm_window_table_that_does_not_fit_is_not_made(gpu, rng):
     n = 20000
     pts, sc = random_points(G1Array, rng, n), random_fr(n, rng)
