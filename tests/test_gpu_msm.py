@@ -1,0 +1,236 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The GPU MSM against the CPU backend's, bit for bit: sizes, special scalars,
+points at infinity, builds, window tables, the fill's parts, memory running
+out (marked gpu: skipped without a CUDA device)."""
+import numpy as np
+import pytest
+
+from gpu_inputs import random_fr, random_points
+import porep_prover as pp
+from porep_prover import FrArray, G1Array, G2Array
+from porep_prover.backend import get_backend, gpu_available
+from porep_prover.errors import DeviceMemoryError
+from porep_prover.field.constants import R
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
+
+CPU = get_backend("cpu")
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("n", [1, 2, 3, 31, 100, 257, 1000, 4099, 70001])
+def test_msm_random(gpu, cls, n, rng):
+    if cls is G2Array and n > 5000:
+        n //= 8
+    pts, sc = random_points(cls, rng, n), random_fr(n, rng)
+    got, stats = gpu.msm(pts, sc, 1)
+    want, cpu_stats = CPU.msm(pts, sc, 2)
+    assert got == want
+    assert {k: stats[k] for k in ("zeros", "ones", "full")} == {k: cpu_stats[k] for k in ("zeros", "ones", "full")}
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("kind", ["zeros", "ones", "repeated", "mixed", "small", "minus_one"])
+def test_msm_special_scalars(gpu, cls, kind, rng):
+    n = 20000 if cls is G1Array else 3000
+    pts = random_points(cls, rng, n)
+    if kind == "zeros":
+        sc = FrArray.zeros(n)
+    elif kind == "ones":
+        sc = FrArray.from_ints([1] * n)
+    elif kind == "repeated":
+        sc = FrArray.from_ints([rng.randrange(R)] * n)
+    elif kind == "small":
+        sc = FrArray.from_ints([rng.randrange(4) for _ in range(n)])
+    elif kind == "minus_one":
+        sc = FrArray.from_ints([R - 1] * n)
+    else:
+        pick = [0, 1, rng.randrange(R)]
+        sc = FrArray.from_ints([pick[rng.randrange(3)] for _ in range(n)])
+    got, stats = gpu.msm(pts, sc, 1)
+    want, cpu_stats = CPU.msm(pts, sc, 2)
+    assert got == want
+    assert stats["ones"] == cpu_stats["ones"] and stats["zeros"] == cpu_stats["zeros"]
+
+
+def _fill_device(gpu, leave: int):
+    """Device buffers holding all but about `leave` bytes of the free memory."""
+    held, step = [], 1 << 30
+    while step >= 1 << 20:
+        free, _ = gpu.memory()
+        want = min(step, free - leave)
+        if want < 1 << 20:
+            break
+        try:
+            held.append(gpu.drv.DeviceBuffer(gpu.ctx, want))
+        except DeviceMemoryError:
+            step //= 2
+    return held
+
+
+def test_memory_running_out_inside_an_msm_is_a_clean_error(gpu, rng):
+    """The MSM's points stay resident when its work buffers do not fit (freeing
+    them would leave its kernels reading freed memory): a DeviceMemoryError,
+    and the device still gives the CPU's sums once memory is back."""
+    n = 1 << 16
+    pts = random_points(G1Array, rng, n)
+    sc = FrArray.from_ints([rng.randrange(R) for _ in range(n)])
+    gpu.resident(pts)
+    blockers = _fill_device(gpu, 4 << 20)      # the MSM's buffers need ~30 MB
+    try:
+        with pytest.raises(DeviceMemoryError):
+            gpu.msm(pts, sc, 1)
+        assert gpu.resident_bytes() >= pts.limbs.nbytes and not gpu._busy
+    finally:
+        for buf in blockers:
+            buf.close()
+    assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
+
+
+@pytest.mark.parametrize("cls,variant", [(G1Array, "lohi"), (G1Array, "fq_inline"), (G2Array, "fq_inline"),
+                                         (G1Array, "align4"), (G2Array, "fq2_sqr_mul")],
+                         ids=["g1-lohi", "g1-inline", "g2-inline", "g1-align4", "g2-fq2-sqr-mul"])
+def test_msm_build_variants_match_cpu(gpu, cls, variant, rng):
+    """The benchmarks' other builds of the MSM give the CPU's sums."""
+    n = 9001 if cls is G1Array else 2001
+    pts = random_points(cls, rng, n)
+    sc = FrArray.from_ints([rng.randrange(R) for _ in range(n)])
+    gpu.msm_ops.variant = variant
+    try:
+        got, _ = gpu.msm(pts, sc, 1)
+    finally:
+        gpu.msm_ops.variant = ""
+    assert got == CPU.msm(pts, sc, 2)[0]
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+def test_msm_points_at_infinity_and_cancelling(gpu, cls, rng):
+    n = 5000
+    pts = random_points(cls, rng, n)
+    limbs = pts.limbs.copy()
+    limbs[::7] = 0                      # points at infinity
+    pts = cls(limbs)
+    sc = random_fr(n, rng)
+    got, stats = gpu.msm(pts, sc, 1)
+    assert got == CPU.msm(pts, sc, 2)[0]
+    assert stats["zeros"] >= len(range(0, n, 7))
+    # P and -P with the same scalar: the sum is the identity
+    half = random_points(cls, rng, 100)
+    both = cls(np.concatenate([half.limbs, (-half).limbs]))
+    k = FrArray.from_ints([rng.randrange(R)] * 200)
+    assert gpu.msm(both, k, 1)[0] == cls.POINT.identity()
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("bits,n", [(None, 70001), (8, 4099), (13, 1000), (24, 5)])
+def test_msm_window_tables_match_cpu(gpu, cls, bits, n, rng):
+    """Window tables (every window's copy of the points, one set of buckets):
+    the CPU's sums with points at infinity and zero / one / -1 / random
+    scalars; the table is made once, kept with the points and dropped with them."""
+    if cls is G2Array and n > 5000:
+        n //= 8
+    limbs = random_points(cls, rng, n).limbs.copy()
+    limbs[3::11] = 0                                  # points at infinity
+    pts = cls(limbs)
+    pick = [0, 1, R - 1]
+    sc = FrArray.from_ints([pick[i % 4] if i % 4 < 3 else rng.randrange(R) for i in range(n)])
+    ops, before = gpu.msm_ops, gpu.resident_bytes()
+    ops.tables, ops.table_bits = True, bits
+    try:
+        got, stats = gpu.msm(pts, sc, 1)
+        c = stats["window_bits"]
+        made = gpu.resident_bytes()
+        assert made == before + (255 // c + 2) * pts.limbs.nbytes    # the points and their table
+        sc2 = random_fr(n, rng)
+        assert gpu.msm(pts, sc2, 1)[0] == CPU.msm(pts, sc2, 2)[0]
+        assert gpu.resident_bytes() == made
+    finally:
+        ops.tables, ops.table_bits = False, None
+    assert got == CPU.msm(pts, sc, 2)[0]
+    if bits is not None:
+        assert c == bits
+    gpu.release_points(pts)
+    assert gpu.resident_bytes() == before
+
+
+@pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
+@pytest.mark.parametrize("parts", [2, 3, 8])
+def test_msm_fill_in_parts_matches_cpu(gpu, tables, parts, rng):
+    """A window's buckets filled in parts (the large sizes' fill; small ones take
+    one part), with and without window tables, where a part spans every
+    window's entries: the CPU's sums on random and on small scalars."""
+    n = 70001
+    pts = random_points(G1Array, rng, n)
+    ops = gpu.msm_ops
+    ops.tables, ops.fill_parts = tables, parts
+    try:
+        for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(5) for _ in range(n)])):
+            assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
+    finally:
+        ops.tables, ops.fill_parts = False, None
+    gpu.release_points(pts)
+
+
+def test_msm_window_table_that_does_not_fit_is_not_made(gpu, rng):
+    n = 20000
+    pts, sc = random_points(G1Array, rng, n), random_fr(n, rng)
+    budget, ops = gpu.resident_budget, gpu.msm_ops
+    gpu.resident_budget = gpu.resident_bytes() + 3 * pts.limbs.nbytes
+    ops.tables = True
+    try:
+        got, _ = gpu.msm(pts, sc, 1)
+        assert id(pts.limbs) in gpu._resident
+        assert not [key for key in gpu._resident if not isinstance(key, int)]   # no table beside them
+    finally:
+        ops.tables, gpu.resident_budget = False, budget
+    assert got == CPU.msm(pts, sc, 2)[0]
+    gpu.release_points(pts)
+
+
+def test_msm_streams_chunks_when_over_budget(gpu, rng):
+    n = 30000
+    pts, sc = random_points(G1Array, rng, n), random_fr(n, rng)
+    want = CPU.msm(pts, sc, 2)[0]
+    budget = gpu.resident_budget
+    gpu.resident_budget = 96 * 7000      # forces chunks of 7000 points
+    try:
+        got, _ = gpu.msm(pts, sc, 1)
+    finally:
+        gpu.resident_budget = budget
+    assert got == want
+
+
+def test_resident_points_are_reused_and_released(gpu, rng):
+    pts = random_points(G1Array, rng, 3000)
+    before = gpu.resident_bytes()
+    gpu.msm(pts, random_fr(3000, rng), 1)
+    first = gpu.resident_bytes()
+    assert first == before + pts.limbs.nbytes
+    gpu.msm(pts, random_fr(3000, rng), 1)
+    assert gpu.resident_bytes() == first
+    del pts
+    import gc
+    gc.collect()
+    assert gpu.resident_bytes() == before
+
+
+def test_device_memory_exhaustion_is_a_named_error(gpu, rng):
+    with pytest.raises(DeviceMemoryError):
+        gpu.alloc(2 * gpu.info.memory_bytes)
+    pts, sc = random_points(G1Array, rng, 500), random_fr(500, rng)   # the device still works
+    assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 9999])
+def test_batch_sum(gpu, cls, n, rng):
+    pts = random_points(cls, rng, n)
+    assert gpu.batch_sum(pts, 1) == CPU.batch_sum(pts, 2)
+    assert pp.batch_sum(pts, backend="gpu") == CPU.batch_sum(pts, 2)
+
+
+def test_msm_public_api(rng):
+    pts, sc = random_points(G1Array, rng, 777), random_fr(777, rng)
+    stats = {}
+    assert pp.msm(pts, sc, backend="gpu", stats=stats) == pp.msm(pts, sc, backend="cpu")
+    assert stats["full"] + stats["ones"] + stats["zeros"] == 777
