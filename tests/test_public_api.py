@@ -29,6 +29,30 @@ def test_backend_selection():
             pp.get_backend("gpu")
 
 
+def test_auto_asks_for_the_driver_library_before_the_bindings(monkeypatch):
+    """Without the NVIDIA driver's library, "auto" learns there is no GPU
+    without importing the CUDA bindings; with it, the devices decide."""
+    from porep_prover import cuda
+
+    def no_library(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    def no_devices():
+        raise AssertionError("the bindings were asked although the driver library does not open")
+
+    monkeypatch.setattr(cuda, "_AVAILABLE", None)
+    monkeypatch.setattr(cuda.ctypes, "CDLL", no_library)
+    monkeypatch.setattr(cuda, "devices", no_devices)
+    assert cuda.available() is False and cuda.available() is False      # probed once, remembered
+    monkeypatch.setattr(cuda, "_AVAILABLE", None)
+    monkeypatch.setattr(cuda.ctypes, "CDLL", lambda name: object())
+    monkeypatch.setattr(cuda, "devices", lambda: ["a device"])
+    assert cuda.available() is True
+    monkeypatch.setattr(cuda, "_AVAILABLE", None)
+    monkeypatch.setattr(cuda, "devices", lambda: [])
+    assert cuda.available() is False
+
+
 def test_errors_are_named_and_rooted():
     for name in dir(pp.errors):
         obj = getattr(pp.errors, name)

@@ -82,6 +82,33 @@ def test_canonical_form_merges_and_drops():
     assert SparseMatrix.from_rows([{3: R, 1: -1}]).col.tolist() == [1]
 
 
+def test_from_arrays_gives_one_csr_for_any_order(rng):
+    """Entries already in (row, col) order (a file's usual order, taken as is)
+    and the same entries shuffled, some split into two that sum to them: the
+    same matrix, zeros dropped, columns up to 2^32 - 1."""
+    nrows = 37
+    cells = {(rng.randrange(nrows), rng.choice([rng.randrange(1 << 32), (1 << 32) - 1, 0])): rng.randrange(R)
+             for _ in range(400)}
+    cells.update({(rng.randrange(nrows), rng.randrange(1000)): 0 for _ in range(20)})
+    ordered = sorted(cells.items())
+    want = [(rc, v) for rc, v in ordered if v]
+    in_order = SparseMatrix.from_arrays(np.array([r for (r, _), _ in ordered]), np.array([c for (_, c), _ in ordered]),
+                                        FrArray.from_ints([v for _, v in ordered]), nrows)
+    split = []
+    for (r, c), v in ordered:
+        if rng.random() < 0.3:
+            part = rng.randrange(R)
+            split += [((r, c), part), ((r, c), (v - part) % R)]
+        else:
+            split.append(((r, c), v))
+    rng.shuffle(split)
+    shuffled = SparseMatrix.from_arrays(np.array([r for (r, _), _ in split]), np.array([c for (_, c), _ in split]),
+                                        FrArray.from_ints([v for _, v in split]), nrows)
+    for m in (in_order, shuffled):
+        rows = np.repeat(np.arange(nrows), np.diff(m.indptr)).tolist()
+        assert list(zip(zip(rows, m.col.tolist()), m.coeff.to_ints())) == want
+
+
 def test_density_and_domain():
     r1cs, w, _ = square_chain(10)
     d = r1cs.density()

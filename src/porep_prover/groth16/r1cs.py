@@ -84,8 +84,10 @@ class SparseMatrix:
             raise R1CSError(f"COO arrays of lengths {len(rows)}, {len(cols)}, {len(coeff)} differ")
         if len(rows) and (rows.min() < 0 or rows.max() >= nrows or cols.min() < 0 or cols.max() >= 1 << 32):
             raise R1CSError("COO entry with a row or column index out of range")
-        order = np.lexsort((cols, rows))
-        rows, cols, coeff = rows[order], cols[order], coeff[order]
+        key = (rows << 32) | cols
+        if len(key) > 1 and not np.all(key[1:] > key[:-1]):    # sorted and distinct (a file's usual order): kept
+            order = np.argsort(key, kind="stable")
+            rows, cols, coeff = rows[order], cols[order], coeff[order]
         dup = np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])) + 1 if len(rows) else []
         if len(dup):
             coeff = cls._merge_duplicates(rows, cols, coeff)
@@ -93,7 +95,8 @@ class SparseMatrix:
             keep[dup] = False
             rows, cols, coeff = rows[keep], cols[keep], coeff[np.flatnonzero(keep)]
         nonzero = ~coeff.is_zero()
-        rows, cols, coeff = rows[nonzero], cols[nonzero], coeff[np.flatnonzero(nonzero)]
+        if not nonzero.all():
+            rows, cols, coeff = rows[nonzero], cols[nonzero], coeff[np.flatnonzero(nonzero)]
         indptr = np.zeros(nrows + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=nrows), out=indptr[1:])
         return cls(indptr, cols.astype(np.uint32), coeff)

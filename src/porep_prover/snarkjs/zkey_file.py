@@ -123,9 +123,11 @@ def _coeffs(f: BinFile, n_vars: int, domain: int) -> tuple[SparseMatrix, SparseM
     # reductions leave coef R, which is coef in Montgomery form
     _field.fr_montgomery(values.limbs, False, 1)
     _field.fr_montgomery(values.limbs, False, 1)
-    mats = []
+    matrix, mats = rec["matrix"], []
+    # snarkjs writes A's terms, then B's: two slices then, no gathers
+    split = int(np.searchsorted(matrix, 1)) if count and np.all(matrix[1:] >= matrix[:-1]) else None
     for m in (0, 1):
-        sel = np.flatnonzero(rec["matrix"] == m)
+        sel = (slice(0, split) if m == 0 else slice(split, None)) if split is not None else np.flatnonzero(matrix == m)
         mats.append(SparseMatrix.from_arrays(rec["row"][sel], rec["wire"][sel], values[sel], domain))
     return mats[0], mats[1]
 
