@@ -107,6 +107,11 @@ def test_from_arrays_gives_one_csr_for_any_order(rng):
     for m in (in_order, shuffled):
         rows = np.repeat(np.arange(nrows), np.diff(m.indptr)).tolist()
         assert list(zip(zip(rows, m.col.tolist()), m.coeff.to_ints())) == want
+    values = FrArray.from_ints([v for _, v in want])
+    kept = SparseMatrix.from_arrays(np.array([r for (r, _), _ in want]), np.array([c for (_, c), _ in want]), values,
+                                    nrows)
+    values.limbs[:] = 0                                # the caller's array changes; the matrix owns its own
+    assert kept.coeff.to_ints() == [v for _, v in want]
 
 
 def test_density_and_domain():

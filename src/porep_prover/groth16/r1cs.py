@@ -85,9 +85,11 @@ class SparseMatrix:
         if len(rows) and (rows.min() < 0 or rows.max() >= nrows or cols.min() < 0 or cols.max() >= 1 << 32):
             raise R1CSError("COO entry with a row or column index out of range")
         key = (rows << 32) | cols
-        if len(key) > 1 and not np.all(key[1:] > key[:-1]):    # sorted and distinct (a file's usual order): kept
+        if len(key) > 1 and not np.all(key[1:] > key[:-1]):
             order = np.argsort(key, kind="stable")
             rows, cols, coeff = rows[order], cols[order], coeff[order]
+        else:       # sorted and distinct already (a file's usual order): no sort; the matrix still owns its copy
+            coeff = coeff.copy()
         dup = np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])) + 1 if len(rows) else []
         if len(dup):
             coeff = cls._merge_duplicates(rows, cols, coeff)
