@@ -201,12 +201,10 @@ class GpuBackend:
         dropped when the array is collected; it must not change meanwhile."""
         key = id(limbs)
         with self.lock:
-            if key in self._resident:
-                self._resident.move_to_end(key)
-                return self._resident[key][0]
-            self._make_room(limbs.nbytes)
-            buf = self.upload(limbs)
-            self._resident[key] = (buf, weakref.finalize(limbs, self._evict, key))
+            buf = self._touch(key)
+            if buf is None:
+                self._make_room(limbs.nbytes)
+                buf = self._keep(key, limbs, self.upload(limbs))
             return buf
 
     def resident_derived(self, limbs, tag, nbytes: int, make):
@@ -216,11 +214,9 @@ class GpuBackend:
         (nothing is evicted for it) or the device runs out while it is made."""
         key = (id(limbs), tag)
         with self.lock:
-            if key in self._resident:
-                self._resident.move_to_end(key)
-                return self._resident[key][0]
-            if self.resident_bytes() + nbytes > self.resident_budget:
-                return None
+            buf = self._touch(key)
+            if buf is not None or self.resident_bytes() + nbytes > self.resident_budget:
+                return buf
             buf = self.try_alloc(nbytes)
             if buf is None:
                 return None
@@ -233,8 +229,20 @@ class GpuBackend:
             except BaseException:
                 self.free(buf)
                 raise
-            self._resident[key] = (buf, weakref.finalize(limbs, self._evict, key))
-            return buf
+            return self._keep(key, limbs, buf)
+
+    def _touch(self, key):
+        """A resident entry's buffer, now the most recently used, or None (lock held)."""
+        entry = self._resident.get(key)
+        if entry is None:
+            return None
+        self._resident.move_to_end(key)
+        return entry[0]
+
+    def _keep(self, key, limbs, buf):
+        """Record buf as resident under key, dropped when limbs is collected (lock held)."""
+        self._resident[key] = (buf, weakref.finalize(limbs, self._evict, key))
+        return buf
 
     def try_alloc(self, nbytes: int):
         """Device memory, or None when there is none: evicts nothing (for work

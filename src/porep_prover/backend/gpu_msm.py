@@ -42,12 +42,17 @@ def fill_parts(n: int, windows: int = 1) -> int:
     return max(1, min(MAX_FILL_PARTS, -(-4 * n * windows // FILL_SPAN)))
 
 
+def windows_of(c: int) -> int:
+    """Windows of signed c-bit digits of a 255-bit scalar (the last takes the carry)."""
+    return 255 // c + 1
+
+
 def window_bits(n: int) -> int:
     """The c minimising the additions of an n-point MSM: ceil(256/c) windows of
     n bucket additions, plus about 3 per bucket in the reduction."""
     if n <= 1:
         return 4
-    best = min(range(4, 23), key=lambda c: (255 // c + 1) * (n + 3 * (1 << (c - 1))))
+    best = min(range(4, 23), key=lambda c: windows_of(c) * (n + 3 * (1 << (c - 1))))
     return best
 
 
@@ -55,7 +60,7 @@ def table_bits(n: int) -> int:
     """The c minimising the additions of an n-point MSM with window tables:
     ceil(256/c) windows of n bucket additions, one reduction (about 3 per
     bucket) for all of them; at most 24 (2^23 buckets: counters in L2)."""
-    return min(range(8, 25), key=lambda c: (255 // c + 1) * n + 3 * (1 << (c - 1)))
+    return min(range(8, 25), key=lambda c: windows_of(c) * n + 3 * (1 << (c - 1)))
 
 
 def chunk_length(entries: int, threads_wanted: int) -> int:
@@ -168,13 +173,12 @@ class GpuMsm:
         partials, totals = [], np.zeros(3, dtype=np.int64)
         on_device = isinstance(scalars, DeviceScalars)
         with self.gpu.holding(points.limbs):   # its resident copy stays while chunks run
-            table = self.table(points)
-            c = table[1] if table else window_bits(n)
+            table, c = self._plan(points)
             for start, stop, pts in self.gpu.point_chunks(points):
                 sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
                 try:
                     got, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c, self._proj_bytes(points),
-                                                  table and table[0])
+                                                  table)
                 finally:
                     if not on_device:
                         self.gpu.free(sc)
@@ -190,10 +194,9 @@ class GpuMsm:
         points resident (what the benchmarks time as device-resident)."""
         out = type(points).POINT.identity()
         with self.gpu.holding(points.limbs):
-            table = self.table(points)
-            c = table[1] if table else window_bits(len(points))
+            table, c = self._plan(points)
             got, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points), c,
-                                     self._proj_bytes(points), table and table[0])
+                                     self._proj_bytes(points), table)
         self._finish(points.GROUP, [got] if got is not None else [], c, out)
         return out
 
@@ -209,13 +212,18 @@ class GpuMsm:
 
     # ------------------------------------------------------------ window tables
 
+    def _plan(self, points):
+        """(window table or None, c) for an MSM of points (held by the caller)."""
+        table = self.table(points)
+        return table if table else (None, window_bits(len(points)))
+
     def table(self, points):
         """(device table, c) for resident points when window tables are on and the
         table fits (made on first use, kept with the points), else None. The
         caller holds points (GpuBackend.holding)."""
         n, gpu = len(points), self.gpu
         c = self.table_bits or table_bits(n)
-        windows = 255 // c + 1
+        windows = windows_of(c)
         nbytes = points.limbs.nbytes
         if not self.tables or n < 2 or windows * n >= 1 << 31 or nbytes > gpu.resident_budget:
             return None
@@ -252,7 +260,7 @@ class GpuMsm:
         nonzero term; and its (zeros, ones, full) counts. With a window table
         (windows x n points on the device) one row: every window's sum."""
         gpu, mod = self.gpu, self._module(group)
-        windows, nb = 255 // c + 1, 1 << (c - 1)
+        windows, nb = windows_of(c), 1 << (c - 1)
         keys_n = nb if table else windows * nb
         win_stride = 0 if table else nb
         mark, collect = self._marker()
