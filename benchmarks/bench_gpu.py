@@ -10,7 +10,8 @@ Sections: field (product rates), xfer (host <-> device), ntt, ntt_tune (the
 pass kernel's builds and block shapes), h, msm_g1, msm_g2, msm_variants (the
 MSM's build variants side by side), msm_sort (the counting sort's atomics on
 random, repeated and small scalars), msm_fill (the sort's fill a window or a
-part of one at a time), msm_tables / msm_tables_g2 (window tables beside the
+part of one at a time), msm_overlap (the fill beside the accumulation on two
+streams, and on one), msm_tables / msm_tables_g2 (window tables beside the
 plain MSM, and the tables' making), groth16 (whole proofs).
 
 Times are medians of --reps runs after a warm-up, measured with CUDA events
@@ -36,7 +37,7 @@ import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_ntt
 from porep_prover.backend import gpu as gpu_backend
-from porep_prover.backend.gpu_msm import window_bits
+from porep_prover.backend.gpu_msm import OVERLAP_GROUPS, window_bits
 from porep_prover.field.constants import FR_GENERATOR, R
 
 ROWS: list[dict] = []
@@ -277,6 +278,45 @@ def bench_msm_fill(gpu, args, rng):
         gpu.release_resident()
 
 
+def bench_msm_overlap(gpu, args, rng):
+    """G1 (and G2 at 2^24) with the sort's fill of the next stretch of buckets
+    beside the accumulation of the last (two streams), and all of it on one;
+    plain and with window tables; the plain MSM's windows in 4 or 2
+    stretches. Then the host clock of a work buffer's cuMemAlloc and cuMemFree
+    at the sizes these MSMs take."""
+    ops = gpu.msm_ops
+    shapes = [("one stream", dict(overlap=False)), ("fill beside", dict(overlap=True)),
+              ("fill beside, 2 window stretches", dict(overlap=True, groups=2))]
+    cases = [(G1Array, 1, log_n) for log_n in (22, 24, 26) if args.min_log <= log_n <= args.max_log]
+    cases += [(G2Array, 2, 24)] if args.min_log <= 24 <= args.max_log else []
+    for cls, group, log_n in cases:
+        pts = random_points(cls, 1 << log_n, log_n)
+        buf = gpu.upload(random_fr(1 << log_n, rng).limbs)
+        for tables in (False, True) if group == 1 else (False,):
+            ops.tables = tables
+            for name, shape in shapes:
+                for key, value in shape.items():
+                    setattr(ops, key, value)
+                dev, phases = msm_device_time(gpu, pts, buf, args.reps)
+                row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group),
+                    note=f"{'table' if tables else 'plain'} {name} {phases}")
+                ops.overlap, ops.groups = None, OVERLAP_GROUPS
+        ops.tables = False
+        gpu.free(buf)
+        gpu.release_resident()
+    for nbytes in (256 << 20, 1 << 30, 3 << 30, 6 << 30):
+        times = []
+        for _ in range(5):
+            gpu.synchronize()
+            t = time.perf_counter()
+            work = gpu.alloc(nbytes)
+            t1 = time.perf_counter()
+            gpu.free(work)
+            times.append(((t1 - t) * 1e3, (time.perf_counter() - t1) * 1e3))
+        alloc_ms, free_ms = (statistics.median(x) for x in zip(*times))
+        print(f"alloc {nbytes >> 20} MiB: cuMemAlloc {alloc_ms:.3f} ms, cuMemFree {free_ms:.3f} ms", flush=True)
+
+
 class TransferClock:
     """Host seconds spent in the backend's uploads and downloads (each waits for
     its copies), while installed: the proofs' transfer share."""
@@ -397,6 +437,8 @@ def main() -> int:
         bench_msm_sort(gpu, args, rng)
     if "msm_fill" in sections:
         bench_msm_fill(gpu, args, rng)
+    if "msm_overlap" in sections:
+        bench_msm_overlap(gpu, args, rng)
     if "msm_tables" in sections:
         bench_msm_tables(gpu, args, rng, G1Array, 1)
     if "msm_tables_g2" in sections:

@@ -52,7 +52,7 @@ class Idle:
 def fake_backend(capacity: int) -> GpuBackend:
     be = GpuBackend.__new__(GpuBackend)
     be.drv = be.ctx = FakeDevice(capacity)
-    be.stream = be.copy_stream = be.staging = be.pinned = Idle()
+    be.stream = be.aux_stream = be.copy_stream = be.staging = be.pinned = Idle()
     be.lock = threading.RLock()
     be._resident, be._ahead, be._busy = collections.OrderedDict(), {}, collections.Counter()
     be.resident_budget = capacity

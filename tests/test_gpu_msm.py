@@ -9,6 +9,7 @@ from gpu_inputs import random_fr, random_points
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available
+from porep_prover.backend.gpu_msm import OVERLAP_GROUPS
 from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R
 
@@ -168,6 +169,33 @@ def test_msm_fill_in_parts_matches_cpu(gpu, tables, parts, rng):
             assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
     finally:
         ops.tables, ops.fill_parts = False, None
+    gpu.release_points(pts)
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
+@pytest.mark.parametrize("overlap,groups,parts,bits",
+                         [(False, 4, None, None), (True, 1, 2, None), (True, 3, 5, None), (True, 64, 3, None),
+                          (True, 4, 16, 4)])
+def test_msm_overlapped_stretches_match_cpu(gpu, cls, tables, overlap, groups, parts, bits, rng):
+    """The sort's fill stretch by stretch beside the accumulation (and all of
+    it on one stream): the CPU's sums, with points at infinity, small and
+    random scalars, one stretch per window, stretches without buckets (16
+    parts of 8 buckets)."""
+    n = 20011 if cls is G1Array else 2003
+    limbs = random_points(cls, rng, n).limbs.copy()
+    limbs[5::13] = 0
+    pts = cls(limbs)
+    ops = gpu.msm_ops
+    ops.tables, ops.overlap, ops.groups, ops.fill_parts, ops.table_bits = tables, overlap, groups, parts, bits
+    try:
+        for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(7) for _ in range(n)])):
+            got, stats = gpu.msm(pts, sc, 1)
+            assert got == CPU.msm(pts, sc, 2)[0]
+            if tables and bits:
+                assert stats["window_bits"] == bits
+    finally:
+        ops.tables, ops.overlap, ops.groups, ops.fill_parts, ops.table_bits = False, None, OVERLAP_GROUPS, None, None
     gpu.release_points(pts)
 
 

@@ -87,7 +87,11 @@ class GpuBackend:
         self.info: DeviceInfo = devices()[ordinal]
         self.drv = drv
         self.ctx = drv.Context(ordinal)
-        self.stream = drv.Stream(self.ctx)
+        least, greatest = self.ctx.stream_priorities()
+        # the kernel region's stream, served first; beside it, the MSM's sort fills the next stretch of
+        # buckets while this one adds up the last (GpuMsm.overlap)
+        self.stream = drv.Stream(self.ctx, greatest)
+        self.aux_stream = drv.Stream(self.ctx, least)
         self.copy_stream = drv.Stream(self.ctx)   # uploads ahead of a kernel region (prepare(ahead=True))
         self.staging = Staging(drv, self.ctx, self.stream)
         self.pinned = PinnedPool(drv, self.ctx)
@@ -123,10 +127,15 @@ class GpuBackend:
                 self._kernels[key] = k
             return self._kernels[key]
 
-    def launch(self, module: str, name: str, n: int, args, block: int = THREADS) -> None:
-        """A grid-stride kernel over n items on the backend's stream."""
+    def launch(self, module: str, name: str, n: int, args, block: int = THREADS, stream=None) -> None:
+        """A grid-stride kernel over n items on stream (the backend's by default)."""
         grid = max(1, min(-(-n // block), self.info.multiprocessors * 32))
-        self.kernel(module, name).launch((grid,), (block,), args, self.stream)
+        self.kernel(module, name).launch((grid,), (block,), args, stream or self.stream)
+
+    def synchronize(self) -> None:
+        """Wait for the kernel region's streams (the backend's and the one beside it)."""
+        self.stream.synchronize()
+        self.aux_stream.synchronize()
 
     # ------------------------------------------------------------ memory
 
@@ -135,7 +144,7 @@ class GpuBackend:
         buf = self.try_alloc(nbytes)
         if buf is not None:
             return buf
-        self.stream.synchronize()
+        self.synchronize()
         self.release_resident()
         try:
             return self.drv.DeviceBuffer(self.ctx, nbytes)
@@ -168,8 +177,8 @@ class GpuBackend:
         return out
 
     def free(self, *bufs) -> None:
-        """Close buffers once the stream no longer uses them."""
-        self.stream.synchronize()
+        """Close buffers once the kernel region's streams no longer use them."""
+        self.synchronize()
         for buf in bufs:
             if buf is not None:
                 buf.close()
@@ -420,3 +429,4 @@ class GpuBackend:
             self.staging.close()
             self.pinned.close()
         self.stream.close()
+        self.aux_stream.close()

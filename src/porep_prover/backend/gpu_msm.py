@@ -8,6 +8,10 @@ bucket reduction on the device, the windows combined on the host. Points
 come from the backend's resident store (uploaded once per array) or, when an
 array does not fit in device memory, are streamed through in chunks.
 
+Large MSMs (from 2^29 entries: G1 2^26) are filled and added up in stretches
+of buckets: the sort's fill of the next stretch runs on the backend's second
+stream beside the accumulation of the last.
+
 Window tables (opt-in: GpuMsm.tables, POREP_PROVER_GPU_MSM_TABLES=1): for
 resident points, a table of every window's copy 2^(c w) P_i is made once
 on the device and kept with the points; every window's digits then go into
@@ -17,6 +21,8 @@ windows x the points' memory, so it is used only where it fits the resident
 budget beside what is already there.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,6 +36,8 @@ FOLD = 16
 FINAL_LIST = 16          # partial lists this short are finished by one thread
 FILL_SPAN = 32 << 20     # bytes of entries one fill part writes at a time: well inside an H200's 50 MB L2
 MAX_FILL_PARTS = 4       # each part reads all of its window's keys again
+OVERLAP_GROUPS = 4       # stretches of whole windows the plain MSM is filled and added up in
+OVERLAP_ENTRIES = 1 << 29  # from this many entries (windows x points) the fill runs beside the accumulation
 TABLE_CHUNK = 1 << 22    # points a window-table step doubles at once (its work buffers: 240 B a point)
 
 
@@ -63,9 +71,24 @@ def table_bits(n: int) -> int:
     return min(range(8, 25), key=lambda c: windows_of(c) * n + 3 * (1 << (c - 1)))
 
 
+def overlapped(entries: int) -> bool:
+    """Whether the sort's fill of the next stretch of buckets runs beside the
+    accumulation of the last (GpuMsm._buckets): where the fill is large
+    enough to pay for what it takes from the accumulation beside it (G1 on an
+    H200: 2^26 points 14 ms faster with tables, 8 without; 2^24 3-7 ms and
+    G2 2^24 20 ms slower)."""
+    return entries >= OVERLAP_ENTRIES
+
+
 def chunk_length(entries: int, threads_wanted: int) -> int:
     """Entries per accumulating thread: enough threads to fill the device, at least 4."""
     return max(4, min(64, entries // max(1, threads_wanted)))
+
+
+class Stretch(NamedTuple):
+    """A run of the fill's rows (of windows x parts) and the buckets they complete."""
+    rows: range
+    buckets: range
 
 
 class WorkBuffers:
@@ -134,6 +157,8 @@ class GpuMsm:
         self.fill_parts: int | None = None             # None: fill_parts(n, ...); the benchmarks sweep it
         self.tables = bool(gpu_msm_tables())           # window tables for resident points (see the module)
         self.table_bits: int | None = None             # None: table_bits(n); the benchmarks sweep it
+        self.overlap: bool | None = None               # None: overlapped(entries); the benchmarks sweep it
+        self.groups = OVERLAP_GROUPS                   # stretches of windows without tables
 
     def _marker(self):
         """mark(name) ends the phase called name (CUDA events; a no-op unless profiling)."""
@@ -263,6 +288,7 @@ class GpuMsm:
         windows, nb = windows_of(c), 1 << (c - 1)
         keys_n = nb if table else windows * nb
         win_stride = 0 if table else nb
+        parts = self.fill_parts or fill_parts(n, windows if table else 1)
         mark, collect = self._marker()
         with WorkBuffers(gpu) as bufs:
             alloc = bufs.alloc
@@ -273,7 +299,8 @@ class GpuMsm:
             counts, keys = alloc(4 * keys_n), alloc(4 * windows * n)
             counts.zero(gpu.stream)
             gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, win_stride, keys])
-            self._place(mod, group, keys, n, windows, 1, nb, win_stride, counts, 0)   # a window's counters
+            sort = (mod, group, keys, n, windows, parts, nb, win_stride)
+            self._place(sort, range(windows * parts), counts, 0, gpu.stream)   # the buckets' sizes
             mark("count")
             offsets, total_buf = alloc(4 * keys_n), alloc(4)
             self._scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
@@ -285,23 +312,50 @@ class GpuMsm:
                 return None, split
             ends, entries = alloc(4 * keys_n), alloc(4 * total)
             ends.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
-            parts = self.fill_parts or fill_parts(n, windows if table else 1)
-            self._place(mod, group, keys, n, windows, parts, nb, win_stride, ends, entries)
-            mark("fill")
             sums = alloc(proj_bytes * keys_n)
             sums.zero(gpu.stream)
-            self._accumulate(mod, group, table or pts, entries, (offsets, ends, keys_n), total_buf, total, sums,
-                             proj_bytes, alloc, mark)
+            overlap = self.overlap if self.overlap is not None else overlapped(windows * n)
+            stretches = self._stretches(table is not None, windows, parts, nb, overlap)
+            bounds = self._offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
+            aux = gpu.aux_stream if overlap else gpu.stream
+            self._buckets(sort, table or pts, (entries, offsets, ends, sums), stretches, bounds, proj_bytes, alloc,
+                          mark, aux)
             rows = self._reduce(mod, group, sums, nb, 1 if table else windows, proj_bytes, alloc)
             mark("reduce")
             collect()
             return rows, split
 
-    def _place(self, mod, group, keys, n, windows, parts, nb, win_stride, cursor, entries) -> None:
-        """msm_place over every window in parts: counts (entries 0) or fills."""
-        self.gpu.kernel(mod, f"g{group}_msm_place").launch((-(-n // THREADS), windows * parts), (THREADS,),
-                                                           [keys, n, parts, nb, win_stride, cursor, entries],
-                                                           self.gpu.stream)
+    def _stretches(self, tables: bool, windows: int, parts: int, nb: int, overlap: bool) -> list[Stretch]:
+        """The fill's rows cut where they complete a stretch of buckets: with
+        overlap, the accumulation adds up one stretch while the next one fills.
+        With tables a part of the one set of buckets (every window's row of
+        it), else a run of whole windows; one stretch of all without overlap."""
+        if tables:
+            per = -(-nb // parts)
+            if not overlap:
+                return [Stretch(range(parts * windows), range(nb))]
+            return [Stretch(range(p * windows, (p + 1) * windows), range(min(p * per, nb), min(p * per + per, nb)))
+                    for p in range(parts)]
+        groups = min(windows, self.groups) if overlap else 1
+        cuts = [g * windows // groups for g in range(groups + 1)]
+        return [Stretch(range(w0 * parts, w1 * parts), range(w0 * nb, w1 * nb)) for w0, w1 in zip(cuts, cuts[1:])]
+
+    def _place(self, sort, rows: range, cursor, entries, stream) -> None:
+        """msm_place over rows of the windows x parts: counts (entries 0) or fills."""
+        mod, group, keys, n, windows, parts, nb, win_stride = sort
+        if len(rows):
+            self.gpu.kernel(mod, f"g{group}_msm_place").launch(
+                (-(-n // THREADS), len(rows)), (THREADS,),
+                [keys, n, windows, parts, rows.start, nb, win_stride, cursor, entries], stream)
+
+    def _offsets_at(self, offsets, buckets: list[int], total: int) -> list[int]:
+        """offsets[b] for each b, total past the last bucket (after the scan:
+        the caller has downloaded its total, so the stream is done)."""
+        out = np.full(len(buckets), total, dtype=np.uint32)
+        for i, b in enumerate(buckets):
+            if 4 * b < offsets.nbytes:
+                offsets.download(out[i:i + 1].view(np.uint8), 4 * b)
+        return [int(v) for v in out]
 
     def _scan(self, mod, group, counts, offsets, length, total_buf, alloc):
         gpu = self.gpu
@@ -311,19 +365,44 @@ class GpuMsm:
                                                          gpu.stream)
         gpu.kernel(mod, f"g{group}_scan_sums").launch((1,), (1024,), [tile_sums, tiles, total_buf], gpu.stream)
         gpu.launch(mod, f"g{group}_scan_add", length, [offsets, length, tile_sums])
+    def _buckets(self, sort, pts, sorted_, stretches, bounds, proj_bytes, alloc, mark, aux) -> None:
+        """Every bucket's sum into sums, stretch by stretch: the fill on aux (the
+        backend's stream, or the one beside it, which fills the next stretch
+        while this one adds up the last), the accumulation and its combine
+        levels on the backend's stream once the stretch is filled."""
+        gpu, main = self.gpu, self.gpu.stream
+        entries, _, ends, _ = sorted_
+        aux.wait(self._event(main))                                   # the sort's buffers are ready
+        fills = []
+        for s in stretches:
+            self._place(sort, s.rows, ends, entries, aux)
+            fills.append(self._event(aux))
+        chunk = chunk_length(bounds[-1], gpu.info.multiprocessors * 1024)
+        for i, s in enumerate(stretches):
+            main.wait(fills[i])
+            if i == 0:
+                mark("fill")
+            if bounds[i + 1] > bounds[i]:
+                self._accumulate(sort[0], sort[1], pts, sorted_, s.buckets, bounds[i], bounds[i + 1] - bounds[i],
+                                 chunk, proj_bytes, alloc, mark)
 
-    def _accumulate(self, mod, group, pts, entries, buckets, total_buf, total, sums, proj_bytes, alloc, mark):
-        """Bucket sums into sums: chunked level 1, then combine levels until one
-        chunk is left. buckets: (offsets, ends, count) of the sorted entries."""
+    def _event(self, stream):
+        """An event recorded on stream now."""
+        ev = self.gpu.drv.Event(self.gpu.ctx)
+        ev.record(stream)
+        return ev
+
+    def _accumulate(self, mod, group, pts, sorted_, buckets: range, base, count, chunk, proj_bytes, alloc, mark):
+        """The sums of buckets, whose entries are [base, base + count): chunked
+        level 1, then combine levels until one chunk is left."""
         gpu = self.gpu
+        entries, offsets, ends, sums = sorted_
         want = gpu.info.multiprocessors * 1024
-        chunk = chunk_length(total, want)
-        chunks = -(-total // chunk)
+        chunks = -(-count // chunk)
         next_keys, nxt = alloc(8 * chunks), alloc(2 * proj_bytes * chunks)
-        offsets, ends, keys_n = buckets
         gpu.launch(mod, f"g{group}_msm_accumulate", chunks,
-                   [pts, entries, offsets, ends, keys_n, total_buf, chunk, sums, next_keys, nxt],
-                   block=SMALL_THREADS)
+                   [pts, entries, offsets, ends, buckets.start, buckets.stop, base, count, chunk, sums, next_keys,
+                    nxt], block=SMALL_THREADS)
         mark("accumulate")
         length = 2 * chunks
         while length > FINAL_LIST:

@@ -99,6 +99,13 @@ cdef class Context:
     def make_current(self):
         self.use()
 
+    def stream_priorities(self):
+        """(least, greatest) stream priority: a lower number is served first."""
+        cdef int least = 0, greatest = 0
+        self.use()
+        check(drv.cuCtxGetStreamPriorityRange(&least, &greatest), "cuCtxGetStreamPriorityRange")
+        return least, greatest
+
     def mem_info(self):
         """(free, total) bytes on the device."""
         cdef size_t free_b = 0, total_b = 0
@@ -209,33 +216,6 @@ cdef class Kernel:
             free(params)
 
 
-cdef class Stream:
-    cdef drv.CUstream stream
-    cdef Context ctx
-
-    def __cinit__(self, Context ctx):
-        self.ctx = ctx
-        ctx.use()
-        check(drv.cuStreamCreate(&self.stream, drv.CU_STREAM_NON_BLOCKING), "cuStreamCreate")
-
-    def synchronize(self):
-        self.ctx.use()
-        with nogil:
-            rc = drv.cuStreamSynchronize(self.stream)
-        check(rc, "cuStreamSynchronize")
-
-    def close(self):
-        if self.stream != NULL:
-            self.ctx.use()
-            drv.cuStreamDestroy(self.stream)
-            self.stream = NULL
-
-    def __dealloc__(self):
-        if self.stream != NULL and self.ctx is not None and self.ctx.ctx != NULL:
-            drv.cuCtxSetCurrent(self.ctx.ctx)
-            drv.cuStreamDestroy(self.stream)
-
-
 cdef class Event:
     cdef drv.CUevent event
     cdef Context ctx
@@ -272,6 +252,39 @@ cdef class Event:
         if self.event != NULL and self.ctx is not None and self.ctx.ctx != NULL:
             drv.cuCtxSetCurrent(self.ctx.ctx)
             drv.cuEventDestroy(self.event)
+
+
+cdef class Stream:
+    cdef drv.CUstream stream
+    cdef Context ctx
+
+    def __cinit__(self, Context ctx, int priority=0):
+        self.ctx = ctx
+        ctx.use()
+        check(drv.cuStreamCreateWithPriority(&self.stream, drv.CU_STREAM_NON_BLOCKING, priority),
+              "cuStreamCreateWithPriority")
+
+    def wait(self, Event event):
+        """Work queued on this stream after the call waits for event (recorded on any stream)."""
+        self.ctx.use()
+        check(drv.cuStreamWaitEvent(self.stream, event.event, 0), "cuStreamWaitEvent")
+
+    def synchronize(self):
+        self.ctx.use()
+        with nogil:
+            rc = drv.cuStreamSynchronize(self.stream)
+        check(rc, "cuStreamSynchronize")
+
+    def close(self):
+        if self.stream != NULL:
+            self.ctx.use()
+            drv.cuStreamDestroy(self.stream)
+            self.stream = NULL
+
+    def __dealloc__(self):
+        if self.stream != NULL and self.ctx is not None and self.ctx.ctx != NULL:
+            drv.cuCtxSetCurrent(self.ctx.ctx)
+            drv.cuStreamDestroy(self.stream)
 
 
 cdef class DeviceBuffer:

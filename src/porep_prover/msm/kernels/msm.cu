@@ -108,17 +108,21 @@ extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 
 /* The counting sort's two passes over the keys: with entries null, cursor[b]
  * += the size of bucket b (count); else cursor holds the buckets' offsets on
  * entry, their ends on return, and entries the sorted (point | sign) (fill).
- * Grid (ceil(n / blockDim), windows x parts): block row y takes the keys of
- * window y / parts whose buckets fall in part y % parts of its nb. Blocks
- * start in order of their linear index, so the counters and entries touched
- * at any time lie in one part of one window's stretch, which stays in L2;
- * points-major (every window of a point at once) spread them over all
- * windows (G1 on an H200, 2^24: fill 19.2 -> 7.4 ms; 2^26: count 35.9 ->
- * 13.6, fill 94 -> 43). */
-extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 parts, u32 nb, u32 win_stride, u32 *cursor,
-                                             u32 *entries)
+ * Grid (ceil(n / blockDim), rows), rows from row0 of windows x parts: a row
+ * takes the keys of one window whose buckets fall in one part of its nb.
+ * Rows are window-major (window row / parts, part row % parts), or with
+ * window tables (win_stride 0, one set of buckets) part-major (part row /
+ * windows), so that a run of rows completes a stretch of buckets that the
+ * accumulation can start on while the next rows fill. Blocks start in order
+ * of their linear index, so the counters and entries touched at any time lie
+ * in one part's stretch, which stays in L2 when it fits; points-major (every
+ * window of a point at once) spread them over all windows (G1 on an H200,
+ * 2^24: fill 19.2 -> 7.4 ms; 2^26: count 35.9 -> 13.6, fill 94 -> 43). */
+extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 windows, u32 parts, u32 row0, u32 nb,
+                                             u32 win_stride, u32 *cursor, u32 *entries)
 {
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y / parts, part = blockIdx.y % parts;
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x, row = row0 + blockIdx.y;
+    u32 w = win_stride ? row / parts : row % windows, part = win_stride ? row % parts : row / windows;
     u32 key = i < n ? keys[(size_t)w * n + i] : NO_KEY;
     u32 b = key & ~SIGN_BIT, per = (nb + parts - 1) / parts;
     bool mine = key != NO_KEY && (b - w * win_stride) / per == part;
@@ -214,12 +218,12 @@ DEV void flush(proj *sums, u32 *next_keys, proj *next, u32 t, u32 key, bool dead
 }
 
 /* The bucket holding entry pos: the first b >= from with ends[b] > pos
- * (ends non-decreasing, ends[keys_n - 1] = total > pos). The next bucket is
- * tried first: where the scalars are spread, it is the one. */
-DEV u32 bucket_at(const u32 *ends, u32 from, u32 keys_n, u32 pos)
+ * (ends non-decreasing, ends[last - 1] > pos). The next bucket is tried
+ * first: where the scalars are spread, it is the one. */
+DEV u32 bucket_at(const u32 *ends, u32 from, u32 last, u32 pos)
 {
     if (ends[from] > pos) return from;
-    u32 lo = from + 1, hi = keys_n - 1;
+    u32 lo = from + 1, hi = last - 1;
     while (lo < hi) {
         u32 mid = lo + (hi - lo) / 2;
         if (ends[mid] > pos)
@@ -230,24 +234,26 @@ DEV u32 bucket_at(const u32 *ends, u32 from, u32 keys_n, u32 pos)
     return lo;
 }
 
-/* Level 1: entries (point index | sign) sorted by bucket; bucket b holds
- * positions [offsets[b], ends[b]); total entries in all. */
+/* Level 1 over buckets [first, last): their entries (point index | sign),
+ * sorted by bucket, are positions [base, base + count); bucket b holds
+ * [offsets[b], ends[b]). Only these buckets' ends are read, so the fill may
+ * still be writing the others'. Chunk t's open runs go to slots 2t, 2t + 1. */
 extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *offsets,
-                                                  const u32 *ends, u32 keys_n, const u32 *total_p, u32 chunk,
-                                                  proj *sums, u32 *next_keys, proj *next)
+                                                  const u32 *ends, u32 first, u32 last, u32 base, u32 count,
+                                                  u32 chunk, proj *sums, u32 *next_keys, proj *next)
 {
-    u32 total = *total_p, chunks = (total + chunk - 1) / chunk;
+    u32 chunks = (count + chunk - 1) / chunk, total = base + count;
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < chunks; t += gridDim.x * blockDim.x) {
-        u32 lo = t * chunk, hi = min(lo + chunk, total);
-        u32 key = bucket_at(ends, 0, keys_n, lo), end = ends[key];
-        bool open_left = offsets[key] < lo, first = true;
+        u32 lo = base + t * chunk, hi = min(lo + chunk, total);
+        u32 key = bucket_at(ends, first, last, lo), end = ends[key];
+        bool open_left = offsets[key] < lo, first_run = true;
         proj acc;
         set_inf(acc);
         for (u32 pos = lo; pos < hi; pos++) {
             if (pos == end) {
-                flush(sums, next_keys, next, t, key, false, acc, open_left, first, false);
-                first = open_left = false;
-                key = bucket_at(ends, key + 1, keys_n, pos);
+                flush(sums, next_keys, next, t, key, false, acc, open_left, first_run, false);
+                first_run = open_left = false;
+                key = bucket_at(ends, key + 1, last, pos);
                 end = ends[key];
                 set_inf(acc);
             }
@@ -255,7 +261,7 @@ extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32
             add_affine(acc, acc, points[e & ~SIGN_BIT], (e & SIGN_BIT) != 0);
         }
         bool open_right = end > hi;
-        flush(sums, next_keys, next, t, key, false, acc, open_left || open_right, first, true);
+        flush(sums, next_keys, next, t, key, false, acc, open_left || open_right, first_run, true);
     }
 }
 

@@ -1,0 +1,266 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The GPU MSM's host side (GpuMsm._pippenger: the sort's passes, the
+stretches, the streams' order, the chunked accumulation, the reductions and
+folds) run against an emulated device, without a GPU: each kernel of
+msm/kernels/msm.cu written again in Python over a group where the sums are
+checkable, the integers mod a prime (a point is an integer, infinity 0). The
+Pippenger sums it returns, combined over the windows, must equal the plain
+sum of scalar times point; the device tests check the kernels themselves."""
+import random
+import types
+
+import numpy as np
+import pytest
+
+from porep_prover.backend.gpu_msm import GpuMsm, windows_of
+
+P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
+SIGN, NO_KEY = 1 << 31, 0xFFFFFFFF
+ELEM = {"u32": 4, "fr": 32, "point": 96, "proj": 192}
+
+
+class Memory:
+    """Device memory as sparse typed cells: address -> value (0 where never written)."""
+
+    def __init__(self):
+        self.cells, self.bufs, self.next = {}, {}, 1 << 20
+
+    def read(self, addr, i, kind):
+        return self.cells.get(addr + ELEM[kind] * i, 0)
+
+    def write(self, addr, i, kind, value):
+        self.cells[addr + ELEM[kind] * i] = value
+
+
+class Buffer:
+    def __init__(self, mem, nbytes):
+        self.mem, self.nbytes, self.ptr = mem, nbytes, mem.next
+        mem.next += nbytes + 4096
+        mem.bufs[self.ptr] = self
+
+    def view(self, offset):
+        assert offset <= self.nbytes
+        return self.ptr + offset
+
+    def _clear(self, nbytes):
+        for a in [a for a in self.mem.cells if self.ptr <= a < self.ptr + nbytes]:
+            del self.mem.cells[a]
+
+    def zero(self, stream):
+        self._clear(self.nbytes)
+
+    def copy_from(self, src, nbytes, stream=None):
+        self._clear(nbytes)
+        for a, v in list(self.mem.cells.items()):
+            if src.ptr <= a < src.ptr + nbytes:
+                self.mem.cells[self.ptr + a - src.ptr] = v
+
+    def download(self, out, offset=0, stream=None):
+        value = self.mem.cells.get(self.ptr + offset, 0)
+        out[:] = np.frombuffer(np.uint32(value).tobytes(), np.uint8)
+
+    def close(self):
+        pass
+
+
+class Stream:
+    def wait(self, event):
+        pass
+
+
+class Kernel:
+    def __init__(self, dev, name):
+        self.dev, self.fn = dev, getattr(dev, "k_" + name.split("_", 1)[1])
+
+    def launch(self, grid, block, args, stream=None):
+        self.dev.launches.append((self.fn.__name__, stream))
+        self.fn(grid, block, *[a.ptr if isinstance(a, Buffer) else a for a in args])
+
+
+class Device:
+    """What GpuMsm asks of a GpuBackend, with the kernels emulated in order."""
+
+    def __init__(self):
+        self.mem = Memory()
+        self.info = types.SimpleNamespace(multiprocessors=2)
+        self.stream, self.aux_stream = Stream(), Stream()
+        self.drv = types.SimpleNamespace(Event=lambda ctx: types.SimpleNamespace(record=lambda stream: None))
+        self.ctx, self.launches = None, []
+
+    def alloc(self, nbytes):
+        return Buffer(self.mem, nbytes)
+
+    def free(self, *bufs):
+        pass
+
+    def kernel(self, module, name):
+        return Kernel(self, name)
+
+    def launch(self, module, name, n, args, block=256, stream=None):
+        Kernel(self, name).launch(None, block, args, stream or self.stream)
+
+    def download_array(self, buf, shape, dtype=np.uint64):
+        count = int(np.prod(shape))
+        if dtype == np.uint32:
+            return np.array([self.mem.read(buf.ptr, i, "u32") for i in range(count)], dtype=np.uint32).reshape(shape)
+        return np.array([self.mem.read(buf.ptr, i, "proj") for i in range(shape[0])], dtype=object)
+
+    # ------------------------------------------------------------ kernels (msm.cu)
+
+    def k_msm_classify(self, grid, block, scalars, points, n, canon, counters):
+        for i in range(n):
+            k = self.mem.read(scalars, i, "fr")
+            if self.mem.read(points, i, "point") == 0:
+                k = 0
+            self.mem.write(canon, i, "fr", k)
+            slot = 0 if k == 0 else 1 if k == 1 else 2
+            self.mem.write(counters, slot, "u32", self.mem.read(counters, slot, "u32") + 1)
+
+    def k_msm_digits(self, grid, block, canon, n, c, windows, win_stride, keys):
+        for i in range(n):
+            k, carry = self.mem.read(canon, i, "fr"), 0
+            for w in range(windows):
+                d = ((k >> (w * c)) & ((1 << c) - 1)) + carry
+                carry = int(d > (1 << (c - 1)))
+                d = d - (1 << c) if carry else d
+                key = NO_KEY if d == 0 else (w * win_stride + abs(d) - 1) | (SIGN if d < 0 else 0)
+                self.mem.write(keys, w * n + i, "u32", key)
+
+    def k_msm_place(self, grid, block, keys, n, windows, parts, row0, nb, win_stride, cursor, entries):
+        for y in range(grid[1]):
+            row = row0 + y
+            w, part = (row // parts, row % parts) if win_stride else (row % windows, row // windows)
+            per = -(-nb // parts)
+            for i in range(n):
+                key = self.mem.read(keys, w * n + i, "u32")
+                b = key & ~SIGN
+                if key == NO_KEY or (b - w * win_stride) // per != part:
+                    continue
+                pos = self.mem.read(cursor, b, "u32")
+                self.mem.write(cursor, b, "u32", pos + 1)
+                if entries:
+                    self.mem.write(entries, pos, "u32", (i if win_stride else w * n + i) | (key & SIGN))
+
+    def k_scan_tiles(self, grid, block, counts, out, n, sums):
+        run = 0
+        for i in range(n):
+            if i % 1024 == 0:
+                run = 0
+            self.mem.write(out, i, "u32", run)
+            run += self.mem.read(counts, i, "u32")
+            if i % 1024 == 1023 or i == n - 1:
+                self.mem.write(sums, i >> 10, "u32", run)
+
+    def k_scan_sums(self, grid, block, sums, tiles, total):
+        run = 0
+        for t in range(tiles):
+            v = self.mem.read(sums, t, "u32")
+            self.mem.write(sums, t, "u32", run)
+            run += v
+        self.mem.write(total, 0, "u32", run)
+
+    def k_scan_add(self, grid, block, out, n, sums):
+        for i in range(n):
+            self.mem.write(out, i, "u32", self.mem.read(out, i, "u32") + self.mem.read(sums, i >> 10, "u32"))
+
+    def _flush(self, sums, next_keys, nxt, t, key, dead, acc, open_, first, last):
+        if not open_ and not dead:
+            self.mem.write(sums, key, "proj", acc)
+        k = key | (0 if open_ and not dead else SIGN)
+        if first:
+            self.mem.write(next_keys, 2 * t, "u32", k)
+            self.mem.write(nxt, 2 * t, "proj", acc if open_ else 0)
+        if last:
+            self.mem.write(next_keys, 2 * t + 1, "u32", k)
+            self.mem.write(nxt, 2 * t + 1, "proj", acc if open_ and not first else 0)
+
+    def _bucket_at(self, ends, first, last, pos):
+        return next(b for b in range(first, last) if self.mem.read(ends, b, "u32") > pos)
+
+    def k_msm_accumulate(self, grid, block, points, entries, offsets, ends, first, last, base, count, chunk, sums,
+                         next_keys, nxt):
+        for t in range(-(-count // chunk)):
+            lo = base + t * chunk
+            hi = min(lo + chunk, base + count)
+            key = self._bucket_at(ends, first, last, lo)
+            end, open_left, first_run, acc = self.mem.read(ends, key, "u32"), self.mem.read(offsets, key, "u32") < lo, \
+                True, 0
+            for pos in range(lo, hi):
+                if pos == end:
+                    self._flush(sums, next_keys, nxt, t, key, False, acc, open_left, first_run, False)
+                    first_run = open_left = False
+                    key = self._bucket_at(ends, key + 1, last, pos)
+                    end, acc = self.mem.read(ends, key, "u32"), 0
+                e = self.mem.read(entries, pos, "u32")
+                p = self.mem.read(points, e & ~SIGN, "point")
+                acc = (acc - p if e & SIGN else acc + p) % P
+            self._flush(sums, next_keys, nxt, t, key, False, acc, open_left or end > hi, first_run, True)
+
+    def k_msm_combine(self, grid, block, keys, values, total, chunk, sums, next_keys, nxt):
+        rd = lambda i: self.mem.read(keys, i, "u32")  # noqa: E731
+        for t in range(-(-total // chunk)):
+            lo, hi = t * chunk, min(t * chunk + chunk, total)
+            key, dead = rd(lo) & ~SIGN, bool(rd(lo) & SIGN)
+            open_left, first, acc = lo > 0 and rd(lo - 1) & ~SIGN == key, True, 0
+            for pos in range(lo, hi):
+                k = rd(pos) & ~SIGN
+                if k != key:
+                    self._flush(sums, next_keys, nxt, t, key, dead, acc, open_left, first, False)
+                    first = open_left = False
+                    key, dead, acc = k, bool(rd(pos) & SIGN), 0
+                if not dead:
+                    acc = (acc + self.mem.read(values, pos, "proj")) % P
+            open_right = hi < total and rd(hi) & ~SIGN == key
+            self._flush(sums, next_keys, nxt, t, key, dead, acc, open_left or open_right, first, True)
+
+    def k_msm_reduce(self, grid, block, sums, nb, windows, segments, partial):
+        per = -(-nb // segments)
+        for t in range(windows * segments):
+            w, s = divmod(t, segments)
+            lo, hi = min(s * per, nb), min(s * per + per, nb)
+            acc = sum((b + 1) * self.mem.read(sums, w * nb + b, "proj") for b in range(lo, hi)) % P
+            self.mem.write(partial, t, "proj", acc)
+
+    def k_msm_fold(self, grid, block, src, groups, per_in, per_out, out):
+        f = -(-per_in // per_out)
+        for t in range(groups * per_out):
+            g, j = divmod(t, per_out)
+            acc = sum(self.mem.read(src, g * per_in + i, "proj") for i in range(j * f, min(j * f + f, per_in)))
+            self.mem.write(out, t, "proj", acc % P)
+
+
+def run(n, c, tables, overlap, parts, groups, seed):
+    rnd = random.Random(seed)
+    dev = Device()
+    ops = GpuMsm.__new__(GpuMsm)
+    ops.gpu, ops.profile, ops.variant = dev, None, ""
+    ops.overlap, ops.groups, ops.fill_parts = overlap, groups, parts
+    windows = windows_of(c)
+    points = [0 if i % 9 == 4 else rnd.randrange(1, P) for i in range(n)]
+    scalars = [rnd.choice([0, 1, rnd.randrange(1 << 255), rnd.randrange(1 << 255)]) for _ in range(n)]
+    pts, sc = dev.alloc(96 * n * (windows if tables else 1)), dev.alloc(32 * n)
+    for i in range(n):
+        dev.mem.write(sc.ptr, i, "fr", scalars[i])
+        for w in range(windows if tables else 1):     # a table's window w holds 2^(c w) P_i
+            dev.mem.write(pts.ptr, w * n + i, "point", points[i] * pow(2, c * w, P) % P)
+    rows, split = ops._pippenger(1, pts.ptr, sc.ptr, n, c, 192, pts.ptr if tables else None)
+    got = sum(int(r) * pow(2, c * w, P) for w, r in enumerate(rows)) % P if not tables else int(rows[0]) % P
+    want = sum(k % P * p for k, p in zip(scalars, points)) % P
+    return got, want, split, dev.launches
+
+
+@pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
+@pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
+@pytest.mark.parametrize("n,c,parts,groups", [(257, 6, 1, 4), (40, 5, 3, 64), (123, 7, 5, 3), (9, 4, 16, 4)])
+def test_pippenger_sums_on_an_emulated_device(tables, overlap, n, c, parts, groups):
+    got, want, split, launches = run(n, c, tables, overlap, parts, groups, seed=n * c + parts)
+    assert got == want
+    assert sum(split) == n
+    streams = {name: {s for k, s in launches if k == name} for name in ("k_msm_place", "k_msm_accumulate",
+                                                                        "k_msm_combine", "k_msm_reduce")}
+    assert len(streams["k_msm_place"]) == (2 if overlap else 1)   # with overlap the count on one, the fill beside
+    assert streams["k_msm_accumulate"] == streams["k_msm_combine"] == streams["k_msm_reduce"]
+    assert len(streams["k_msm_accumulate"]) == 1
+    fills = [i for i, (k, _) in enumerate(launches) if k == "k_msm_place"][1:]
+    adds = [i for i, (k, _) in enumerate(launches) if k == "k_msm_accumulate"]
+    assert fills[-1] < adds[0]                      # every fill is queued before the first accumulation waits
