@@ -6,6 +6,7 @@ import pathlib
 import random
 import threading
 import time
+import types
 
 import pytest
 
@@ -179,6 +180,21 @@ def test_partitions_spread_over_devices_with_a_lock_each(circuit):
     assert together, "the two devices never worked at the same time"
     stats = analyze(events)["devices"]
     assert set(stats) == {"fake-gpu-0", "fake-gpu-1"} and all(0 < d["efficiency"] <= 1 for d in stats.values())
+
+
+def test_msm_tables_setting_is_undone_at_shutdown(circuit):
+    """prover.msm_tables turns window tables on for each device's MSM side
+    (the process's backend) while the engine runs and off again when it
+    stops, leaving a device that had them on already as it was."""
+    params, r1cs, ws = circuit
+    backends = [RecordingBackend(delay=0.0), RecordingBackend(delay=0.0)]
+    backends[0].msm_ops = types.SimpleNamespace(tables=False)
+    backends[1].msm_ops = types.SimpleNamespace(tables=True)
+    devs = [Device(f"fake-gpu-{i}", f"fake{i}", "gpu", be) for i, be in enumerate(backends)]
+    with Engine(config(**{"prover.msm_tables": True}), devices=devs) as engine:
+        assert [be.msm_ops.tables for be in backends] == [True, True]
+        check_result(engine.submit(inline_job(params, r1cs, ws)).result(120), params)
+    assert [be.msm_ops.tables for be in backends] == [False, True]
 
 
 class WitnessBackend(RecordingBackend):

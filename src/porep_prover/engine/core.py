@@ -96,6 +96,7 @@ class Engine:
         self._device_workers = 0
         self._host = get_backend("cpu")
         self._abc_on_device = False
+        self._tables_set: list = []      # the devices' MSM sides this engine turned window tables on for
         if start:
             self.start()
 
@@ -116,8 +117,10 @@ class Engine:
                 self._device_workers += 1
         if self.config.get("prover.msm_tables"):
             for dev in self.devices:
-                if hasattr(dev.backend, "msm_ops"):   # GPUs: window tables for resident parameters
-                    dev.backend.msm_ops.tables = True
+                ops = getattr(dev.backend, "msm_ops", None)   # GPUs: window tables for resident parameters
+                if ops is not None and not ops.tables:
+                    ops.tables = True                          # the backend is the process's: undone at shutdown
+                    self._tables_set.append(ops)
         # A, B, C on the devices only when every device can evaluate them
         self._abc_on_device = self.config.get("prover.matvec") == "device" and all(
             evaluates_witness(d.backend) for d in self.devices)
@@ -178,6 +181,9 @@ class Engine:
         if self._finalizers is not None:
             self._finalizers.shutdown(wait=True)
         self.srs.clear()
+        for ops in self._tables_set:
+            ops.tables = False
+        self._tables_set = []
         if getattr(self, "_switch_restore", None) is not None:
             sys.setswitchinterval(self._switch_restore)
             self._switch_restore = None
