@@ -11,9 +11,12 @@
  *                    entries (point index | sign) sorted by bucket (fill):
  *                    a counting sort, a window (or part of one) at a time;
  *                    the cursors end as the buckets' ends, so no key is
- *                    stored per entry
+ *                    stored per entry; launched a stretch of buckets at a
+ *                    time, the next one filling (on a second stream)
+ *                    while the last one accumulates
  *   scan_*           exclusive prefix sums of the sizes: bucket offsets
- *   msm_accumulate   fixed chunks of entries per thread, whatever the bucket
+ *   msm_accumulate   over one stretch of buckets,
+ *                    fixed chunks of entries per thread, whatever the bucket
  *                    sizes (a chunk finds its buckets from their ends by
  *                    binary search); a bucket inside one chunk is written to the sums,
  *                    the open ends of the others go to a shorter list of
