@@ -54,7 +54,8 @@ def test_stretches_cover_the_fill_in_order(tables, overlap, windows, parts, nb, 
         assert len(stretches) == min(windows, groups)
 
 
-def test_the_fill_runs_beside_only_at_large_sizes():
+def test_the_fill_runs_beside_only_at_large_g1_sizes():
     """Overlap where it was measured to pay (G1 2^26: 11 windows of 2^26
-    entries) and not where it cost time (2^24: 12 windows)."""
-    assert overlapped(11 << 26) and not overlapped(12 << 24)
+    entries) and not where it cost time (G1 2^24: 12 windows; G2)."""
+    assert overlapped(1, 11 << 26) and not overlapped(1, 12 << 24)
+    assert not overlapped(2, 11 << 26) and not overlapped(2, 13 << 24)

@@ -8,7 +8,7 @@ bucket reduction on the device, the windows combined on the host. Points
 come from the backend's resident store (uploaded once per array) or, when an
 array does not fit in device memory, are streamed through in chunks.
 
-Large MSMs (from 2^29 entries: G1 2^26) are filled and added up in stretches
+Large G1 MSMs (from 2^29 entries: 2^26 points) are filled and added up in stretches
 of buckets: the sort's fill of the next stretch runs on the backend's second
 stream beside the accumulation of the last.
 
@@ -71,13 +71,13 @@ def table_bits(n: int) -> int:
     return min(range(8, 25), key=lambda c: windows_of(c) * n + 3 * (1 << (c - 1)))
 
 
-def overlapped(entries: int) -> bool:
+def overlapped(group: int, entries: int) -> bool:
     """Whether the sort's fill of the next stretch of buckets runs beside the
     accumulation of the last (GpuMsm._buckets): where the fill is large
     enough to pay for what it takes from the accumulation beside it (G1 on an
-    H200: 2^26 points 14 ms faster with tables, 8 without; 2^24 3-7 ms and
-    G2 2^24 20 ms slower)."""
-    return entries >= OVERLAP_ENTRIES
+    H200: 2^26 points 8-14 ms faster, 2^24 3-7 ms slower). Not in G2, whose
+    accumulation lost more than the whole fill (2^24: 20 ms, the fill 9)."""
+    return group == 1 and entries >= OVERLAP_ENTRIES
 
 
 def chunk_length(entries: int, threads_wanted: int) -> int:
@@ -314,7 +314,7 @@ class GpuMsm:
             ends.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
             sums = alloc(proj_bytes * keys_n)
             sums.zero(gpu.stream)
-            overlap = self.overlap if self.overlap is not None else overlapped(windows * n)
+            overlap = self.overlap if self.overlap is not None else overlapped(group, windows * n)
             stretches = self._stretches(table is not None, windows, parts, nb, overlap)
             bounds = self._offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
             aux = gpu.aux_stream if overlap else gpu.stream
