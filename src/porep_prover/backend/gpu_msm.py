@@ -8,9 +8,9 @@ bucket reduction on the device, the windows combined on the host. Points
 come from the backend's resident store (uploaded once per array) or, when an
 array does not fit in device memory, are streamed through in chunks.
 
-Large G1 MSMs (from 2^29 entries: 2^26 points) are filled and added up in stretches
-of buckets: the sort's fill of the next stretch runs on the backend's second
-stream beside the accumulation of the last.
+Large G1 MSMs (from 2^29 entries: 2^26 points) are filled and added up in
+stretches of buckets: the sort's fill of the next stretch runs on the
+backend's second stream beside the accumulation of the last.
 
 Window tables (opt-in: GpuMsm.tables, POREP_PROVER_GPU_MSM_TABLES=1): for
 resident points, a table of every window's copy 2^(c w) P_i is made once
