@@ -157,7 +157,7 @@ class GpuMsm:
         self.fill_parts: int | None = None             # None: fill_parts(n, ...); the benchmarks sweep it
         self.tables = bool(gpu_msm_tables())           # window tables for resident points (see the module)
         self.table_bits: int | None = None             # None: table_bits(n); the benchmarks sweep it
-        self.overlap: bool | None = None               # None: overlapped(entries); the benchmarks sweep it
+        self.overlap: bool | None = None               # None: overlapped(group, entries); the benchmarks sweep it
         self.groups = OVERLAP_GROUPS                   # stretches of windows without tables
 
     def _marker(self):
@@ -365,12 +365,14 @@ class GpuMsm:
                                                          gpu.stream)
         gpu.kernel(mod, f"g{group}_scan_sums").launch((1,), (1024,), [tile_sums, tiles, total_buf], gpu.stream)
         gpu.launch(mod, f"g{group}_scan_add", length, [offsets, length, tile_sums])
+
     def _buckets(self, sort, pts, sorted_, stretches, bounds, proj_bytes, alloc, mark, aux) -> None:
         """Every bucket's sum into sums, stretch by stretch: the fill on aux (the
         backend's stream, or the one beside it, which fills the next stretch
         while this one adds up the last), the accumulation and its combine
         levels on the backend's stream once the stretch is filled."""
         gpu, main = self.gpu, self.gpu.stream
+        mod, group = sort[:2]
         entries, _, ends, _ = sorted_
         aux.wait(self._event(main))                                   # the sort's buffers are ready
         fills = []
@@ -383,8 +385,8 @@ class GpuMsm:
             if i == 0:
                 mark("fill")
             if bounds[i + 1] > bounds[i]:
-                self._accumulate(sort[0], sort[1], pts, sorted_, s.buckets, bounds[i], bounds[i + 1] - bounds[i],
-                                 chunk, proj_bytes, alloc, mark)
+                self._accumulate(mod, group, pts, sorted_, s.buckets, bounds[i], bounds[i + 1] - bounds[i], chunk,
+                                 proj_bytes, alloc, mark)
 
     def _event(self, stream):
         """An event recorded on stream now."""
