@@ -110,14 +110,19 @@ def bench_field(gpu, args, rng):
     """Montgomery products per second, chains in registers (DESIGN.md's naive bars: Fr 38 G/s, Fq 17 G/s)."""
     n, iters = gpu.info.multiprocessors * 2048 * 4, 256
     for name, words, module, kernel in (("fr_mul", 4, "ntt", "fr_mul_chain"),
+                                        ("fr_mul", 4, "ntt.redc_generic", "fr_mul_chain"),
                                         ("fr_mul", 4, "ntt.lohi", "fr_mul_chain"),
                                         ("fq_mul", 6, "msm_g1", "g1_fq_mul_chain"),
                                         ("fq_mul", 6, "msm_g1.lohi", "g1_fq_mul_chain"),
-                                        ("fq_mul", 6, "msm_g1.fq_inline", "g1_fq_mul_chain")):
+                                        ("fq_mul", 6, "msm_g1.fq_inline", "g1_fq_mul_chain"),
+                                        ("fq_sqr", 6, "msm_g1", "g1_fq_sqr_chain"),
+                                        ("fq_sqr", 6, "msm_g1.sqr_mul", "g1_fq_sqr_chain"),
+                                        ("fq_sqr", 6, "msm_g1.fq_inline", "g1_fq_sqr_chain")):
         x = rng.integers(0, 1 << 62, size=(n, words), dtype=np.uint64)
         bx, by = gpu.upload(x), gpu.upload(x[::-1].copy())
         k = gpu.kernel(module, kernel)
-        ms = device_time(gpu, lambda: k.launch((n // 256,), (256,), [bx, by, n, iters], gpu.stream), 5)
+        kargs = [bx, n, iters] if "sqr" in kernel else [bx, by, n, iters]
+        ms = device_time(gpu, lambda: k.launch((n // 256,), (256,), kargs, gpu.stream), 5)
         gpu.free(bx, by)
         rate = n * iters / ms / 1e6
         row(name, 0, ms, None, n * iters * (FR_MUL if words == 4 else FQ_MUL) / IMAD_PER_S * 1e3,
@@ -160,8 +165,8 @@ def bench_ntt_tune(gpu, args, rng):
         xs = random_fr(1 << log_n, rng)
         src, dst = gpu.upload(xs.limbs), gpu.alloc(32 << log_n)
         for module in args.ntt_modules.split(","):
-            for block_log in (10, 11, 12):
-                for threads in (64, 128, 256):
+            for block_log in (int(b) for b in args.block_logs.split(",")):
+                for threads in (int(t) for t in args.thread_counts.split(",")):
                     ops.module, ops.block_log, ops.threads = module, block_log, threads
                     dev = device_time(gpu, lambda: ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
                     row("ntt", log_n, dev, None, ntt_floor_ms(log_n),
@@ -393,6 +398,8 @@ def main() -> int:
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--ntt-modules", default="ntt,ntt.align4",
                     help="ntt_tune: the pass kernel's builds compared, comma-separated")
+    ap.add_argument("--block-logs", default="10,11,12", help="ntt_tune: log2 elements a block, comma-separated")
+    ap.add_argument("--thread-counts", default="64,128,256", help="ntt_tune: threads a block, comma-separated")
     ap.add_argument("--variants", default=",align4,lohi,fq_inline,fq2_sqr_mul",
                     help="msm_variants: the builds compared, comma-separated ('' = the default build)")
     ap.add_argument("--table-bits", default="", help="msm_tables: the window bits compared, comma-separated "

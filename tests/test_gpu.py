@@ -42,7 +42,8 @@ FQ_CHAIN, FR_CHAIN = (P, 6, "g1_fq_mul_chain"), (R, 4, "fr_mul_chain")
 
 @pytest.mark.parametrize("field,module", [(FQ_CHAIN, "msm_g1"), (FQ_CHAIN, "msm_g1.fq_inline"),
                                           (FQ_CHAIN, "msm_g1.lohi"), (FQ_CHAIN, "msm_g1.align4"),
-                                          (FR_CHAIN, "ntt"), (FR_CHAIN, "ntt.lohi"), (FR_CHAIN, "ntt.align4")])
+                                          (FR_CHAIN, "ntt"), (FR_CHAIN, "ntt.lohi"), (FR_CHAIN, "ntt.align4"),
+                                          (FR_CHAIN, "ntt.redc_generic")])
 @pytest.mark.parametrize("n,iters", [(1, 1), (333, 1), (1025, 3)])
 def test_products_match_python(gpu, field, module, n, iters, rng):
     """x y^iters / R^iters mod m in Montgomery limbs (R = 2^(64 words)), by
@@ -58,6 +59,28 @@ def test_products_match_python(gpu, field, module, n, iters, rng):
     gpu.free(bx, by)
     r_inv = pow(1 << (64 * words), -1, m)
     assert got == [a * pow(b * r_inv, iters, m) % m for a, b in zip(x, y)]
+
+
+@pytest.mark.parametrize("module", ["msm_g1", "msm_g1.fq_inline", "msm_g1.sqr_mul", "msm_g2"])
+@pytest.mark.parametrize("n,iters", [(1, 1), (333, 1), (1025, 5)])
+def test_squares_match_python(gpu, module, n, iters, rng):
+    """x^(2^iters) / R^(2^iters - 1) mod p by repeated Montgomery squares (mont_sqr_wide,
+    or the product in the sqr_mul build); edge values and values with all-ones
+    limbs included (the square's carry chains at their longest)."""
+    r_mont = (1 << 384) % P
+    edge = [0, 1, 2, P - 1, P - 2, r_mont, P - r_mont, (1 << 380) - 1, (P >> 1), ((1 << 32) - 1) << 320]
+    x = (edge + [rng.randrange(P) for _ in range(n)])[:n]
+    bx = gpu.upload(_ints_to_limbs(x, 6))
+    gpu.kernel(module, f"g{module[5]}_fq_sqr_chain").launch((3,), (96,), [bx, n, iters], gpu.stream)
+    got = _limbs_to_ints(gpu.download_array(bx, (n, 6)))
+    gpu.free(bx)
+    r_inv = pow(1 << 384, -1, P)
+    want = []
+    for v in x:
+        for _ in range(iters):
+            v = v * v * r_inv % P
+        want.append(v)
+    assert got == want
 
 
 @pytest.mark.parametrize("nbytes", [1, 1000, (1 << 20) + 1, 3 * (32 << 20) + 12345])

@@ -56,6 +56,10 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     # field elements at their natural 4-byte alignment (4-byte loads and stores)
     "ntt.align4": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_ALIGN4",)),
     "msm_g1.align4": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_ALIGN4")),
+    # Fq squares as products (mont_sqr_wide's 222 multiply-adds against 288)
+    "msm_g1.sqr_mul": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_SQR_MUL")),
+    # Fr's reduction rows without the multiplications its low limbs (1, 2^32 - 1) make free
+    "ntt.redc_generic": (PKG / "ntt" / "kernels" / "ntt.cu", ("FR_REDC_GENERIC",)),
     # G2's squares as Fq2 products (three Fq products instead of two)
     "msm_g2.fq2_sqr_mul": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "FQ2_SQR_MUL")),
 }

@@ -22,7 +22,7 @@ DEV_CALL void fq_inv(fq_t &r, const fq_t &a)
     fq_t acc;
     f_one(acc);
     for (int i = 380; i >= 0; i--) {
-        f_mul(acc, acc, acc);
+        f_sqr(acc, acc);
         u32 word = p[i >> 5] - ((i >> 5) == 0 ? 2u : 0u); /* p is odd with low word > 2: no borrow */
         if ((word >> (i & 31)) & 1u) f_mul(acc, acc, a);
     }
@@ -35,8 +35,8 @@ DEV void f_inv(fq_t &r, const fq_t &a) { fq_inv(r, a); }
 DEV void f_inv(fq2_t &r, const fq2_t &a)
 {
     fq_t t0, t1;
-    f_mul(t0, a.c0, a.c0);
-    f_mul(t1, a.c1, a.c1);
+    f_sqr(t0, a.c0);
+    f_sqr(t1, a.c1);
     f_add(t0, t0, t1);
     fq_inv(t0, t0);
     f_mul(r.c0, a.c0, t0);

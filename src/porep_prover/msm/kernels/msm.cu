@@ -363,6 +363,16 @@ extern "C" __global__ void PREFIX(msm_sum)(const point *points, u32 count, proj 
     partial[t] = acc;
 }
 
+/* x[i] <- x[i]^(2^iters) over Fq by squares (Montgomery: each square divides by R). */
+extern "C" __global__ void PREFIX(fq_sqr_chain)(fq_t *x, u32 n, u32 iters)
+{
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        fq_t v = x[i];
+        for (u32 k = 0; k < iters; k++) f_sqr(v, v);
+        x[i] = v;
+    }
+}
+
 /* x[i] <- x[i] y[i]^iters over Fq (the field's throughput, for the benchmarks). */
 extern "C" __global__ void PREFIX(fq_mul_chain)(fq_t *x, const fq_t *y, u32 n, u32 iters)
 {

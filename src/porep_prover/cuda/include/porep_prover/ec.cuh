@@ -17,7 +17,7 @@ struct fq2_t {
 DEV void f_add(fq_t &r, const fq_t &a, const fq_t &b) { mont_add<12>(r, a, b); }
 DEV void f_sub(fq_t &r, const fq_t &a, const fq_t &b) { mont_sub<12>(r, a, b); }
 DEV void f_mul(fq_t &r, const fq_t &a, const fq_t &b) { mont_mul<12>(r, a, b); }
-DEV void f_sqr(fq_t &r, const fq_t &a) { mont_mul<12>(r, a, a); }
+DEV void f_sqr(fq_t &r, const fq_t &a) { mont_sqr<12>(r, a); }
 DEV bool f_is_zero(const fq_t &a) { return mont_is_zero<12>(a); }
 DEV bool f_eq(const fq_t &a, const fq_t &b) { return mont_eq<12>(a, b); }
 DEV void f_zero(fq_t &r)

@@ -154,6 +154,86 @@ DEV void mont_mul_lohi(mont<N> &r, const mont<N> &a, const mont<N> &b)
     for (int i = 0; i < N; i++) r.v[i] = borrow ? t[i] : d[i];
 }
 
+/* Whether the modulus's two low limbs are 1 and 2^32 - 1 (so -1/m mod 2^32
+ * is 2^32 - 1): Fr's, whose reduction rows then take q = -t_0 and the
+ * products by those limbs without multiplying (FR_REDC_GENERIC builds the
+ * generic rows for comparison). */
+template <int N>
+struct low_limbs_one_minus_one {
+    static const bool value = false;
+};
+#ifndef FR_REDC_GENERIC
+template <>
+struct low_limbs_one_minus_one<8> {
+    static const bool value = true;
+};
+#endif
+
+/* One Montgomery row's q m in the wide layout (see mont_mul_wide): q from
+ * e[0]; the even limbs' products added into e (its carry into e[N]), the odd
+ * ones' into o (o[j] at weight j + 1), or written to o when fresh. e[0]
+ * ends as zero (mod 2^32) and is dropped by the caller's shift. */
+template <int N, bool fresh>
+DEV void redc_row_wide(u32 (&e)[N + 1], u32 (&o)[N + 1], const u32 *m, u32 inv)
+{
+    if (low_limbs_one_minus_one<N>::value) {
+        /* q = -e_0: q m_0 = q clears e_0 with a carry exactly when e_0 != 0;
+         * q m_1 = q 2^32 - q has low half e_0 and high half q - (e_0 != 0) */
+        const u32 e0 = e[0], nz = e0 != 0u, q = 0u - e0, hi = q - nz;
+        u32 zero;
+        asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(zero) : "r"(e0), "r"(q));
+        asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(e[1]));
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[j]) : "r"(q), "r"(m[j]));
+            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[j + 1]) : "r"(q), "r"(m[j]));
+        }
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(e[N]));
+        if (fresh) {
+            o[0] = e0;
+            o[1] = hi;
+#pragma unroll
+            for (int j = 2; j < N; j += 2) {
+                asm("mul.lo.u32 %0, %1, %2;" : "=r"(o[j]) : "r"(q), "r"(m[j + 1]));
+                asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
+            }
+            return;
+        }
+        asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(o[0]) : "r"(e0));
+        asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(o[1]) : "r"(hi));
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[j]) : "r"(q), "r"(m[j + 1]));
+            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
+        }
+        return;
+    }
+    const u32 q = e[0] * inv;
+    asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[0]) : "r"(q), "r"(m[0]));
+    asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[1]) : "r"(q), "r"(m[0]));
+#pragma unroll
+    for (int j = 2; j < N; j += 2) {
+        asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[j]) : "r"(q), "r"(m[j]));
+        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[j + 1]) : "r"(q), "r"(m[j]));
+    }
+    asm volatile("addc.u32 %0, %0, 0;" : "+r"(e[N]));
+    if (fresh) {
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            asm("mul.lo.u32 %0, %1, %2;" : "=r"(o[j]) : "r"(q), "r"(m[j + 1]));
+            asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
+        }
+        return;
+    }
+    asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[0]) : "r"(q), "r"(m[1]));
+    asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[1]) : "r"(q), "r"(m[1]));
+#pragma unroll
+    for (int j = 2; j < N; j += 2) {
+        asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[j]) : "r"(q), "r"(m[j + 1]));
+        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
+    }
+}
+
 /* r = a b / 2^(32N) mod m, CIOS with the limbs' products in 64-bit pairs.
  *
  * Each row adds a * b_i and q * m as products whose low and high halves land
@@ -166,7 +246,8 @@ DEV void mont_mul_lohi(mont<N> &r, const mont<N> &a, const mont<N> &b)
  * weight j), odd ones into o (limb j at weight j + 1); after the row's shift
  * both sit at weight j and one add chain folds o into e. With a, b < m the
  * row value stays below 2^33 m, so e needs N + 1 limbs, and the result is
- * below 2m < 2^(32N) (both moduli leave the top bit free). */
+ * below 2m < 2^(32N) (both moduli leave the top bit free); so is o's part,
+ * which therefore never carries out of its N limbs. */
 template <int N>
 DEV void mont_mul_wide(mont<N> &r, const mont<N> &a, const mont<N> &b)
 {
@@ -198,23 +279,7 @@ DEV void mont_mul_wide(mont<N> &r, const mont<N> &a, const mont<N> &b)
             asm("mul.lo.u32 %0, %1, %2;" : "=r"(o[j]) : "r"(a.v[j + 1]), "r"(bi));
             asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[j + 1]) : "r"(a.v[j + 1]), "r"(bi));
         }
-        const u32 q = e[0] * inv;
-        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[0]) : "r"(q), "r"(m[0]));
-        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[1]) : "r"(q), "r"(m[0]));
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[j]) : "r"(q), "r"(m[j]));
-            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[j + 1]) : "r"(q), "r"(m[j]));
-        }
-        asm volatile("addc.u32 %0, %0, 0;" : "+r"(e[N]));
-        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[0]) : "r"(q), "r"(m[1]));
-        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[1]) : "r"(q), "r"(m[1]));
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[j]) : "r"(q), "r"(m[j + 1]));
-            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
-        }
-        asm volatile("addc.u32 %0, 0, 0;" : "=r"(o[N]));
+        redc_row_wide<N, false>(e, o, m, inv);
         /* shift out the zero limb e[0] and fold o in: e_j <- o_j + e_(j+1) */
         asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(e[0]) : "r"(o[0]), "r"(e[1]));
 #pragma unroll
@@ -226,6 +291,96 @@ DEV void mont_mul_wide(mont<N> &r, const mont<N> &a, const mont<N> &b)
 #pragma unroll
     for (int i = 0; i < N; i++) t[i] = e[i];
     sub_modulus_once<N>(r, t);   /* e < 2m */
+}
+
+/* acc += a_i a_j 2^(32 (i + j)) for j = j0, j0 + 2, ... < N: products whose
+ * halves tile acc from limb i + j0 up, so one carry chain; its carry goes
+ * to the limb above, which no earlier row of the same parity has reached
+ * (the rows before i sum to below 2^(32 (i + N))). Limbs above top (the
+ * highest an earlier row wrote) are still unset and are written, not added
+ * to. Returns the new top. Unrolled, every branch here is decided at
+ * compile time. */
+template <int N>
+DEV int sqr_cross_row(u32 (&acc)[2 * N], const mont<N> &a, int i, int j0, int top)
+{
+    if (j0 >= N) return top;
+    const u32 ai = a.v[i];
+#pragma unroll
+    for (int j = j0; j < N; j += 2) {
+        const int p = i + j;
+        if (j == j0) {
+            if (p > top) asm volatile("mad.lo.cc.u32 %0, %1, %2, 0;" : "=r"(acc[p]) : "r"(ai), "r"(a.v[j]));
+            else asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(acc[p]) : "r"(ai), "r"(a.v[j]));
+        } else {
+            if (p > top) asm volatile("madc.lo.cc.u32 %0, %1, %2, 0;" : "=r"(acc[p]) : "r"(ai), "r"(a.v[j]));
+            else asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(acc[p]) : "r"(ai), "r"(a.v[j]));
+        }
+        if (p + 1 > top) asm volatile("madc.hi.cc.u32 %0, %1, %2, 0;" : "=r"(acc[p + 1]) : "r"(ai), "r"(a.v[j]));
+        else asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(acc[p + 1]) : "r"(ai), "r"(a.v[j]));
+    }
+    const int c = i + j0 + 2 * ((N - 1 - j0) / 2) + 2;   /* the limb above the last pair */
+    if (c > top) asm volatile("addc.u32 %0, 0, 0;" : "=r"(acc[c]));
+    else asm volatile("addc.u32 %0, %0, 0;" : "+r"(acc[c]));
+    return c;
+}
+
+/* r = a^2 / 2^(32N) mod m: the square first (each cross product once, in the
+ * wide layout: N (N - 1) / 2 64-bit multiply-adds, then doubled, plus the N
+ * diagonal ones), then N Montgomery rows over it (redc_row_wide), each
+ * taking the square's next high limb in at the top. N (N + 1) / 2 + N^2
+ * multiply-adds against the product's 2 N^2 (Fq: 222 against 288). */
+template <int N>
+DEV void mont_sqr_wide(mont<N> &r, const mont<N> &a)
+{
+    u32 ev[2 * N], od[2 * N];   /* cross products at even / odd limb sums i + j */
+    int top_ev = 1, top_od = 0;  /* limbs 0, 1 of ev and 0 of od take no product */
+#pragma unroll
+    for (int i = 0; i < N - 1; i++) {
+        top_od = sqr_cross_row<N>(od, a, i, i + 1, top_od);
+        top_ev = sqr_cross_row<N>(ev, a, i, i + 2, top_ev);
+    }
+#pragma unroll
+    for (int k = 0; k < 2 * N; k++) {
+        if (k > top_ev || k < 2) ev[k] = 0;
+        if (k > top_od || k < 1) od[k] = 0;
+    }
+    /* t = 2 (ev + od) + sum a_i^2 2^(64 i) < m^2; limb 0 of ev + od is zero */
+    asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(ev[1]) : "r"(od[1]));
+#pragma unroll
+    for (int k = 2; k < 2 * N; k++) asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(ev[k]) : "r"(od[k]));
+    asm volatile("add.cc.u32 %0, %0, %0;" : "+r"(ev[1]));
+#pragma unroll
+    for (int k = 2; k < 2 * N; k++) asm volatile("addc.cc.u32 %0, %0, %0;" : "+r"(ev[k]));
+    asm volatile("mad.lo.cc.u32 %0, %1, %1, 0;" : "=r"(ev[0]) : "r"(a.v[0]));
+    asm volatile("madc.hi.cc.u32 %0, %1, %1, %0;" : "+r"(ev[1]) : "r"(a.v[0]));
+#pragma unroll
+    for (int i = 1; i < N; i++) {
+        asm volatile("madc.lo.cc.u32 %0, %1, %1, %0;" : "+r"(ev[2 * i]) : "r"(a.v[i]));
+        asm volatile("madc.hi.cc.u32 %0, %1, %1, %0;" : "+r"(ev[2 * i + 1]) : "r"(a.v[i]));
+    }
+    /* reduce: the window e holds t's low limbs, t's limb N + i joins at the top after row i */
+    const u32 *m = modulus<N>();
+    const u32 inv = modulus_inv<N>();
+    u32 e[N + 1], o[N + 1];
+#pragma unroll
+    for (int k = 0; k < N; k++) e[k] = ev[k];
+    e[N] = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        redc_row_wide<N, true>(e, o, m, inv);
+        asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(e[0]) : "r"(o[0]), "r"(e[1]));
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(e[j]) : "r"(o[j]), "r"(e[j + 1]));
+        asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(e[N - 1]) : "r"(o[N - 1]), "r"(e[N]));
+        asm volatile("addc.u32 %0, 0, 0;" : "=r"(e[N]));
+        /* the window stays below 2^(32N) + 2m: its top limb is 0 or 1 */
+        asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(e[N - 1]) : "r"(ev[N + i]));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(e[N]));
+    }
+    u32 t[N];
+#pragma unroll
+    for (int i = 0; i < N; i++) t[i] = e[i];
+    sub_modulus_once<N>(r, t);   /* t^2 / 2^(32N) < m^2 / 2^(32N) + m < 2m, so e[N] is 0 */
 }
 
 /* Products are inlined into their callers; the group law's functions are
@@ -242,6 +397,18 @@ DEV void mont_mul_inline(mont<N> &r, const mont<N> &a, const mont<N> &b)
 }
 template <int N>
 DEV void mont_mul(mont<N> &r, const mont<N> &a, const mont<N> &b) { mont_mul_inline<N>(r, a, b); }
+/* Squares by mont_sqr_wide; MONT_SQR_MUL builds them as products (for comparison). */
+template <int N>
+DEV void mont_sqr_inline(mont<N> &r, const mont<N> &a)
+{
+#if defined(MONT_SQR_MUL) || defined(MONT_MUL_LOHI)
+    mont_mul_inline<N>(r, a, a);
+#else
+    mont_sqr_wide<N>(r, a);
+#endif
+}
+template <int N>
+DEV void mont_sqr(mont<N> &r, const mont<N> &a) { mont_sqr_inline<N>(r, a); }
 #ifdef FQ_MUL_CALL
 /* The Fq product as a call instead (smaller code, fewer registers), its
  * operands and result by value: passed in registers, where references made
@@ -255,6 +422,14 @@ DEV_CALL mont<12> fq_mul_call(const mont<12> a, const mont<12> b)
 }
 template <>
 DEV void mont_mul<12>(mont<12> &r, const mont<12> &a, const mont<12> &b) { r = fq_mul_call(a, b); }
+DEV_CALL mont<12> fq_sqr_call(const mont<12> a)
+{
+    mont<12> r;
+    mont_sqr_inline<12>(r, a);
+    return r;
+}
+template <>
+DEV void mont_sqr<12>(mont<12> &r, const mont<12> &a) { r = fq_sqr_call(a); }
 #endif
 
 template <int N>
