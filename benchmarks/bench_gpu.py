@@ -264,7 +264,7 @@ def bench_msm_sort(gpu, args, rng):
 
 
 def bench_msm_fill(gpu, args, rng):
-    """G1 on random scalars with a window's buckets filled in 1, 2, 4 or 8 parts
+    """G1 on random scalars with a window's buckets filled in 1 to 16 parts
     (GpuMsm.fill_parts), without and with window tables (where a part spans
     every window's entries)."""
     ops = gpu.msm_ops
@@ -273,7 +273,7 @@ def bench_msm_fill(gpu, args, rng):
         buf = gpu.upload(random_fr(1 << log_n, rng).limbs)
         for tables in (False, True):
             ops.tables = tables
-            for parts in (1, 2, 4, 8):
+            for parts in (1, 2, 4, 8, 16):
                 ops.fill_parts = parts
                 dev, phases = msm_device_time(gpu, pts, buf, args.reps)
                 row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1),
