@@ -176,61 +176,47 @@ struct low_limbs_one_minus_one<8> {
 template <int N, bool fresh>
 DEV void redc_row_wide(u32 (&e)[N + 1], u32 (&o)[N + 1], const u32 *m, u32 inv)
 {
-    if (low_limbs_one_minus_one<N>::value) {
-        /* q = -e_0: q m_0 = q clears e_0 with a carry exactly when e_0 != 0;
-         * q m_1 = q 2^32 - q has low half e_0 and high half q - (e_0 != 0) */
-        const u32 e0 = e[0], nz = e0 != 0u, q = 0u - e0, hi = q - nz;
+    const bool low = low_limbs_one_minus_one<N>::value;
+    const u32 e0 = e[0], q = low ? 0u - e0 : e0 * inv;
+    if (low) { /* q m_0 = q clears e_0 with a carry exactly when e_0 != 0 */
         u32 zero;
         asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(zero) : "r"(e0), "r"(q));
         asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(e[1]));
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[j]) : "r"(q), "r"(m[j]));
-            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[j + 1]) : "r"(q), "r"(m[j]));
-        }
-        asm volatile("addc.u32 %0, %0, 0;" : "+r"(e[N]));
-        if (fresh) {
-            o[0] = e0;
-            o[1] = hi;
-#pragma unroll
-            for (int j = 2; j < N; j += 2) {
-                asm("mul.lo.u32 %0, %1, %2;" : "=r"(o[j]) : "r"(q), "r"(m[j + 1]));
-                asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
-            }
-            return;
-        }
-        asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(o[0]) : "r"(e0));
-        asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(o[1]) : "r"(hi));
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[j]) : "r"(q), "r"(m[j + 1]));
-            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
-        }
-        return;
+    } else {
+        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[0]) : "r"(q), "r"(m[0]));
+        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[1]) : "r"(q), "r"(m[0]));
     }
-    const u32 q = e[0] * inv;
-    asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[0]) : "r"(q), "r"(m[0]));
-    asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[1]) : "r"(q), "r"(m[0]));
 #pragma unroll
     for (int j = 2; j < N; j += 2) {
         asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[j]) : "r"(q), "r"(m[j]));
         asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(e[j + 1]) : "r"(q), "r"(m[j]));
     }
     asm volatile("addc.u32 %0, %0, 0;" : "+r"(e[N]));
-    if (fresh) {
-#pragma unroll
-        for (int j = 0; j < N; j += 2) {
-            asm("mul.lo.u32 %0, %1, %2;" : "=r"(o[j]) : "r"(q), "r"(m[j + 1]));
-            asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
+    if (low) { /* q m_1 = q 2^32 - q: low half e_0, high half q - (e_0 != 0) */
+        const u32 hi = q - (e0 != 0u);
+        if (fresh) {
+            o[0] = e0;
+            o[1] = hi;
+        } else {
+            asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(o[0]) : "r"(e0));
+            asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(o[1]) : "r"(hi));
         }
-        return;
+    } else if (fresh) {
+        asm("mul.lo.u32 %0, %1, %2;" : "=r"(o[0]) : "r"(q), "r"(m[1]));
+        asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[1]) : "r"(q), "r"(m[1]));
+    } else {
+        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[0]) : "r"(q), "r"(m[1]));
+        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[1]) : "r"(q), "r"(m[1]));
     }
-    asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[0]) : "r"(q), "r"(m[1]));
-    asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[1]) : "r"(q), "r"(m[1]));
 #pragma unroll
     for (int j = 2; j < N; j += 2) {
-        asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[j]) : "r"(q), "r"(m[j + 1]));
-        asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
+        if (fresh) { /* the pairs tile o without overlap: no carries */
+            asm("mul.lo.u32 %0, %1, %2;" : "=r"(o[j]) : "r"(q), "r"(m[j + 1]));
+            asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
+        } else {
+            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(o[j]) : "r"(q), "r"(m[j + 1]));
+            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(o[j + 1]) : "r"(q), "r"(m[j + 1]));
+        }
     }
 }
 
