@@ -19,6 +19,7 @@
 #define POINT_GRAIN 256
 #define FR_GRAIN 4096
 static int threads_for(size_t n, size_t grain, int nthreads) { return n < grain ? 1 : nthreads; }
+#define POINT_THREADS threads_for(n, POINT_GRAIN, nthreads) /* in the batch functions below */
 
 #define FLAG_COMPRESSED 0x80
 #define FLAG_INFINITY 0x40
@@ -186,14 +187,14 @@ static int g2_affine_canonical(const g2_affine_t *a)
     void G##_encode_batch(uint8_t *out, const G##_affine_t *p, size_t n, int compressed, int nthreads)     \
     {                                                                                                       \
         size_t len = compressed ? SIZE_C : SIZE_U;                                                          \
-        _Pragma("omp parallel for num_threads(threads_for(n, POINT_GRAIN, nthreads)) schedule(static)")    \
+        _Pragma("omp parallel for num_threads(POINT_THREADS) schedule(static)")                             \
         for (size_t i = 0; i < n; i++) G##_encode(out + i * len, &p[i], compressed);                        \
     }                                                                                                       \
     int G##_decode_batch(G##_affine_t *p, const uint8_t *in, size_t n, int compressed, int check_subgroup, \
                          int nthreads, size_t *bad_index)                                                   \
     {                                                                                                       \
         size_t len = compressed ? SIZE_C : SIZE_U, first = n;                                               \
-        _Pragma("omp parallel for num_threads(threads_for(n, POINT_GRAIN, nthreads)) schedule(dynamic, 256) reduction(min : first)") \
+        _Pragma("omp parallel for num_threads(POINT_THREADS) schedule(dynamic, 256) reduction(min : first)")\
         for (size_t i = 0; i < n; i++) {                                                                    \
             if (i > first) continue;                                                                        \
             if (G##_decode(&p[i], in + i * len, compressed, check_subgroup) != ENC_OK) first = i;           \
@@ -205,7 +206,7 @@ static int g2_affine_canonical(const g2_affine_t *a)
     size_t G##_first_not_in_subgroup(const G##_affine_t *p, size_t n, int nthreads)                         \
     {                                                                                                       \
         size_t first = n;                                                                                   \
-        _Pragma("omp parallel for num_threads(threads_for(n, POINT_GRAIN, nthreads)) schedule(dynamic, 256) reduction(min : first)") \
+        _Pragma("omp parallel for num_threads(POINT_THREADS) schedule(dynamic, 256) reduction(min : first)")\
         for (size_t i = 0; i < n; i++)                                                                      \
             if (i < first && (!G##_affine_canonical(&p[i]) || !G##_affine_in_subgroup(&p[i]))) first = i;   \
         return first;                                                                                       \
@@ -213,7 +214,7 @@ static int g2_affine_canonical(const g2_affine_t *a)
     size_t G##_first_not_on_curve(const G##_affine_t *p, size_t n, int nthreads)                            \
     {                                                                                                       \
         size_t first = n;                                                                                   \
-        _Pragma("omp parallel for num_threads(threads_for(n, POINT_GRAIN, nthreads)) schedule(static) reduction(min : first)") \
+        _Pragma("omp parallel for num_threads(POINT_THREADS) schedule(static) reduction(min : first)")      \
         for (size_t i = 0; i < n; i++)                                                                      \
             if (i < first && (!G##_affine_canonical(&p[i]) || !G##_affine_on_curve(&p[i]))) first = i;      \
         return first;                                                                                       \

@@ -366,7 +366,7 @@ DEV void mont_sqr_wide(mont<N> &r, const mont<N> &a)
     u32 t[N];
 #pragma unroll
     for (int i = 0; i < N; i++) t[i] = e[i];
-    sub_modulus_once<N>(r, t);   /* t^2 / 2^(32N) < m^2 / 2^(32N) + m < 2m, so e[N] is 0 */
+    sub_modulus_once<N>(r, t);   /* the square below m 2^(32N): e < 2m, e[N] ended 0 */
 }
 
 /* Products are inlined into their callers; the group law's functions are
