@@ -85,6 +85,18 @@ def chunk_length(entries: int, threads_wanted: int) -> int:
     return max(4, min(64, entries // max(1, threads_wanted)))
 
 
+class Sort(NamedTuple):
+    """The counting sort's arguments to msm_place, shared by its count and fill."""
+    mod: str
+    group: int
+    keys: object
+    n: int
+    windows: int
+    parts: int
+    nb: int
+    win_stride: int
+
+
 class Stretch(NamedTuple):
     """A run of the fill's rows (of windows x parts) and the buckets they complete."""
     rows: range
@@ -167,9 +179,7 @@ class GpuMsm:
         gpu, events = self.gpu, []
 
         def mark(name):
-            ev = gpu.drv.Event(gpu.ctx)
-            ev.record(gpu.stream)
-            events.append((name, ev))
+            events.append((name, self._event(gpu.stream)))
 
         def collect():
             gpu.stream.synchronize()
@@ -299,10 +309,10 @@ class GpuMsm:
             counts, keys = alloc(4 * keys_n), alloc(4 * windows * n)
             counts.zero(gpu.stream)
             gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, win_stride, keys])
-            sort = (mod, group, keys, n, windows, parts, nb, win_stride)
+            sort = Sort(mod, group, keys, n, windows, parts, nb, win_stride)
             # the buckets' sizes in one part a window: the sizes do not depend on the parts, which
             # keep the fill's writes in L2 but would read the keys once per part (G1 2^26: 22 ms in 4)
-            self._place(sort[:5] + (1,) + sort[6:], range(windows), counts, 0, gpu.stream)
+            self._place(sort._replace(parts=1), range(windows), counts, 0, gpu.stream)
             mark("count")
             offsets, total_buf = alloc(4 * keys_n), alloc(4)
             self._scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
@@ -342,13 +352,13 @@ class GpuMsm:
         cuts = [g * windows // groups for g in range(groups + 1)]
         return [Stretch(range(w0 * parts, w1 * parts), range(w0 * nb, w1 * nb)) for w0, w1 in zip(cuts, cuts[1:])]
 
-    def _place(self, sort, rows: range, cursor, entries, stream) -> None:
+    def _place(self, sort: Sort, rows: range, cursor, entries, stream) -> None:
         """msm_place over rows of the windows x parts: counts (entries 0) or fills."""
-        mod, group, keys, n, windows, parts, nb, win_stride = sort
         if len(rows):
-            self.gpu.kernel(mod, f"g{group}_msm_place").launch(
-                (-(-n // THREADS), len(rows)), (THREADS,),
-                [keys, n, windows, parts, rows.start, nb, win_stride, cursor, entries], stream)
+            self.gpu.kernel(sort.mod, f"g{sort.group}_msm_place").launch(
+                (-(-sort.n // THREADS), len(rows)), (THREADS,),
+                [sort.keys, sort.n, sort.windows, sort.parts, rows.start, sort.nb, sort.win_stride, cursor, entries],
+                stream)
 
     def _offsets_at(self, offsets, buckets: list[int], total: int) -> list[int]:
         """offsets[b] for each b, total past the last bucket (after the scan:
@@ -368,13 +378,12 @@ class GpuMsm:
         gpu.kernel(mod, f"g{group}_scan_sums").launch((1,), (1024,), [tile_sums, tiles, total_buf], gpu.stream)
         gpu.launch(mod, f"g{group}_scan_add", length, [offsets, length, tile_sums])
 
-    def _buckets(self, sort, pts, sorted_, stretches, bounds, proj_bytes, alloc, mark, aux) -> None:
+    def _buckets(self, sort: Sort, pts, sorted_, stretches, bounds, proj_bytes, alloc, mark, aux) -> None:
         """Every bucket's sum into sums, stretch by stretch: the fill on aux (the
         backend's stream, or the one beside it, which fills the next stretch
         while this one adds up the last), the accumulation and its combine
         levels on the backend's stream once the stretch is filled."""
         gpu, main = self.gpu, self.gpu.stream
-        mod, group = sort[:2]
         entries, _, ends, _ = sorted_
         aux.wait(self._event(main))                                   # the sort's buffers are ready
         fills = []
@@ -387,8 +396,8 @@ class GpuMsm:
             if i == 0:
                 mark("fill")
             if bounds[i + 1] > bounds[i]:
-                self._accumulate(mod, group, pts, sorted_, s.buckets, bounds[i], bounds[i + 1] - bounds[i], chunk,
-                                 proj_bytes, alloc, mark)
+                self._accumulate(sort.mod, sort.group, pts, sorted_, s.buckets, bounds[i], bounds[i + 1] - bounds[i],
+                                 chunk, proj_bytes, alloc, mark)
 
     def _event(self, stream):
         """An event recorded on stream now."""
