@@ -10,8 +10,9 @@ Sections: field (product rates), xfer (host <-> device), ntt, ntt_tune (the
 pass kernel's builds and block shapes), h, msm_g1, msm_g2, msm_variants (the
 MSM's build variants side by side), msm_sort (the counting sort's atomics on
 random, repeated and small scalars), msm_fill (the sort's fill a window or a
-part of one at a time), msm_overlap (the fill beside the accumulation on two
-streams, and on one), msm_tables / msm_tables_g2 (window tables beside the
+part of one at a time), msm_shape (the accumulating threads' chunk length,
+the window width of mostly-bit scalars), msm_overlap (the fill beside the
+accumulation on two streams, and on one), msm_tables / msm_tables_g2 (window tables beside the
 plain MSM, and the tables' making), groth16 (whole proofs).
 
 Times are medians of --reps runs after a warm-up, measured with CUDA events
@@ -37,7 +38,7 @@ import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_ntt
 from porep_prover.backend import gpu as gpu_backend
-from porep_prover.backend.gpu_msm import OVERLAP_GROUPS, window_bits
+from porep_prover.backend.gpu_msm import MAX_CHUNK, OVERLAP_GROUPS, window_bits
 from porep_prover.field.constants import FR_GENERATOR, R
 
 ROWS: list[dict] = []
@@ -209,7 +210,7 @@ def bench_msm(gpu, args, rng, cls, group):
         buf = gpu.upload(sc.limbs)
         dev, phases = msm_device_time(gpu, pts, buf, args.reps if log_n < 24 else 3)
         call = host_time(lambda: gpu.msm(pts, sc, 1), 2 if log_n < 24 else 1)
-        note = f"c={window_bits(n)} {phases}"
+        note = phases
         if args.check and log_n <= 18:
             note += " = cpu" if gpu.msm(pts, sc, 1)[0] == pp.msm(pts, sc, backend="cpu") else " MISMATCH"
         gpu.free(buf)
@@ -227,7 +228,7 @@ def bench_msm_tables(gpu, args, rng, cls, group):
         pts = random_points(cls, n, log_n)
         buf = gpu.upload(random_fr(n, rng).limbs)
         dev, phases = msm_device_time(gpu, pts, buf, 3)
-        row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group), note=f"c={window_bits(n)} {phases}")
+        row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group), note=phases)
         ops.tables = True
         for bits in [int(b) if b else None for b in args.table_bits.split(",")]:
             ops.table_bits = bits
@@ -280,6 +281,46 @@ def bench_msm_fill(gpu, args, rng):
                     note=f"{'table' if tables else 'plain'} fill in {parts} parts {phases}")
         ops.tables, ops.fill_parts = False, None
         gpu.free(buf)
+        gpu.release_resident()
+
+
+def porep_scalars(n: int, rng: np.random.Generator) -> FrArray:
+    """A porep-shaped L query's make-up: 42 % zero, 35 % one, 18 % words
+    below 2^11, 5 % full (Montgomery form, shuffled)."""
+    kinds = rng.choice(4, size=n, p=[0.42, 0.35, 0.18, 0.05])
+    small = np.where(kinds == 1, 1, np.where(kinds == 2, rng.integers(2, 1 << 11, size=n), 0))
+    full = random_fr(n, rng)
+    out = fr_from_small(small)
+    out.limbs[kinds == 3] = full.limbs[kinds == 3]
+    return out
+
+
+def fr_from_small(values: np.ndarray) -> FrArray:
+    """Small non-negative integers in Montgomery form (value x 2^256 mod r), by table."""
+    table = FrArray.from_ints(list(range(int(values.max()) + 1)))
+    return FrArray(np.ascontiguousarray(table.limbs[values]))
+
+
+def bench_msm_shape(gpu, args, rng):
+    """G1 at 2^24 and 2^26: the accumulating threads' longest chunk
+    (GpuMsm.max_chunk) on random scalars, and on porep-shaped ones (mostly
+    bits and small words) the window width from their bit lengths against
+    the width for full scalars of the same count."""
+    ops = gpu.msm_ops
+    for log_n in sorted({min(args.max_log, 24), min(args.max_log, 26)}):
+        n = 1 << log_n
+        pts = random_points(G1Array, n, log_n)
+        for kind, sc in (("random", random_fr(n, rng)), ("porep", porep_scalars(n, rng))):
+            buf = gpu.upload(sc.limbs)
+            widths = [None, window_bits(n)] if kind == "porep" else [None]
+            for bits in widths:
+                for most in (64, 128, 256, 512):
+                    ops.window_bits, ops.max_chunk = bits, most
+                    dev, phases = msm_device_time(gpu, pts, buf, args.reps)
+                    row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1),
+                        note=f"{kind} {'auto' if bits is None else 'full-width'} chunk<={most} {phases}")
+            ops.window_bits, ops.max_chunk = None, MAX_CHUNK
+            gpu.free(buf)
         gpu.release_resident()
 
 
@@ -444,6 +485,8 @@ def main() -> int:
         bench_msm_sort(gpu, args, rng)
     if "msm_fill" in sections:
         bench_msm_fill(gpu, args, rng)
+    if "msm_shape" in sections:
+        bench_msm_shape(gpu, args, rng)
     if "msm_overlap" in sections:
         bench_msm_overlap(gpu, args, rng)
     if "msm_tables" in sections:

@@ -52,8 +52,10 @@ def fresh(params, r1cs, witness, threads, on_device):
     return synthesize(params, r1cs, witness, threads, check=False, abc_on_device=on_device)
 
 
-def one_run(be, params, r1cs, witness, threads, on_device) -> dict:
-    """Seconds of each phase, one after the other, and of the whole region."""
+def one_run(be, params, r1cs, witness, threads, on_device, phases=None) -> dict:
+    """Seconds of each phase, one after the other, and of the whole region;
+    with phases (a dict, GPU only) each MSM's kernel phases in ms go to
+    phases[name]."""
     synth = fresh(params, r1cs, witness, threads, on_device)
     times = {}
     t = time.perf_counter()
@@ -62,9 +64,14 @@ def one_run(be, params, r1cs, witness, threads, on_device) -> dict:
     times["h (ntt)"] = time.perf_counter() - t
     for name, points, scalars in (("msm a", params.a, a_sc), ("msm l", params.l, l_sc), ("msm h", params.h, h_sc),
                                   ("msm b_g1", params.b_g1, b_sc), ("msm b_g2", params.b_g2, b_sc)):
+        ops = getattr(be, "msm_ops", None)
+        if phases is not None and ops is not None:
+            ops.profile = phases.setdefault(name, {})
         t = time.perf_counter()
         be.msm(points, scalars, threads)
         times[name] = time.perf_counter() - t
+        if ops is not None:
+            ops.profile = None
     for arr in held:
         if hasattr(arr, "close"):
             arr.close()
@@ -84,6 +91,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--payload", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--profile", action="store_true", help="each GPU MSM's kernel phases (last run)")
     ap.add_argument("--json")
     args = ap.parse_args()
     payload = {"scale": args.scale, "seed": args.seed}
@@ -104,8 +112,11 @@ def main() -> None:
               "msm b_g1": b_share, "msm b_g2": b_share, "msm h": "full"}
     proof = finish(be, params, synth, prove_device(be, params, synth, threads), threads)
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
-    runs = [one_run(be, params, r1cs, witness, threads, on_device) for _ in range(args.reps)]
+    phases = {}
+    runs = [one_run(be, params, r1cs, witness, threads, on_device, phases if args.profile and i == args.reps - 1
+                    else None) for i in range(args.reps)]
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    profiled = phases
     phases = sum(v for k, v in med.items() if k != "kernel region")
     print(f"{'phase':>14} | {'ms':>9} | {'share':>6} | points | scalars zero / one / other")
     for k, v in med.items():
@@ -113,10 +124,13 @@ def main() -> None:
         size = len(getattr(params, k.split()[1])) if k.startswith("msm") else ""
         print(f"{k:>14} | {v * 1e3:9.1f} | {share:>6} | {size} | {shares.get(k, '')}")
     print(f"{'sum of phases':>14} | {phases * 1e3:9.1f} |")
+    for name, got in profiled.items():
+        print(f"{name:>14}: " + " ".join(f"{k}={v:.1f}" for k, v in got.items()))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"scale": args.scale, "backend": args.backend, "matvec": args.matvec,
-                       "ms": {k: v * 1e3 for k, v in med.items()}}, f, indent=1)
+                       "ms": {k: v * 1e3 for k, v in med.items()},
+                       "msm_phases_ms": profiled}, f, indent=1)
 
 
 if __name__ == "__main__":

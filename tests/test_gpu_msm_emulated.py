@@ -12,7 +12,7 @@ import types
 import numpy as np
 import pytest
 
-from porep_prover.backend.gpu_msm import GpuMsm, windows_of
+from porep_prover.backend.gpu_msm import MAX_CHUNK, GpuMsm, windows_of
 
 P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
 SIGN, NO_KEY = 1 << 31, 0xFFFFFFFF
@@ -113,8 +113,8 @@ class Device:
             if self.mem.read(points, i, "point") == 0:
                 k = 0
             self.mem.write(canon, i, "fr", k)
-            slot = 0 if k == 0 else 1 if k == 1 else 2
-            self.mem.write(counters, slot, "u32", self.mem.read(counters, slot, "u32") + 1)
+            for slot in (0 if k == 0 else 1 if k == 1 else 2, 3 + k.bit_length()):
+                self.mem.write(counters, slot, "u32", self.mem.read(counters, slot, "u32") + 1)
 
     def k_msm_digits(self, grid, block, canon, n, c, windows, win_stride, keys):
         for i in range(n):
@@ -234,26 +234,26 @@ def run(n, c, tables, overlap, parts, groups, seed):
     dev = Device()
     ops = GpuMsm.__new__(GpuMsm)
     ops.gpu, ops.profile, ops.variant = dev, None, ""
-    ops.overlap, ops.groups, ops.fill_parts = overlap, groups, parts
-    windows = windows_of(c)
+    ops.overlap, ops.groups, ops.fill_parts, ops.max_chunk = overlap, groups, parts, MAX_CHUNK
+    windows = windows_of(c or 4)
     points = [0 if i % 9 == 4 else rnd.randrange(1, P) for i in range(n)]
     scalars = [rnd.choice([0, 1, rnd.randrange(1 << 255), rnd.randrange(1 << 255)]) for _ in range(n)]
     pts, sc = dev.alloc(96 * n * (windows if tables else 1)), dev.alloc(32 * n)
     for i in range(n):
         dev.mem.write(sc.ptr, i, "fr", scalars[i])
         for w in range(windows if tables else 1):     # a table's window w holds 2^(c w) P_i
-            dev.mem.write(pts.ptr, w * n + i, "point", points[i] * pow(2, c * w, P) % P)
-    rows, split = ops._pippenger(1, pts.ptr, sc.ptr, n, c, 192, pts.ptr if tables else None)
+            dev.mem.write(pts.ptr, w * n + i, "point", points[i] * pow(2, (c or 0) * w, P) % P)
+    rows, c, split = ops._pippenger(1, pts.ptr, sc.ptr, n, c, 192, pts.ptr if tables else None)
     got = sum(int(r) * pow(2, c * w, P) for w, r in enumerate(rows)) % P if not tables else int(rows[0]) % P
     want = sum(k % P * p for k, p in zip(scalars, points)) % P
-    return got, want, split, dev.launches
+    return got, want, split, dev.launches, c
 
 
 @pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
 @pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
 @pytest.mark.parametrize("n,c,parts,groups", [(257, 6, 1, 4), (40, 5, 3, 64), (123, 7, 5, 3), (9, 4, 16, 4)])
 def test_pippenger_sums_on_an_emulated_device(tables, overlap, n, c, parts, groups):
-    got, want, split, launches = run(n, c, tables, overlap, parts, groups, seed=n * c + parts)
+    got, want, split, launches, _ = run(n, c, tables, overlap, parts, groups, seed=n * c + parts)
     assert got == want
     assert sum(split) == n
     streams = {name: {s for k, s in launches if k == name} for name in ("k_msm_place", "k_msm_accumulate",
@@ -264,3 +264,12 @@ def test_pippenger_sums_on_an_emulated_device(tables, overlap, n, c, parts, grou
     fills = [i for i, (k, _) in enumerate(launches) if k == "k_msm_place"][1:]
     adds = [i for i, (k, _) in enumerate(launches) if k == "k_msm_accumulate"]
     assert fills[-1] < adds[0]                      # every fill is queued before the first accumulation waits
+
+
+@pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
+def test_window_bits_from_the_scalars_lengths(overlap):
+    """c None: the window width comes from classify's tally of bit lengths
+    (window_bits_for), and the windows' sums, combined at that width, are right."""
+    got, want, split, _, c = run(150, None, False, overlap, None, 4, seed=31)
+    assert got == want
+    assert 4 <= c <= 22 and sum(split) == 150

@@ -2,10 +2,15 @@
 """The GPU MSM's plan, without a device: the stretches its fill is cut into
 cover every row of the counting sort once, in launch order, and each stretch's
 buckets are exactly those its rows fill (rows mapped to (window, part) as
-msm_place maps them), so a stretch can be added up while the next one fills."""
+msm_place maps them), so a stretch can be added up while the next one fills;
+the window width follows the scalars' bit lengths."""
 import pytest
 
-from porep_prover.backend.gpu_msm import GpuMsm, Stretch, overlapped
+import random
+
+from porep_prover.backend.gpu_msm import (GpuMsm, Stretch, digits_of, overlapped, window_bits, window_bits_for,
+                                          windows_of)
+from porep_prover.field.constants import R
 
 
 def place_row(row, windows, parts, tables):
@@ -59,3 +64,56 @@ def test_the_fill_runs_beside_only_at_large_g1_sizes():
     entries) and not where it cost time (G1 2^24: 12 windows; G2)."""
     assert overlapped(1, 11 << 26) and not overlapped(1, 12 << 24)
     assert not overlapped(2, 11 << 26) and not overlapped(2, 13 << 24)
+
+
+def signed_digits(k, c):
+    """Nonzero signed base-2^c digits of k, as msm_digits makes them."""
+    out, carry = 0, 0
+    for w in range(windows_of(c)):
+        d = ((k >> (w * c)) & ((1 << c) - 1)) + carry
+        carry = int(d > (1 << (c - 1)))
+        out += (d - (1 << c) if carry else d) != 0
+    assert carry == 0
+    return out
+
+
+def test_digits_of_bounds_the_signed_digits():
+    """digits_of(bit length, c) is at least the digits msm_digits makes, and
+    exact for full scalars and for values below 2^(c-1)."""
+    rnd = random.Random(7)
+    for c in (4, 5, 11, 16, 17, 22):
+        for k in [rnd.randrange(1 << rnd.randrange(1, 256)) % R for _ in range(300)] + [1, R - 1, (1 << c) - 1]:
+            assert signed_digits(k, c) <= digits_of(k.bit_length(), c)
+            if k.bit_length() < c:
+                assert signed_digits(k, c) == digits_of(k.bit_length(), c) == (k != 0)
+        assert digits_of(0, c) == 0 and digits_of(255, c) == windows_of(c)
+
+
+def lengths_of(shares, n):
+    """A tally of n scalars' bit lengths from {bit length: share}."""
+    out = [0] * 256
+    for bits, share in shares.items():
+        out[bits] += round(share * n)
+    return out
+
+
+@pytest.mark.parametrize("log_n", [16, 20, 24, 27])
+def test_full_scalars_keep_the_width_of_their_count(log_n):
+    n = 1 << log_n
+    c = window_bits_for(lengths_of({255: 1.0}, n), n, 1)
+    assert abs(c - window_bits(n)) <= 1
+    assert c == window_bits_for(lengths_of({254: 0.5, 255: 0.5}, n), n, 1)
+
+
+@pytest.mark.parametrize("group", [1, 2])
+def test_narrow_scalars_take_narrower_windows(group):
+    """A witness of mostly bits and small words (the porep-shaped L and A
+    queries: 42 % zero, 35 % one, 18 % words, 5 % full) is bucketed in fewer
+    buckets than full scalars of the same count, and the cost model prefers
+    that width: its estimated additions fall."""
+    n = 130_000_000 if group == 1 else 33_000_000
+    mix = lengths_of({0: 0.42, 1: 0.35, 9: 0.09, 11: 0.09, 255: 0.05}, n)
+    narrow, full = window_bits_for(mix, n, group), window_bits(n)
+    assert 11 < narrow < full
+    assert window_bits_for(lengths_of({0: 1.0}, n), n, group) >= 4
+    assert window_bits_for(lengths_of({1: 1.0}, 1000), 1000, group) == 4    # every digit in window 0

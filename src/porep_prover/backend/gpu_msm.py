@@ -39,6 +39,13 @@ MAX_FILL_PARTS = 4       # each part reads all of its window's keys again
 OVERLAP_GROUPS = 4       # stretches of whole windows the plain MSM is filled and added up in
 OVERLAP_ENTRIES = 1 << 29  # from this many entries (windows x points) the fill runs beside the accumulation
 TABLE_CHUNK = 1 << 22    # points a window-table step doubles at once (its work buffers: 240 B a point)
+MAX_CHUNK = 256          # entries an accumulating thread adds at most
+COUNTERS = 3 + 256       # msm_classify's tally: zeros, ones, full, then the scalars of each bit length
+# What a window costs beside its additions, in bucket additions (G1 / G2 on an H200, from the
+# scale-1 partition's phases): the sort's passes over one window's keys, per point, and the
+# reduction, per bucket
+KEY_COST = {1: 0.06, 2: 0.02}
+BUCKET_COST = {1: 2.7, 2: 2.9}
 
 
 def fill_parts(n: int, windows: int = 1) -> int:
@@ -64,6 +71,28 @@ def window_bits(n: int) -> int:
     return best
 
 
+def digits_of(length: int, c: int) -> int:
+    """Nonzero signed c-bit digits of a scalar of this bit length, at most
+    (a top digit of 2^(c-1) or more carries into one more window)."""
+    return 0 if length == 0 else min(windows_of(c), (length + c) // c)
+
+
+def window_bits_for(lengths, n: int, group: int) -> int:
+    """The c minimising an n-point MSM's cost for scalars whose bit lengths
+    are tallied in lengths (lengths[b]: scalars of b bits): the nonzero
+    digits' bucket additions, the sort's passes over every window's keys and
+    the reductions' bucket sums. Full scalars give window_bits(n); a witness
+    of mostly bits and small words, narrower windows (fewer buckets to sum)."""
+    used = [(b, int(k)) for b, k in enumerate(lengths) if k]
+
+    def cost(c):
+        windows = windows_of(c)
+        entries = sum(k * digits_of(b, c) for b, k in used)
+        return entries + windows * (KEY_COST[group] * n + BUCKET_COST[group] * (1 << (c - 1)))
+
+    return min(range(4, 23), key=cost)
+
+
 def table_bits(n: int) -> int:
     """The c minimising the additions of an n-point MSM with window tables:
     ceil(256/c) windows of n bucket additions, one reduction (about 3 per
@@ -80,9 +109,11 @@ def overlapped(group: int, entries: int) -> bool:
     return group == 1 and entries >= OVERLAP_ENTRIES
 
 
-def chunk_length(entries: int, threads_wanted: int) -> int:
-    """Entries per accumulating thread: enough threads to fill the device, at least 4."""
-    return max(4, min(64, entries // max(1, threads_wanted)))
+def chunk_length(entries: int, threads_wanted: int, most: int = MAX_CHUNK) -> int:
+    """Entries per accumulating thread: enough threads to fill the device, at
+    least 4, at most `most` (the longer a chunk, the fewer open runs its ends
+    leave to the combine levels' general additions)."""
+    return max(4, min(most, entries // max(1, threads_wanted)))
 
 
 class Sort(NamedTuple):
@@ -169,6 +200,8 @@ class GpuMsm:
         self.fill_parts: int | None = None             # None: fill_parts(n, ...); the benchmarks sweep it
         self.tables = bool(gpu_msm_tables())           # window tables for resident points (see the module)
         self.table_bits: int | None = None             # None: table_bits(n); the benchmarks sweep it
+        self.window_bits: int | None = None            # None: window_bits_for the scalars; the benchmarks sweep it
+        self.max_chunk = MAX_CHUNK                     # the benchmarks sweep it
         self.overlap: bool | None = None               # None: overlapped(group, entries); the benchmarks sweep it
         self.groups = OVERLAP_GROUPS                   # stretches of windows without tables
 
@@ -197,60 +230,56 @@ class GpuMsm:
 
     def msm(self, points, scalars) -> tuple[object, dict]:
         n = len(points)
-        out = type(points).POINT.identity()
         stats = {"zeros": n, "ones": 0, "full": 0, "window_bits": 0}
         if len(scalars) != n:
             raise LengthMismatchError(f"msm: {n} points but {len(scalars)} scalars")
         if n == 0:
-            return out, stats
+            return type(points).POINT.identity(), stats
         if n >= 1 << 28:
             raise InvalidInputError(f"GPU MSM of {n} points: at most 2^28 - 1 per call")
         partials, totals = [], np.zeros(3, dtype=np.int64)
         on_device = isinstance(scalars, DeviceScalars)
         with self.gpu.holding(points.limbs):   # its resident copy stays while chunks run
-            table, c = self._plan(points)
+            table = self.table(points)
+            c = table[1] if table else self.window_bits
             for start, stop, pts in self.gpu.point_chunks(points):
                 sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
                 try:
-                    got, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c, self._proj_bytes(points),
-                                                  table)
+                    got, used, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c,
+                                                        self._proj_bytes(points), table and table[0])
                 finally:
                     if not on_device:
                         self.gpu.free(sc)
                 totals += counts
                 if got is not None:
-                    partials.append(got)
-        self._finish(points.GROUP, partials, c, out)
-        stats.update(zeros=int(totals[0]), ones=int(totals[1]), full=int(totals[2]), window_bits=c)
-        return out, stats
+                    partials.append((got, used))
+        stats.update(zeros=int(totals[0]), ones=int(totals[1]), full=int(totals[2]),
+                     window_bits=max((used for _, used in partials), default=0))
+        return self._finish(type(points).POINT, points.GROUP, partials), stats
 
     def msm_device(self, points, scalars_buf):
         """sum scalars[i] points[i] with the scalars already on the device and the
         points resident (what the benchmarks time as device-resident)."""
-        out = type(points).POINT.identity()
         with self.gpu.holding(points.limbs):
-            table, c = self._plan(points)
-            got, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points), c,
-                                     self._proj_bytes(points), table)
-        self._finish(points.GROUP, [got] if got is not None else [], c, out)
-        return out
+            table = self.table(points)
+            got, c, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points),
+                                        table[1] if table else self.window_bits, self._proj_bytes(points),
+                                        table and table[0])
+        return self._finish(type(points).POINT, points.GROUP, [(got, c)] if got is not None else [])
 
-    def _finish(self, group, partials, c, out) -> None:
-        """out = the windows' sums combined (Horner over windows, chunks added), affine.
-        A chunk's rows are its windows' sums, or one row (window tables: all windows summed)."""
-        if not partials:
-            return
-        windows = partials[0].shape[0]
-        rows = np.stack(partials, axis=1).reshape(windows * len(partials), -1)
-        _curve.xyzz_windows(group, np.ascontiguousarray(rows), windows, len(partials), c,
-                            np.zeros((0, rows.shape[1]), np.uint64), out.limbs)
+    def _finish(self, point, group, partials):
+        """The affine sum of the chunks' (rows, c): each chunk's windows combined
+        (Horner, c doublings apart; its rows are its windows' sums, or one row
+        with window tables, every window summed), the chunks added."""
+        total = point.identity()
+        for rows, c in partials:
+            got = point.identity()
+            _curve.xyzz_windows(group, np.ascontiguousarray(rows), rows.shape[0], 1, c,
+                                np.zeros((0, rows.shape[1]), np.uint64), got.limbs)
+            total = got if len(partials) == 1 else total + got
+        return total
 
     # ------------------------------------------------------------ window tables
-
-    def _plan(self, points):
-        """(window table or None, c) for an MSM of points (held by the caller)."""
-        table = self.table(points)
-        return table if table else (None, window_bits(len(points)))
 
     def table(self, points):
         """(device table, c) for resident points when window tables are on and the
@@ -291,21 +320,27 @@ class GpuMsm:
     # ------------------------------------------------------------ one chunk
 
     def _pippenger(self, group, pts, sc, n, c, proj_bytes, table=None):
-        """Window sums (windows x xyzz rows) of one chunk, or None when it has no
-        nonzero term; and its (zeros, ones, full) counts. With a window table
-        (windows x n points on the device) one row: every window's sum."""
+        """(window sums, c, (zeros, ones, full) counts) of one chunk: the sums
+        windows x xyzz rows, or None when the chunk has no nonzero term; c
+        window_bits_for its scalars when None (with a window table, windows x n
+        points on the device, c is the table's, and one row: every window's sum)."""
         gpu, mod = self.gpu, self._module(group)
-        windows, nb = windows_of(c), 1 << (c - 1)
-        keys_n = nb if table else windows * nb
-        win_stride = 0 if table else nb
-        parts = self.fill_parts or fill_parts(n, windows if table else 1)
         mark, collect = self._marker()
         with WorkBuffers(gpu) as bufs:
             alloc = bufs.alloc
-            canon, counters = alloc(32 * n), alloc(16)
+            canon, counters = alloc(32 * n), alloc(4 * COUNTERS)
             counters.zero(gpu.stream)
             gpu.launch(mod, f"g{group}_msm_classify", n, [sc, pts, n, canon, counters])
             mark("classify")
+            tally = gpu.download_array(counters, (COUNTERS,), np.uint32).astype(np.int64)
+            split = tally[:3]
+            c = c or window_bits_for(tally[3:], n, group)
+            if self.profile is not None:
+                self.profile["c"] = c
+            windows, nb = windows_of(c), 1 << (c - 1)
+            keys_n = nb if table else windows * nb
+            win_stride = 0 if table else nb
+            parts = self.fill_parts or fill_parts(n, windows if table else 1)
             counts, keys = alloc(4 * keys_n), alloc(4 * windows * n)
             counts.zero(gpu.stream)
             gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, win_stride, keys])
@@ -317,11 +352,10 @@ class GpuMsm:
             offsets, total_buf = alloc(4 * keys_n), alloc(4)
             self._scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
             mark("scan")
-            split = gpu.download_array(counters, (4,), np.uint32)[:3].astype(np.int64)
             total = int(gpu.download_array(total_buf, (1,), np.uint32)[0])
             bufs.free(canon)                            # the keys carry what fill needs
             if total == 0:
-                return None, split
+                return None, c, split
             ends, entries = alloc(4 * keys_n), alloc(4 * total)
             ends.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
             sums = alloc(proj_bytes * keys_n)
@@ -335,7 +369,7 @@ class GpuMsm:
             rows = self._reduce(mod, group, sums, nb, 1 if table else windows, proj_bytes, alloc)
             mark("reduce")
             collect()
-            return rows, split
+            return rows, c, split
 
     def _stretches(self, tables: bool, windows: int, parts: int, nb: int, overlap: bool) -> list[Stretch]:
         """The fill's rows cut where they complete a stretch of buckets: with
@@ -390,7 +424,7 @@ class GpuMsm:
         for s in stretches:
             self._place(sort, s.rows, ends, entries, aux)
             fills.append(self._event(aux))
-        chunk = chunk_length(bounds[-1], gpu.info.multiprocessors * 1024)
+        chunk = chunk_length(bounds[-1], gpu.info.multiprocessors * 1024, self.max_chunk)
         for i, s in enumerate(stretches):
             main.wait(fills[i])
             if i == 0:

@@ -4,7 +4,8 @@
  * result equals the CPU's after normalisation.
  *
  *   msm_classify     scalars -> canonical (zero where the point is at
- *                    infinity); counts of zero / one / full scalars
+ *                    infinity); counts of zero / one / full scalars and of
+ *                    each bit length (the host picks c from them)
  *   msm_digits       per window, signed base-2^c digits: each (window,
  *                    point)'s key (bucket | sign), window-major
  *   msm_place        the bucket sizes (count), then, after the scan,
@@ -36,12 +37,12 @@
 #define FULL_MASK 0xffffffffu
 #define NO_KEY 0xffffffffu    /* a zero digit: no bucket (a real key's bucket is below 2^31 - 1) */
 
-/* counters: [0] zeros, [1] ones, [2] full */
+/* counters: [0] zeros, [1] ones, [2] full, [3 + b] scalars of bit length b (0 <= b < 256). */
 extern "C" __global__ void PREFIX(msm_classify)(const fr_t *scalars, const point *points, u32 n, fr_t *canonical,
                                                 u32 *counters)
 {
-    __shared__ u32 tally[3];
-    if (threadIdx.x < 3) tally[threadIdx.x] = 0;
+    __shared__ u32 tally[3 + 256];
+    for (u32 j = threadIdx.x; j < 3 + 256; j += blockDim.x) tally[j] = 0;
     __syncthreads();
     u32 mine[3] = {0, 0, 0};
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -57,11 +58,20 @@ extern "C" __global__ void PREFIX(msm_classify)(const fr_t *scalars, const point
         bool is_one = k.v[0] == 1;
 #pragma unroll
         for (int j = 1; j < 8; j++) is_one &= k.v[j] == 0;
-        mine[mont_is_zero<8>(k) ? 0 : is_one ? 1 : 2]++;
+        u32 bits = 0;
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            if (k.v[j]) bits = 32 * j + 32 - __clz(k.v[j]);
+        /* k < r < 2^255: bits < 256; lengths 0 and 1 (the zeros and ones, most of a
+         * bit witness) are counted in registers, not on two hot shared counters */
+        if (bits > 1) atomicAdd(&tally[3 + bits], 1u);
+        mine[bits == 0 ? 0 : is_one ? 1 : 2]++;
     }
+    for (int j = 0; j < 2; j++) atomicAdd(&tally[3 + j], mine[j]);
     for (int j = 0; j < 3; j++) atomicAdd(&tally[j], mine[j]);
     __syncthreads();
-    if (threadIdx.x < 3) atomicAdd(&counters[threadIdx.x], tally[threadIdx.x]);
+    for (u32 j = threadIdx.x; j < 3 + 256; j += blockDim.x)
+        if (tally[j]) atomicAdd(&counters[j], tally[j]);
 }
 
 /* Signed digit of window w of k, given the carry out of window w - 1. */
@@ -129,9 +139,15 @@ extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 windows
     u32 key = i < n ? keys[(size_t)w * n + i] : NO_KEY;
     u32 b = key & ~SIGN_BIT, per = (nb + parts - 1) / parts;
     bool mine = key != NO_KEY && (b - w * win_stride) / per == part;
+    if (!__ballot_sync(FULL_MASK, mine)) return; /* narrow scalars leave the high windows' warps nothing */
+    if (!entries) {                              /* count: no positions, so no returned values to wait on */
+        u32 peers = __match_any_sync(FULL_MASK, mine ? b : FULL_MASK);
+        if (mine && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&cursor[b], (u32)__popc(peers));
+        return;
+    }
     u32 pos = grouped_add(cursor, mine ? b : 0, mine);
     /* with window tables (win_stride 0) the entry names window w's copy of the point: row w n + i */
-    if (mine && entries) entries[pos] = (win_stride ? i : w * n + i) | (key & SIGN_BIT);
+    if (mine) entries[pos] = (win_stride ? i : w * n + i) | (key & SIGN_BIT);
 }
 
 /* ---------------------------------------------------------------- scan */
