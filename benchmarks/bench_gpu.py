@@ -38,7 +38,7 @@ import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_ntt
 from porep_prover.backend import gpu as gpu_backend
-from porep_prover.backend.gpu_msm import MAX_CHUNK, OVERLAP_GROUPS, window_bits
+from porep_prover.backend.gpu_msm import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, window_bits
 from porep_prover.field.constants import FR_GENERATOR, R
 
 ROWS: list[dict] = []
@@ -305,21 +305,25 @@ def bench_msm_shape(gpu, args, rng):
     """G1 at 2^24 and 2^26: the accumulating threads' longest chunk
     (GpuMsm.max_chunk) on random scalars, and on porep-shaped ones (mostly
     bits and small words) the window width from their bit lengths against
-    the width for full scalars of the same count."""
+    the width for full scalars of the same count, each with keys above
+    window 0 for the wide scalars only and for every point."""
     ops = gpu.msm_ops
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 26)}):
         n = 1 << log_n
         pts = random_points(G1Array, n, log_n)
-        for kind, sc in (("random", random_fr(n, rng)), ("porep", porep_scalars(n, rng))):
+        random_sc = random_fr(n, rng)
+        shapes = [("random", random_sc, None, COMPACT_SHARE, most) for most in (64, 128, 256, 512)]
+        narrow = porep_scalars(n, rng)
+        shapes += [("porep auto width, wide keys listed", narrow, None, COMPACT_SHARE, MAX_CHUNK),
+                   ("porep auto width, every key", narrow, None, 0.0, MAX_CHUNK),
+                   ("porep full width, wide keys listed", narrow, window_bits(n), COMPACT_SHARE, MAX_CHUNK),
+                   ("porep full width, every key", narrow, window_bits(n), 0.0, MAX_CHUNK)]
+        for kind, sc, bits, share, most in shapes:
             buf = gpu.upload(sc.limbs)
-            widths = [None, window_bits(n)] if kind == "porep" else [None]
-            for bits in widths:
-                for most in (64, 128, 256, 512):
-                    ops.window_bits, ops.max_chunk = bits, most
-                    dev, phases = msm_device_time(gpu, pts, buf, args.reps)
-                    row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1),
-                        note=f"{kind} {'auto' if bits is None else 'full-width'} chunk<={most} {phases}")
-            ops.window_bits, ops.max_chunk = None, MAX_CHUNK
+            ops.window_bits, ops.compact_share, ops.max_chunk = bits, share, most
+            dev, phases = msm_device_time(gpu, pts, buf, args.reps)
+            row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} chunk<={most} {phases}")
+            ops.window_bits, ops.compact_share, ops.max_chunk = None, COMPACT_SHARE, MAX_CHUNK
             gpu.free(buf)
         gpu.release_resident()
 

@@ -9,7 +9,7 @@ from gpu_inputs import random_fr, random_points
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available
-from porep_prover.backend.gpu_msm import OVERLAP_GROUPS
+from porep_prover.backend.gpu_msm import MAX_CHUNK, OVERLAP_GROUPS
 from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R
 
@@ -262,3 +262,30 @@ def test_msm_public_api(rng):
     stats = {}
     assert pp.msm(pts, sc, backend="gpu", stats=stats) == pp.msm(pts, sc, backend="cpu")
     assert stats["full"] + stats["ones"] + stats["zeros"] == 777
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("overlap,bits,chunk", [(None, None, None), (True, None, 4), (False, 9, 512), (True, 16, 64)])
+def test_msm_narrow_scalars_match_cpu(gpu, cls, overlap, bits, chunk, rng):
+    """A witness-like mix (zeros, ones, small words, a few full scalars, points
+    at infinity), where windows above the first keep keys only for the wide
+    scalars: the CPU's sums, with the window width picked from the bit
+    lengths or set, the fill beside or not, short and long chunks."""
+    n = 90001 if cls is G1Array else 7001
+    limbs = random_points(cls, rng, n).limbs.copy()
+    limbs[7::17] = 0
+    pts = cls(limbs)
+    pick = rng.random
+    values = [0 if r < 0.4 else 1 if r < 0.75 else rng.randrange(2, 1 << 11) if r < 0.95 else rng.randrange(R)
+              for r in (pick() for _ in range(n))]
+    sc = FrArray.from_ints(values)
+    ops = gpu.msm_ops
+    ops.overlap, ops.window_bits, ops.max_chunk = overlap, bits, chunk or ops.max_chunk
+    try:
+        ops.profile = {}
+        got, stats = gpu.msm(pts, sc, 1)
+        assert got == CPU.msm(pts, sc, 2)[0]
+        assert stats["window_bits"] == (bits or ops.profile["c"])
+    finally:
+        ops.overlap, ops.window_bits, ops.max_chunk, ops.profile = None, None, MAX_CHUNK, None
+    gpu.release_points(pts)

@@ -12,7 +12,7 @@ import types
 import numpy as np
 import pytest
 
-from porep_prover.backend.gpu_msm import MAX_CHUNK, GpuMsm, windows_of
+from porep_prover.backend.gpu_msm import COMPACT_SHARE, MAX_CHUNK, GpuMsm, windows_of
 
 P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
 SIGN, NO_KEY = 1 << 31, 0xFFFFFFFF
@@ -116,30 +116,46 @@ class Device:
             for slot in (0 if k == 0 else 1 if k == 1 else 2, 3 + k.bit_length()):
                 self.mem.write(counters, slot, "u32", self.mem.read(counters, slot, "u32") + 1)
 
-    def k_msm_digits(self, grid, block, canon, n, c, windows, win_stride, keys):
-        for i in range(n):
-            k, carry = self.mem.read(canon, i, "fr"), 0
+    def k_msm_digits(self, grid, block, canon, n, c, windows, win_stride, wide_bits, m, wide, taken, keys):
+        self.layout = (wide_bits, m)
+        order = list(range(n))
+        random.Random(n + c).shuffle(order)            # the device's slots follow no order
+        for i in order:
+            k, carry, j = self.mem.read(canon, i, "fr"), 0, i
+            if wide_bits:
+                j = m
+                if k.bit_length() >= wide_bits:
+                    j = self.mem.read(taken, 0, "u32")
+                    self.mem.write(taken, 0, "u32", j + 1)
+                    self.mem.write(wide, j, "u32", i)
             for w in range(windows):
                 d = ((k >> (w * c)) & ((1 << c) - 1)) + carry
                 carry = int(d > (1 << (c - 1)))
                 d = d - (1 << c) if carry else d
                 key = NO_KEY if d == 0 else (w * win_stride + abs(d) - 1) | (SIGN if d < 0 else 0)
-                self.mem.write(keys, w * n + i, "u32", key)
+                if w == 0:
+                    self.mem.write(keys, i, "u32", key)
+                elif j < m:
+                    self.mem.write(keys, n + (w - 1) * m + j, "u32", key)
+                else:
+                    assert key == NO_KEY, "a narrow scalar with a digit above window 0"
 
-    def k_msm_place(self, grid, block, keys, n, windows, parts, row0, nb, win_stride, cursor, entries):
+    def k_msm_place(self, grid, block, keys, n, m, wide, windows, parts, row0, nb, win_stride, cursor, entries):
         for y in range(grid[1]):
             row = row0 + y
             w, part = (row // parts, row % parts) if win_stride else (row % windows, row // windows)
-            per = -(-nb // parts)
-            for i in range(n):
-                key = self.mem.read(keys, w * n + i, "u32")
+            per, length = -(-nb // parts), n if w == 0 else m
+            assert grid[0] * block[0] >= length          # the launch covers the window's keys
+            for i in range(length):
+                key = self.mem.read(keys, i if w == 0 else n + (w - 1) * m + i, "u32")
+                p = self.mem.read(wide, i, "u32") if w and wide else i
                 b = key & ~SIGN
                 if key == NO_KEY or (b - w * win_stride) // per != part:
                     continue
                 pos = self.mem.read(cursor, b, "u32")
                 self.mem.write(cursor, b, "u32", pos + 1)
                 if entries:
-                    self.mem.write(entries, pos, "u32", (i if win_stride else w * n + i) | (key & SIGN))
+                    self.mem.write(entries, pos, "u32", (p if win_stride else w * n + p) | (key & SIGN))
 
     def k_scan_tiles(self, grid, block, counts, out, n, sums):
         run = 0
@@ -229,15 +245,23 @@ class Device:
             self.mem.write(out, t, "proj", acc % P)
 
 
-def run(n, c, tables, overlap, parts, groups, seed):
+def draw(rnd, mix):
+    """A scalar: "random" (zero, one or full) or "narrow" (mostly bits and small words, a few full)."""
+    if mix == "random":
+        return rnd.choice([0, 1, rnd.randrange(1 << 255), rnd.randrange(1 << 255)])
+    return rnd.choice([0, 0, 1, 1, 1, rnd.randrange(2, 1 << 5), rnd.randrange(2, 1 << 11), rnd.randrange(1 << 255)])
+
+
+def run(n, c, tables, overlap, parts, groups, seed, mix="random"):
     rnd = random.Random(seed)
     dev = Device()
     ops = GpuMsm.__new__(GpuMsm)
     ops.gpu, ops.profile, ops.variant = dev, None, ""
     ops.overlap, ops.groups, ops.fill_parts, ops.max_chunk = overlap, groups, parts, MAX_CHUNK
+    ops.compact_share = COMPACT_SHARE
     windows = windows_of(c or 4)
     points = [0 if i % 9 == 4 else rnd.randrange(1, P) for i in range(n)]
-    scalars = [rnd.choice([0, 1, rnd.randrange(1 << 255), rnd.randrange(1 << 255)]) for _ in range(n)]
+    scalars = [draw(rnd, mix) for _ in range(n)]
     pts, sc = dev.alloc(96 * n * (windows if tables else 1)), dev.alloc(32 * n)
     for i in range(n):
         dev.mem.write(sc.ptr, i, "fr", scalars[i])
@@ -246,6 +270,8 @@ def run(n, c, tables, overlap, parts, groups, seed):
     rows, c, split = ops._pippenger(1, pts.ptr, sc.ptr, n, c, 192, pts.ptr if tables else None)
     got = sum(int(r) * pow(2, c * w, P) for w, r in enumerate(rows)) % P if not tables else int(rows[0]) % P
     want = sum(k % P * p for k, p in zip(scalars, points)) % P
+    wide = sum(1 for k, p in zip(scalars, points) if p and k.bit_length() >= c)
+    assert dev.layout == ((0, n) if tables or wide > n / 2 else (c, wide))     # keys above window 0: the wide ones'
     return got, want, split, dev.launches, c
 
 
@@ -267,9 +293,21 @@ def test_pippenger_sums_on_an_emulated_device(tables, overlap, n, c, parts, grou
 
 
 @pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
-def test_window_bits_from_the_scalars_lengths(overlap):
+@pytest.mark.parametrize("mix", ["random", "narrow"])
+def test_window_bits_from_the_scalars_lengths(overlap, mix):
     """c None: the window width comes from classify's tally of bit lengths
     (window_bits_for), and the windows' sums, combined at that width, are right."""
-    got, want, split, _, c = run(150, None, False, overlap, None, 4, seed=31)
+    got, want, split, _, c = run(150, None, False, overlap, None, 4, seed=31, mix=mix)
     assert got == want
     assert 4 <= c <= 22 and sum(split) == 150
+
+
+@pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
+@pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
+@pytest.mark.parametrize("n,c,parts", [(300, 6, 1), (257, 12, 3), (200, 8, None), (61, 4, 2)])
+def test_narrow_scalars_keep_keys_above_window_0_for_the_wide_ones(tables, overlap, n, c, parts):
+    """Mostly bits and small words: windows above the first hold keys only for
+    the scalars of at least c bits (listed in any order), and the sums are
+    right; window tables keep every point's keys."""
+    got, want, split, _, _ = run(n, c, tables, overlap, parts, 4, seed=n + (c or 0), mix="narrow")
+    assert got == want and sum(split) == n

@@ -46,6 +46,7 @@ COUNTERS = 3 + 256       # msm_classify's tally: zeros, ones, full, then the sca
 # reduction, per bucket
 KEY_COST = {1: 0.06, 2: 0.02}
 BUCKET_COST = {1: 2.7, 2: 2.9}
+COMPACT_SHARE = 0.5      # windows above the first keep keys only for the wide scalars when at most this share is
 
 
 def fill_parts(n: int, windows: int = 1) -> int:
@@ -88,9 +89,17 @@ def window_bits_for(lengths, n: int, group: int) -> int:
     def cost(c):
         windows = windows_of(c)
         entries = sum(k * digits_of(b, c) for b, k in used)
-        return entries + windows * (KEY_COST[group] * n + BUCKET_COST[group] * (1 << (c - 1)))
+        keys = n + (windows - 1) * wide_rows(sum(k for b, k in used if b >= c), n)
+        return entries + KEY_COST[group] * keys + BUCKET_COST[group] * windows * (1 << (c - 1))
 
     return min(range(4, 23), key=cost)
+
+
+def wide_rows(wide: int, n: int, share: float = COMPACT_SHARE) -> int:
+    """Keys a window above the first holds, for `wide` scalars of n with
+    digits there: only theirs where they are at most share of them, else
+    one per point."""
+    return wide if wide <= share * n else n
 
 
 def table_bits(n: int) -> int:
@@ -117,11 +126,15 @@ def chunk_length(entries: int, threads_wanted: int, most: int = MAX_CHUNK) -> in
 
 
 class Sort(NamedTuple):
-    """The counting sort's arguments to msm_place, shared by its count and fill."""
+    """The counting sort's arguments to msm_place, shared by its count and fill:
+    window 0's n keys, then each next window's m (the wide scalars', whose
+    points wide lists, or n and wide 0: every point's)."""
     mod: str
     group: int
     keys: object
     n: int
+    m: int
+    wide: object
     windows: int
     parts: int
     nb: int
@@ -202,6 +215,7 @@ class GpuMsm:
         self.table_bits: int | None = None             # None: table_bits(n); the benchmarks sweep it
         self.window_bits: int | None = None            # None: window_bits_for the scalars; the benchmarks sweep it
         self.max_chunk = MAX_CHUNK                     # the benchmarks sweep it
+        self.compact_share = COMPACT_SHARE             # 0: every window keeps every point's keys (benchmarks)
         self.overlap: bool | None = None               # None: overlapped(group, entries); the benchmarks sweep it
         self.groups = OVERLAP_GROUPS                   # stretches of windows without tables
 
@@ -339,12 +353,9 @@ class GpuMsm:
                 self.profile["c"] = c
             windows, nb = windows_of(c), 1 << (c - 1)
             keys_n = nb if table else windows * nb
-            win_stride = 0 if table else nb
-            parts = self.fill_parts or fill_parts(n, windows if table else 1)
-            counts, keys = alloc(4 * keys_n), alloc(4 * windows * n)
+            counts = alloc(4 * keys_n)
             counts.zero(gpu.stream)
-            gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, win_stride, keys])
-            sort = Sort(mod, group, keys, n, windows, parts, nb, win_stride)
+            sort = self._digits(mod, group, canon, n, c, tally[3:], table is not None, alloc)
             # the buckets' sizes in one part a window: the sizes do not depend on the parts, which
             # keep the fill's writes in L2 but would read the keys once per part (G1 2^26: 22 ms in 4)
             self._place(sort._replace(parts=1), range(windows), counts, 0, gpu.stream)
@@ -360,8 +371,8 @@ class GpuMsm:
             ends.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
             sums = alloc(proj_bytes * keys_n)
             sums.zero(gpu.stream)
-            overlap = self.overlap if self.overlap is not None else overlapped(group, windows * n)
-            stretches = self._stretches(table is not None, windows, parts, nb, overlap)
+            overlap = self.overlap if self.overlap is not None else overlapped(group, total)
+            stretches = self._stretches(table is not None, windows, sort.parts, nb, overlap)
             bounds = self._offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
             aux = gpu.aux_stream if overlap else gpu.stream
             self._buckets(sort, table or pts, (entries, offsets, ends, sums), stretches, bounds, proj_bytes, alloc,
@@ -370,6 +381,23 @@ class GpuMsm:
             mark("reduce")
             collect()
             return rows, c, split
+
+    def _digits(self, mod, group, canon, n, c, lengths, tables: bool, alloc) -> Sort:
+        """Every window's keys (msm_digits), above window 0 only for the
+        scalars of at least c bits (the only ones with digits there) where
+        they are few and there are no window tables; the sort over them."""
+        gpu, windows, nb = self.gpu, windows_of(c), 1 << (c - 1)
+        wide = int(lengths[c:].sum())
+        m = n if tables else wide_rows(wide, n, self.compact_share)
+        keys = alloc(4 * max(1, n + (windows - 1) * m))
+        listed, taken, wide_bits = 0, 0, 0                # the dense layout: every point in every window
+        if m < n:
+            listed, taken, wide_bits = alloc(4 * max(1, m)), alloc(4), c
+            taken.zero(gpu.stream)
+        gpu.launch(mod, f"g{group}_msm_digits", n,
+                   [canon, n, c, windows, 0 if tables else nb, wide_bits, m, listed, taken, keys])
+        parts = self.fill_parts or fill_parts(n, windows if tables else 1)
+        return Sort(mod, group, keys, n, m, listed, windows, parts, nb, 0 if tables else nb)
 
     def _stretches(self, tables: bool, windows: int, parts: int, nb: int, overlap: bool) -> list[Stretch]:
         """The fill's rows cut where they complete a stretch of buckets: with
@@ -387,12 +415,16 @@ class GpuMsm:
         return [Stretch(range(w0 * parts, w1 * parts), range(w0 * nb, w1 * nb)) for w0, w1 in zip(cuts, cuts[1:])]
 
     def _place(self, sort: Sort, rows: range, cursor, entries, stream) -> None:
-        """msm_place over rows of the windows x parts: counts (entries 0) or fills."""
-        if len(rows):
-            self.gpu.kernel(sort.mod, f"g{sort.group}_msm_place").launch(
-                (-(-sort.n // THREADS), len(rows)), (THREADS,),
-                [sort.keys, sort.n, sort.windows, sort.parts, rows.start, sort.nb, sort.win_stride, cursor, entries],
-                stream)
+        """msm_place over rows of the windows x parts: counts (entries 0) or
+        fills. Window 0's rows (window-major: the first parts) span n keys,
+        the others m: launched apart where m < n (no window tables then)."""
+        cut = min(max(rows.start, sort.parts), rows.stop) if sort.m < sort.n else rows.stop
+        for span, length in ((range(rows.start, cut), sort.n), (range(cut, rows.stop), sort.m)):
+            if len(span) and length:
+                self.gpu.kernel(sort.mod, f"g{sort.group}_msm_place").launch(
+                    (-(-length // THREADS), len(span)), (THREADS,),
+                    [sort.keys, sort.n, sort.m, sort.wide, sort.windows, sort.parts, span.start, sort.nb,
+                     sort.win_stride, cursor, entries], stream)
 
     def _offsets_at(self, offsets, buckets: list[int], total: int) -> list[int]:
         """offsets[b] for each b, total past the last bucket (after the scan:

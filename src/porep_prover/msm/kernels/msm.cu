@@ -7,7 +7,9 @@
  *                    infinity); counts of zero / one / full scalars and of
  *                    each bit length (the host picks c from them)
  *   msm_digits       per window, signed base-2^c digits: each (window,
- *                    point)'s key (bucket | sign), window-major
+ *                    point)'s key (bucket | sign), window-major; above
+ *                    window 0 only for the wide scalars (a list of them),
+ *                    where most scalars are narrow (bits, small words)
  *   msm_place        the bucket sizes (count), then, after the scan,
  *                    entries (point index | sign) sorted by bucket (fill):
  *                    a counting sort, a window (or part of one) at a time;
@@ -104,16 +106,41 @@ DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
  * digit +-(b + 1). */
 DEV u32 bucket_of(int d, u32 w, u32 win_stride) { return w * win_stride + (u32)(d < 0 ? -d : d) - 1; }
 
-/* keys[w * n + i]: point i's bucket in window w | its sign, or NO_KEY. */
+/* Point i's key in window w (bucket | sign, or NO_KEY): keys[i] for w = 0;
+ * above it only for the wide scalars, those of at least wide_bits bits (the
+ * only ones with digits there), each given a slot j < m (its rank, taken a
+ * warp at a time from *taken): wide[j] = i, keys[n + (w - 1) m + j] its key.
+ * With wide_bits 0 every point is wide in its own slot (j = i, m = n, wide
+ * unused): keys[w n + i], the dense layout. */
 extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 win_stride,
-                                              u32 *keys)
+                                              u32 wide_bits, u32 m, u32 *wide, u32 *taken, u32 *keys)
 {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        fr_t k = canonical[i];
+    for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
+        u32 i = base + threadIdx.x, bits = 0;
+        fr_t k;
+        if (i < n) {
+            k = canonical[i];
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                if (k.v[j]) bits = 32 * j + 32 - __clz(k.v[j]);
+        }
+        u32 j = i;
+        if (wide_bits) { /* every lane of the warp is here: base is the same for all of them */
+            bool is_wide = i < n && bits >= wide_bits;
+            u32 lanes = __ballot_sync(FULL_MASK, is_wide), lane = threadIdx.x & 31, first = 0;
+            u32 leader = lanes ? __ffs(lanes) - 1 : 0;
+            if (lanes && lane == leader) first = atomicAdd(taken, (u32)__popc(lanes));
+            first = __shfl_sync(FULL_MASK, first, leader);
+            j = first + __popc(lanes & ((1u << lane) - 1));
+            if (!is_wide || j >= m) j = m; /* no keys above window 0 (m counts the host's wide ones) */
+            if (j < m) wide[j] = i;
+        }
+        if (i >= n) continue;
         u32 carry = 0;
-        for (u32 w = 0; w < windows; w++) {
+        for (u32 w = 0; w < windows && (w == 0 || j < m); w++) {
             int d = signed_digit(k, w, c, carry);
-            keys[(size_t)w * n + i] = d ? bucket_of(d, w, win_stride) | (d < 0 ? SIGN_BIT : 0u) : NO_KEY;
+            size_t at = w ? n + (size_t)(w - 1) * m + j : i;
+            keys[at] = d ? bucket_of(d, w, win_stride) | (d < 0 ? SIGN_BIT : 0u) : NO_KEY;
         }
     }
 }
@@ -121,8 +148,11 @@ extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 
 /* The counting sort's two passes over the keys: with entries null, cursor[b]
  * += the size of bucket b (count); else cursor holds the buckets' offsets on
  * entry, their ends on return, and entries the sorted (point | sign) (fill).
- * Grid (ceil(n / blockDim), rows), rows from row0 of windows x parts: a row
- * takes the keys of one window whose buckets fall in one part of its nb.
+ * Grid (ceil(len / blockDim), rows), rows from row0 of windows x parts: a row
+ * takes the keys of one window whose buckets fall in one part of its nb; len
+ * is n for window 0, m above it (msm_digits' layout; the host launches the
+ * two apart when m < n), and the entry names point wide[i] there (i where
+ * wide is null).
  * Rows are window-major (window row / parts, part row % parts), or with
  * window tables (win_stride 0, one set of buckets) part-major (part row /
  * windows), so that a run of rows completes a stretch of buckets that the
@@ -131,12 +161,16 @@ extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 
  * in one part's stretch, which stays in L2 when it fits; points-major (every
  * window of a point at once) spread them over all windows (G1 on an H200,
  * 2^24: fill 19.2 -> 7.4 ms; 2^26: count 35.9 -> 13.6, fill 94 -> 43). */
-extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 windows, u32 parts, u32 row0, u32 nb,
-                                             u32 win_stride, u32 *cursor, u32 *entries)
+extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 m, const u32 *wide, u32 windows,
+                                             u32 parts, u32 row0, u32 nb, u32 win_stride, u32 *cursor,
+                                             u32 *entries)
 {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x, row = row0 + blockIdx.y;
     u32 w = win_stride ? row / parts : row % windows, part = win_stride ? row % parts : row / windows;
-    u32 key = i < n ? keys[(size_t)w * n + i] : NO_KEY;
+    u32 len = w ? m : n;
+    if (blockIdx.x * blockDim.x >= len) return;  /* a launch over window 0's n keys and the others' m */
+    u32 key = i < len ? keys[w ? n + (size_t)(w - 1) * m + i : i] : NO_KEY;
+    u32 p = w && wide ? wide[i < len ? i : 0] : i; /* the point */
     u32 b = key & ~SIGN_BIT, per = (nb + parts - 1) / parts;
     bool mine = key != NO_KEY && (b - w * win_stride) / per == part;
     if (!__ballot_sync(FULL_MASK, mine)) return; /* narrow scalars leave the high windows' warps nothing */
@@ -146,8 +180,8 @@ extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 windows
         return;
     }
     u32 pos = grouped_add(cursor, mine ? b : 0, mine);
-    /* with window tables (win_stride 0) the entry names window w's copy of the point: row w n + i */
-    if (mine) entries[pos] = (win_stride ? i : w * n + i) | (key & SIGN_BIT);
+    /* with window tables (win_stride 0) the entry names window w's copy of the point: row w n + p */
+    if (mine) entries[pos] = (win_stride ? p : w * n + p) | (key & SIGN_BIT);
 }
 
 /* ---------------------------------------------------------------- scan */
