@@ -38,7 +38,7 @@ import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_ntt
 from porep_prover.backend import gpu as gpu_backend
-from porep_prover.backend.gpu_msm import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, window_bits
+from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, window_bits
 from porep_prover.field.constants import FR_GENERATOR, R
 
 ROWS: list[dict] = []

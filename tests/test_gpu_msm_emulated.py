@@ -12,7 +12,8 @@ import types
 import numpy as np
 import pytest
 
-from porep_prover.backend.gpu_msm import COMPACT_SHARE, MAX_CHUNK, GpuMsm, windows_of
+from porep_prover.backend.gpu_msm import GpuMsm
+from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, windows_of
 
 P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
 SIGN, NO_KEY = 1 << 31, 0xFFFFFFFF

@@ -4,12 +4,12 @@ cover every row of the counting sort once, in launch order, and each stretch's
 buckets are exactly those its rows fill (rows mapped to (window, part) as
 msm_place maps them), so a stretch can be added up while the next one fills;
 the window width follows the scalars' bit lengths."""
-import pytest
-
 import random
 
-from porep_prover.backend.gpu_msm import (GpuMsm, Stretch, digits_of, overlapped, window_bits, window_bits_for,
-                                          windows_of)
+import pytest
+
+from porep_prover.backend.gpu_msm import GpuMsm, Stretch
+from porep_prover.backend.gpu_msm_plan import digits_of, overlapped, window_bits, window_bits_for, windows_of
 from porep_prover.field.constants import R
 
 

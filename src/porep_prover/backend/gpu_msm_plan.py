@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The GPU MSM's plan, host arithmetic only (backend/gpu_msm.py runs it):
+the window width for the scalars at hand, with window tables and without,
+the parts the sort's fill is cut into, whether the fill runs beside the
+accumulation, the accumulating threads' chunks, and which windows keep a
+key for every point.
+"""
+from __future__ import annotations
+
+FILL_SPAN = 32 << 20     # bytes of entries one fill part writes at a time: well inside an H200's 50 MB L2
+MAX_FILL_PARTS = 4       # each part reads all of its window's keys again
+OVERLAP_GROUPS = 4       # stretches of whole windows the plain MSM is filled and added up in
+OVERLAP_ENTRIES = 1 << 29  # from this many entries (windows x points) the fill runs beside the accumulation
+MAX_CHUNK = 256          # entries an accumulating thread adds at most
+# What a window costs beside its additions, in bucket additions (G1 / G2 on an H200, from the
+# scale-1 partition's phases): the sort's passes over one window's keys, per point, and the
+# reduction, per bucket
+KEY_COST = {1: 0.06, 2: 0.02}
+BUCKET_COST = {1: 2.7, 2: 2.9}
+COMPACT_SHARE = 0.5      # windows above the first keep keys only for the wide scalars when at most this share is
+
+
+def fill_parts(n: int, windows: int = 1) -> int:
+    """Parts a window's buckets are filled in: the entries one part's writes
+    span (4 bytes a point at most, over `windows` windows: all of them with
+    window tables, whose windows share one set of buckets) in stretches of
+    FILL_SPAN, at most MAX_FILL_PARTS (G1 2^24 with tables on an H200: the
+    fill 12.1 ms in 2 parts, 11.0 in 4)."""
+    return max(1, min(MAX_FILL_PARTS, -(-4 * n * windows // FILL_SPAN)))
+
+
+def windows_of(c: int) -> int:
+    """Windows of signed c-bit digits of a 255-bit scalar (the last takes the carry)."""
+    return 255 // c + 1
+
+
+def window_bits(n: int) -> int:
+    """The c minimising the additions of an n-point MSM: ceil(256/c) windows of
+    n bucket additions, plus about 3 per bucket in the reduction."""
+    if n <= 1:
+        return 4
+    best = min(range(4, 23), key=lambda c: windows_of(c) * (n + 3 * (1 << (c - 1))))
+    return best
+
+
+def digits_of(length: int, c: int) -> int:
+    """Nonzero signed c-bit digits of a scalar of this bit length, at most
+    (a top digit of 2^(c-1) or more carries into one more window)."""
+    return 0 if length == 0 else min(windows_of(c), (length + c) // c)
+
+
+def window_bits_for(lengths, n: int, group: int) -> int:
+    """The c minimising an n-point MSM's cost for scalars whose bit lengths
+    are tallied in lengths (lengths[b]: scalars of b bits): the nonzero
+    digits' bucket additions, the sort's passes over every window's keys and
+    the reductions' bucket sums. Full scalars give window_bits(n); a witness
+    of mostly bits and small words, narrower windows (fewer buckets to sum)."""
+    used = [(b, int(k)) for b, k in enumerate(lengths) if k]
+
+    def cost(c):
+        windows = windows_of(c)
+        entries = sum(k * digits_of(b, c) for b, k in used)
+        keys = n + (windows - 1) * wide_rows(sum(k for b, k in used if b >= c), n)
+        return entries + KEY_COST[group] * keys + BUCKET_COST[group] * windows * (1 << (c - 1))
+
+    return min(range(4, 23), key=cost)
+
+
+def wide_rows(wide: int, n: int, share: float = COMPACT_SHARE) -> int:
+    """Keys a window above the first holds, for `wide` scalars of n with
+    digits there: only theirs where they are at most share of them, else
+    one per point."""
+    return wide if wide <= share * n else n
+
+
+def table_bits(n: int) -> int:
+    """The c minimising the additions of an n-point MSM with window tables:
+    ceil(256/c) windows of n bucket additions, one reduction (about 3 per
+    bucket) for all of them; at most 24 (2^23 buckets: counters in L2)."""
+    return min(range(8, 25), key=lambda c: windows_of(c) * n + 3 * (1 << (c - 1)))
+
+
+def overlapped(group: int, entries: int) -> bool:
+    """Whether the sort's fill of the next stretch of buckets runs beside the
+    accumulation of the last (GpuMsm._buckets): where the fill is large
+    enough to pay for what it takes from the accumulation beside it (G1 on an
+    H200: 2^26 points 8-14 ms faster, 2^24 3-7 ms slower). Not in G2, whose
+    accumulation lost more than the whole fill (2^24: 20 ms, the fill 9)."""
+    return group == 1 and entries >= OVERLAP_ENTRIES
+
+
+def chunk_length(entries: int, threads_wanted: int, most: int = MAX_CHUNK) -> int:
+    """Entries per accumulating thread: enough threads to fill the device, at
+    least 4, at most `most` (the longer a chunk, the fewer open runs its ends
+    leave to the combine levels' general additions)."""
+    return max(4, min(most, entries // max(1, threads_wanted)))
