@@ -68,9 +68,9 @@ def window_bits_for(lengths, n: int, group: int) -> int:
 
 def wide_rows(wide: int, n: int, share: float = COMPACT_SHARE) -> int:
     """Keys a window above the first holds, for `wide` scalars of n with
-    digits there: only theirs where they are at most share of them, else
-    one per point."""
-    return wide if wide <= share * n else n
+    digits there: only theirs where they are at most share of them (share
+    0: never), else one per point."""
+    return wide if share > 0 and wide <= share * n else n
 
 
 def table_bits(n: int) -> int:
