@@ -10,7 +10,7 @@ from __future__ import annotations
 FILL_SPAN = 32 << 20     # bytes of entries one fill part writes at a time: well inside an H200's 50 MB L2
 MAX_FILL_PARTS = 4       # each part reads all of its window's keys again
 OVERLAP_GROUPS = 4       # stretches of whole windows the plain MSM is filled and added up in
-OVERLAP_ENTRIES = 1 << 29  # from this many entries (windows x points) the fill runs beside the accumulation
+OVERLAP_ENTRIES = 1 << 29  # from this many sorted entries (full scalars: about windows x points) the fill runs beside
 MAX_CHUNK = 256          # entries an accumulating thread adds at most
 # What a window costs beside its additions, in bucket additions (G1 / G2 on an H200, from the
 # scale-1 partition's phases): the sort's passes over one window's keys, per point, and the
