@@ -37,6 +37,7 @@ import numpy as np
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_ntt
+from porep_prover.circuits import fr_small
 from porep_prover.backend import gpu as gpu_backend
 from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, window_bits
 from porep_prover.field.constants import FR_GENERATOR, R
@@ -290,15 +291,9 @@ def porep_scalars(n: int, rng: np.random.Generator) -> FrArray:
     kinds = rng.choice(4, size=n, p=[0.42, 0.35, 0.18, 0.05])
     small = np.where(kinds == 1, 1, np.where(kinds == 2, rng.integers(2, 1 << 11, size=n), 0))
     full = random_fr(n, rng)
-    out = fr_from_small(small)
+    out = fr_small(small)
     out.limbs[kinds == 3] = full.limbs[kinds == 3]
     return out
-
-
-def fr_from_small(values: np.ndarray) -> FrArray:
-    """Small non-negative integers in Montgomery form (value x 2^256 mod r), by table."""
-    table = FrArray.from_ints(list(range(int(values.max()) + 1)))
-    return FrArray(np.ascontiguousarray(table.limbs[values]))
 
 
 def bench_msm_shape(gpu, args, rng):

@@ -112,11 +112,10 @@ def main() -> None:
               "msm b_g1": b_share, "msm b_g2": b_share, "msm h": "full"}
     proof = finish(be, params, synth, prove_device(be, params, synth, threads), threads)
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
-    phases = {}
-    runs = [one_run(be, params, r1cs, witness, threads, on_device, phases if args.profile and i == args.reps - 1
+    msm_phases = {}
+    runs = [one_run(be, params, r1cs, witness, threads, on_device, msm_phases if args.profile and i == args.reps - 1
                     else None) for i in range(args.reps)]
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    profiled = phases
     phases = sum(v for k, v in med.items() if k != "kernel region")
     print(f"{'phase':>14} | {'ms':>9} | {'share':>6} | points | scalars zero / one / other")
     for k, v in med.items():
@@ -124,13 +123,13 @@ def main() -> None:
         size = len(getattr(params, k.split()[1])) if k.startswith("msm") else ""
         print(f"{k:>14} | {v * 1e3:9.1f} | {share:>6} | {size} | {shares.get(k, '')}")
     print(f"{'sum of phases':>14} | {phases * 1e3:9.1f} |")
-    for name, got in profiled.items():
+    for name, got in msm_phases.items():
         print(f"{name:>14}: " + " ".join(f"{k}={v:.1f}" for k, v in got.items()))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"scale": args.scale, "backend": args.backend, "matvec": args.matvec,
                        "ms": {k: v * 1e3 for k, v in med.items()},
-                       "msm_phases_ms": profiled}, f, indent=1)
+                       "msm_phases_ms": msm_phases}, f, indent=1)
 
 
 if __name__ == "__main__":

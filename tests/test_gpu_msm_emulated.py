@@ -12,6 +12,7 @@ import types
 import numpy as np
 import pytest
 
+from msm_model import signed_digits
 from porep_prover.backend.gpu_msm import GpuMsm
 from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, windows_of
 
@@ -122,17 +123,14 @@ class Device:
         order = list(range(n))
         random.Random(n + c).shuffle(order)            # the device's slots follow no order
         for i in order:
-            k, carry, j = self.mem.read(canon, i, "fr"), 0, i
+            k, j = self.mem.read(canon, i, "fr"), i
             if wide_bits:
                 j = m
                 if k.bit_length() >= wide_bits:
                     j = self.mem.read(taken, 0, "u32")
                     self.mem.write(taken, 0, "u32", j + 1)
                     self.mem.write(wide, j, "u32", i)
-            for w in range(windows):
-                d = ((k >> (w * c)) & ((1 << c) - 1)) + carry
-                carry = int(d > (1 << (c - 1)))
-                d = d - (1 << c) if carry else d
+            for w, d in enumerate(signed_digits(k, c, windows)):
                 key = NO_KEY if d == 0 else (w * win_stride + abs(d) - 1) | (SIGN if d < 0 else 0)
                 if w == 0:
                     self.mem.write(keys, i, "u32", key)

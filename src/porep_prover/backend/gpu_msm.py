@@ -205,7 +205,7 @@ class GpuMsm:
             got = point.identity()
             _curve.xyzz_windows(group, np.ascontiguousarray(rows), rows.shape[0], 1, c,
                                 np.zeros((0, rows.shape[1]), np.uint64), got.limbs)
-            total = got if len(partials) == 1 else total + got
+            total = total + got
         return total
 
     # ------------------------------------------------------------ window tables
@@ -266,11 +266,11 @@ class GpuMsm:
             c = c or window_bits_for(tally[3:], n, group)
             if self.profile is not None:
                 self.profile["c"] = c
-            windows, nb = windows_of(c), 1 << (c - 1)
+            sort = self._digits(mod, group, canon, n, c, tally[3:], table is not None, alloc)
+            windows, nb = sort.windows, sort.nb
             keys_n = nb if table else windows * nb
             counts = alloc(4 * keys_n)
             counts.zero(gpu.stream)
-            sort = self._digits(mod, group, canon, n, c, tally[3:], table is not None, alloc)
             # the buckets' sizes in one part a window: the sizes do not depend on the parts, which
             # keep the fill's writes in L2 but would read the keys once per part (G1 2^26: 22 ms in 4)
             self._place(sort._replace(parts=1), range(windows), counts, 0, gpu.stream)

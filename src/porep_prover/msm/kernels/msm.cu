@@ -39,6 +39,18 @@
 #define FULL_MASK 0xffffffffu
 #define NO_KEY 0xffffffffu    /* a zero digit: no bucket (a real key's bucket is below 2^31 - 1) */
 
+/* Bit length of a canonical scalar (0 for zero; below 256 as k < r < 2^255).
+ * msm_classify tallies it and msm_digits lists the wide scalars by it: the
+ * host's count of them must match the list. */
+DEV u32 bit_length(const fr_t &k)
+{
+    u32 bits = 0;
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        if (k.v[j]) bits = 32 * j + 32 - __clz(k.v[j]);
+    return bits;
+}
+
 /* counters: [0] zeros, [1] ones, [2] full, [3 + b] scalars of bit length b (0 <= b < 256). */
 extern "C" __global__ void PREFIX(msm_classify)(const fr_t *scalars, const point *points, u32 n, fr_t *canonical,
                                                 u32 *counters)
@@ -57,17 +69,11 @@ extern "C" __global__ void PREFIX(msm_classify)(const fr_t *scalars, const point
             for (int j = 0; j < 8; j++) k.v[j] = 0;
         }
         canonical[i] = k;
-        bool is_one = k.v[0] == 1;
-#pragma unroll
-        for (int j = 1; j < 8; j++) is_one &= k.v[j] == 0;
-        u32 bits = 0;
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            if (k.v[j]) bits = 32 * j + 32 - __clz(k.v[j]);
-        /* k < r < 2^255: bits < 256; lengths 0 and 1 (the zeros and ones, most of a
-         * bit witness) are counted in registers, not on two hot shared counters */
+        const u32 bits = bit_length(k);   /* 0: zero, 1: one */
+        /* lengths 0 and 1 (the zeros and ones, most of a bit witness) are counted
+         * in registers, not on two hot shared counters */
         if (bits > 1) atomicAdd(&tally[3 + bits], 1u);
-        mine[bits == 0 ? 0 : is_one ? 1 : 2]++;
+        mine[bits < 2 ? bits : 2]++;
     }
     for (int j = 0; j < 2; j++) atomicAdd(&tally[3 + j], mine[j]);
     for (int j = 0; j < 3; j++) atomicAdd(&tally[j], mine[j]);
@@ -101,6 +107,13 @@ DEV u32 grouped_add(u32 *counters, u32 slot, bool active)
     return base + __popc(peers & ((1u << lane) - 1));
 }
 
+/* grouped_add without the positions: atomics whose values nobody waits for. */
+DEV void grouped_count(u32 *counters, u32 slot, bool active)
+{
+    u32 peers = __match_any_sync(FULL_MASK, active ? slot : FULL_MASK);
+    if (active && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&counters[slot], (u32)__popc(peers));
+}
+
 /* Bucket of a nonzero digit in window w: window w's buckets start at w *
  * win_stride (nb, or 0 when every window shares one set: window tables);
  * digit +-(b + 1). */
@@ -120,9 +133,7 @@ extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 
         fr_t k;
         if (i < n) {
             k = canonical[i];
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                if (k.v[j]) bits = 32 * j + 32 - __clz(k.v[j]);
+            bits = bit_length(k);
         }
         u32 j = i;
         if (wide_bits) { /* every lane of the warp is here: base is the same for all of them */
@@ -175,8 +186,7 @@ extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 m, cons
     bool mine = key != NO_KEY && (b - w * win_stride) / per == part;
     if (!__ballot_sync(FULL_MASK, mine)) return; /* narrow scalars leave the high windows' warps nothing */
     if (!entries) {                              /* count: no positions, so no returned values to wait on */
-        u32 peers = __match_any_sync(FULL_MASK, mine ? b : FULL_MASK);
-        if (mine && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&cursor[b], (u32)__popc(peers));
+        grouped_count(cursor, b, mine);
         return;
     }
     u32 pos = grouped_add(cursor, mine ? b : 0, mine);

@@ -220,6 +220,23 @@ DEV void redc_row_wide(u32 (&e)[N + 1], u32 (&o)[N + 1], const u32 *m, u32 inv)
     }
 }
 
+/* After a reduction row: shift out the zero limb e[0] and fold o in, e_j <-
+ * o_j + e_(j+1). With carry_out the top limb takes the chain's carry (e[N]
+ * 0 or 1); without, the caller's bound leaves none (e[N] is left as is). */
+template <int N, bool carry_out>
+DEV void shift_fold(u32 (&e)[N + 1], const u32 (&o)[N + 1])
+{
+    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(e[0]) : "r"(o[0]), "r"(e[1]));
+#pragma unroll
+    for (int j = 1; j < N - 1; j++) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(e[j]) : "r"(o[j]), "r"(e[j + 1]));
+    if (carry_out) {
+        asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(e[N - 1]) : "r"(o[N - 1]), "r"(e[N]));
+        asm volatile("addc.u32 %0, 0, 0;" : "=r"(e[N]));
+    } else {
+        asm volatile("addc.u32 %0, %1, %2;" : "=r"(e[N - 1]) : "r"(o[N - 1]), "r"(e[N]));
+    }
+}
+
 /* r = a b / 2^(32N) mod m, CIOS with the limbs' products in 64-bit pairs.
  *
  * Each row adds a * b_i and q * m as products whose low and high halves land
@@ -266,12 +283,7 @@ DEV void mont_mul_wide(mont<N> &r, const mont<N> &a, const mont<N> &b)
             asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[j + 1]) : "r"(a.v[j + 1]), "r"(bi));
         }
         redc_row_wide<N, false>(e, o, m, inv);
-        /* shift out the zero limb e[0] and fold o in: e_j <- o_j + e_(j+1) */
-        asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(e[0]) : "r"(o[0]), "r"(e[1]));
-#pragma unroll
-        for (int j = 1; j < N - 1; j++) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(e[j]) : "r"(o[j]), "r"(e[j + 1]));
-        /* the row's value is below 2m < 2^(32N): no carry out of the top limb */
-        asm volatile("addc.u32 %0, %1, %2;" : "=r"(e[N - 1]) : "r"(o[N - 1]), "r"(e[N]));
+        shift_fold<N, false>(e, o);   /* the row's value is below 2m < 2^(32N): no carry out */
     }
     u32 t[N];
 #pragma unroll
@@ -354,11 +366,7 @@ DEV void mont_sqr_wide(mont<N> &r, const mont<N> &a)
 #pragma unroll
     for (int i = 0; i < N; i++) {
         redc_row_wide<N, true>(e, o, m, inv);
-        asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(e[0]) : "r"(o[0]), "r"(e[1]));
-#pragma unroll
-        for (int j = 1; j < N - 1; j++) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(e[j]) : "r"(o[j]), "r"(e[j + 1]));
-        asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(e[N - 1]) : "r"(o[N - 1]), "r"(e[N]));
-        asm volatile("addc.u32 %0, 0, 0;" : "=r"(e[N]));
+        shift_fold<N, true>(e, o);
         /* the window stays below 2^(32N) + 2m: its top limb is 0 or 1 */
         asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(e[N - 1]) : "r"(ev[N + i]));
         asm volatile("addc.u32 %0, %0, 0;" : "+r"(e[N]));
