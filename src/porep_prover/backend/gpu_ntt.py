@@ -122,11 +122,12 @@ class GpuNtt:
                       [inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big - log_n, s_bits, flags],
                       self.gpu.stream, 32 * count)
 
-    def inverse(self, buf, dst, log_n: int, nqr: int, shift: int | None) -> None:
-        """dst = NTT^-1(buf) natural -> natural (coset shift undone when given); buf is clobbered."""
+    def inverse(self, buf, dst, log_n: int, nqr: int, shift: int | None, factor: int = 1) -> None:
+        """dst = factor NTT^-1(buf) natural -> natural (coset shift undone when
+        given); buf is clobbered, dst may be buf."""
         tw = self.twiddles(nqr, log_n, True)
         inv_shift = pow(shift, -1, R) if shift else 1
-        scale = self.scale(inv_shift, pow(1 << log_n, -1, R), log_n)
+        scale = self.scale(inv_shift, factor * pow(1 << log_n, -1, R), log_n)
         self._dif(buf, dst, log_n, tw, scale, SCATTER | SCALE_STORE)
 
     def _dif(self, buf, dst, log_n, tw, scale, last_flags) -> None:
@@ -208,25 +209,30 @@ class GpuNtt:
     def h_device(self, a, b, c, log_n: int, flavor: str):
         """The H pipeline on device buffers of 2^log_n elements (log_n >= 1): the
         buffer holding the result (a for snarkjs; for bellman b, its last element
-        zero); a, b and c are clobbered."""
+        zero); a, b and c are clobbered.
+
+        bellman, in six transforms instead of seven: on the coset Z is the
+        constant z0 = shift^n - 1, so H = (A B - C) / Z interpolated there is
+        (P - C) / z0 with P the coset interpolation of A B, and C, of degree
+        below n, is its own interpolation from the domain: one inverse
+        transform for c instead of two transforms and a share of the last."""
         n = 1 << log_n
-        snarkjs = flavor == "snarkjs"
-        nqr = FR_SNARKJS_NQR if snarkjs else FR_GENERATOR
-        if snarkjs:
+        if flavor == "snarkjs":
             shift = pow(FR_SNARKJS_NQR, (R - 1) >> (log_n + 1), R) if log_n < FR_TWO_ADICITY else 25
-        else:
-            shift = FR_GENERATOR
-        for buf in (a, b, c):
-            self.to_coset(buf, log_n, nqr, shift)
-        z = None if snarkjs else self.gpu.upload(FrArray.from_ints([pow((pow(shift, n, R) - 1) % R, -1, R)]).limbs)
-        try:
-            self.gpu.launch("ntt", "h_combine", n, [a, b, c, n, z if z is not None else 0])
-            if snarkjs:
-                return a
-            self.inverse(a, b, log_n, nqr, shift)
-            return b
-        finally:
-            self.gpu.free(z)
+            for buf in (a, b, c):
+                self.to_coset(buf, log_n, FR_SNARKJS_NQR, shift)
+            self.gpu.launch("ntt", "h_combine", n, [a, b, c, n])
+            return a
+        shift = FR_GENERATOR
+        z_inv = pow((pow(shift, n, R) - 1) % R, -1, R)
+        inv = self.twiddles(FR_GENERATOR, log_n, True)         # C / z0, coefficients bit-reversed, in place
+        self._dif(c, c, log_n, inv, self.scale(1, z_inv * pow(n, -1, R), log_n), SCALE_STORE)
+        for buf in (a, b):
+            self.to_coset(buf, log_n, FR_GENERATOR, shift)
+        self.gpu.launch("ntt", "fr_mul_vec", n, [a, a, b, n])
+        self.inverse(a, b, log_n, FR_GENERATOR, shift, z_inv)  # P / z0
+        self.gpu.launch("ntt", "h_finish", n, [b, b, c, log_n])
+        return b
 
     def close(self) -> None:
         for table, _ in self._twiddles.values():

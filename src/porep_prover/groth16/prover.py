@@ -4,7 +4,7 @@ notation and conventions of bellman / bellperson).
 
     a, b, c = A w, B w, C w                        one value per constraint, then
                                                    the inputs appended to a
-    H       = (a b - c) / Z  on the coset 7<omega>  (backend.h_poly: 7 NTTs)
+    H       = (a b - c) / Z  on the coset 7<omega>  (backend.h_poly: 7 NTTs; 6 on the GPU)
     A = alpha + sum_j w_j a_j + r delta            G1
     B = beta  + sum_j w_j b_j + s delta            G2 (and G1 for C)
     C = sum_aux w_j l_j + sum_i H_i h_i + s A + r B_1 - r s delta

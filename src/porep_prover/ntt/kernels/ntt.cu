@@ -135,17 +135,26 @@ extern "C" __global__ void fr_scale(fr_t *x, u32 n, const fr_t *lo, const fr_t *
     }
 }
 
-/* H on the coset: bellman a = (a b - c) z (z = 1 / Z on the coset); snarkjs a = a b - c (z null). */
-extern "C" __global__ void h_combine(fr_t *a, const fr_t *b, const fr_t *c, u32 n, const fr_t *z)
+/* snarkjs's H on its coset: a = a b - c. */
+extern "C" __global__ void h_combine(fr_t *a, const fr_t *b, const fr_t *c, u32 n)
 {
-    fr_t zz;
-    if (z) zz = *z;
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         fr_t t;
         mont_mul<8>(t, a[i], b[i]);
         mont_sub<8>(t, t, c[i]);
-        if (z) mont_mul<8>(t, t, zz);
         a[i] = t;
+    }
+}
+
+/* bellman's H: out[i] = p[i] - c[brev(i)], c's coefficients in the bit-reversed
+ * order an inverse transform in place leaves them (out may be p). */
+extern "C" __global__ void h_finish(fr_t *out, const fr_t *p, const fr_t *c, u32 log_n)
+{
+    u32 n = 1u << log_n;
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        fr_t t;
+        mont_sub<8>(t, p[i], c[__brev(i) >> (32 - log_n)]);
+        out[i] = t;
     }
 }
 
