@@ -10,7 +10,7 @@ Sections: field (product rates), xfer (host <-> device), ntt, ntt_tune (the
 pass kernel's builds and block shapes), h, msm_g1, msm_g2, msm_variants (the
 MSM's build variants side by side), msm_sort (the counting sort's atomics on
 random, repeated and small scalars), msm_fill (the sort's fill a window or a
-part of one at a time), msm_shape (the accumulating threads' chunk length,
+part of one at a time), msm_shape (the accumulating threads' chunk length, the sort's atomics grouped or not,
 the window width of mostly-bit scalars), msm_overlap (the fill beside the
 accumulation on two streams, and on one), msm_tables / msm_tables_g2 (window tables beside the
 plain MSM, and the tables' making), groth16 (whole proofs).
@@ -297,28 +297,30 @@ def porep_scalars(n: int, rng: np.random.Generator) -> FrArray:
 
 
 def bench_msm_shape(gpu, args, rng):
-    """G1 at 2^24 and 2^26: the accumulating threads' longest chunk
-    (GpuMsm.max_chunk) on random scalars, and on porep-shaped ones (mostly
-    bits and small words) the window width from their bit lengths against
-    the width for full scalars of the same count, each with keys above
-    window 0 for the wide scalars only and for every point."""
+    """G1 at 2^24 and 2^26: on random scalars the accumulating threads' longest
+    chunk (GpuMsm.max_chunk) and the sort's atomics one a key (the default
+    for distinct full scalars) against grouped by key a warp at a time; on
+    porep-shaped ones (mostly bits and small words) the window width from
+    their bit lengths against the width for full scalars of the same count,
+    each with keys above window 0 for the wide scalars only and for every
+    point."""
     ops = gpu.msm_ops
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 26)}):
         n = 1 << log_n
         pts = random_points(G1Array, n, log_n)
         random_sc = random_fr(n, rng)
-        shapes = [("random", random_sc, None, COMPACT_SHARE, most) for most in (64, 128, 256, 512)]
+        shapes = [("random", random_sc, None, COMPACT_SHARE, most, None) for most in (64, 256)]
+        shapes += [("random, atomics grouped", random_sc, None, COMPACT_SHARE, MAX_CHUNK, True)]
         narrow = porep_scalars(n, rng)
-        shapes += [("porep auto width, wide keys listed", narrow, None, COMPACT_SHARE, MAX_CHUNK),
-                   ("porep auto width, every key", narrow, None, 0.0, MAX_CHUNK),
-                   ("porep full width, wide keys listed", narrow, window_bits(n), COMPACT_SHARE, MAX_CHUNK),
-                   ("porep full width, every key", narrow, window_bits(n), 0.0, MAX_CHUNK)]
-        for kind, sc, bits, share, most in shapes:
+        shapes += [("porep auto width, wide keys listed", narrow, None, COMPACT_SHARE, MAX_CHUNK, None),
+                   ("porep auto width, every key", narrow, None, 0.0, MAX_CHUNK, None),
+                   ("porep full width, wide keys listed", narrow, window_bits(n), COMPACT_SHARE, MAX_CHUNK, None)]
+        for kind, sc, bits, share, most, together in shapes:
             buf = gpu.upload(sc.limbs)
-            ops.window_bits, ops.compact_share, ops.max_chunk = bits, share, most
+            ops.window_bits, ops.compact_share, ops.max_chunk, ops.grouped = bits, share, most, together
             dev, phases = msm_device_time(gpu, pts, buf, args.reps)
             row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} chunk<={most} {phases}")
-            ops.window_bits, ops.compact_share, ops.max_chunk = None, COMPACT_SHARE, MAX_CHUNK
+            ops.window_bits, ops.compact_share, ops.max_chunk, ops.grouped = None, COMPACT_SHARE, MAX_CHUNK, None
             gpu.free(buf)
         gpu.release_resident()
 

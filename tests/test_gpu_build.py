@@ -12,7 +12,7 @@ from porep_prover.cuda import compiler
 from porep_prover.cuda.cache import MAGIC, KernelCache, cache_key
 
 KERNELS = {
-    "ntt": [b"ntt_pass", b"fr_powers", b"fr_scale", b"h_combine", b"fr_mul_vec"],
+    "ntt": [b"ntt_pass", b"fr_powers", b"fr_scale", b"h_combine", b"fr_mul_vec", b"h_finish"],
     "msm_g1": [b"g1_msm_classify", b"g1_msm_digits", b"g1_msm_place", b"g1_msm_accumulate", b"g1_msm_combine",
                b"g1_msm_reduce", b"g1_msm_fold", b"g1_msm_sum", b"g1_scan_tiles", b"g1_scan_sums", b"g1_scan_add",
                b"g1_fq_sqr_chain"],

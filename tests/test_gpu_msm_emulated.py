@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from msm_model import signed_digits
-from porep_prover.backend.gpu_msm import GpuMsm
+from porep_prover.backend.gpu_msm import REPEATS, GpuMsm
 from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, windows_of
 
 P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
@@ -87,7 +87,7 @@ class Device:
         self.info = types.SimpleNamespace(multiprocessors=2)
         self.stream, self.aux_stream = Stream(), Stream()
         self.drv = types.SimpleNamespace(Event=lambda ctx: types.SimpleNamespace(record=lambda stream: None))
-        self.ctx, self.launches = None, []
+        self.ctx, self.launches, self.grouped = None, [], set()
 
     def alloc(self, nbytes):
         return Buffer(self.mem, nbytes)
@@ -110,12 +110,17 @@ class Device:
     # ------------------------------------------------------------ kernels (msm.cu)
 
     def k_msm_classify(self, grid, block, scalars, points, n, canon, counters):
+        last = None
         for i in range(n):
             k = self.mem.read(scalars, i, "fr")
             if self.mem.read(points, i, "point") == 0:
                 k = 0
             self.mem.write(canon, i, "fr", k)
-            for slot in (0 if k == 0 else 1 if k == 1 else 2, 3 + k.bit_length()):
+            slots = [0 if k == 0 else 1 if k == 1 else 2, 3 + k.bit_length()]
+            if k > 1 and i % 32 and k % 2**64 == last % 2**64:     # equal to the last lane's (low 64 bits)
+                slots.append(REPEATS)
+            last = k
+            for slot in slots:
                 self.mem.write(counters, slot, "u32", self.mem.read(counters, slot, "u32") + 1)
 
     def k_msm_digits(self, grid, block, canon, n, c, windows, win_stride, wide_bits, m, wide, taken, keys):
@@ -139,7 +144,9 @@ class Device:
                 else:
                     assert key == NO_KEY, "a narrow scalar with a digit above window 0"
 
-    def k_msm_place(self, grid, block, keys, n, m, wide, windows, parts, row0, nb, win_stride, cursor, entries):
+    def k_msm_place(self, grid, block, keys, n, m, wide, windows, parts, row0, nb, win_stride, grouped, cursor,
+                    entries):
+        self.grouped.add(grouped)
         for y in range(grid[1]):
             row = row0 + y
             w, part = (row // parts, row % parts) if win_stride else (row % windows, row // windows)
@@ -245,9 +252,12 @@ class Device:
 
 
 def draw(rnd, mix):
-    """A scalar: "random" (zero, one or full) or "narrow" (mostly bits and small words, a few full)."""
+    """A scalar: "random" (zero, one or full), "narrow" (mostly bits and
+    small words, a few full) or "full" (wide and distinct)."""
     if mix == "random":
         return rnd.choice([0, 1, rnd.randrange(1 << 255), rnd.randrange(1 << 255)])
+    if mix == "full":
+        return rnd.randrange(1 << 250, 1 << 255)
     return rnd.choice([0, 0, 1, 1, 1, rnd.randrange(2, 1 << 5), rnd.randrange(2, 1 << 11), rnd.randrange(1 << 255)])
 
 
@@ -257,10 +267,10 @@ def run(n, c, tables, overlap, parts, groups, seed, mix="random"):
     ops = GpuMsm.__new__(GpuMsm)
     ops.gpu, ops.profile, ops.variant = dev, None, ""
     ops.overlap, ops.groups, ops.fill_parts, ops.max_chunk = overlap, groups, parts, MAX_CHUNK
-    ops.compact_share = COMPACT_SHARE
+    ops.compact_share, ops.grouped = COMPACT_SHARE, None
     windows = windows_of(c or 4)
     points = [0 if i % 9 == 4 else rnd.randrange(1, P) for i in range(n)]
-    scalars = [draw(rnd, mix) for _ in range(n)]
+    scalars = [draw(rnd, mix) for _ in range(n)] if mix != "equal" else [rnd.randrange(1 << 250, 1 << 255)] * n
     pts, sc = dev.alloc(96 * n * (windows if tables else 1)), dev.alloc(32 * n)
     for i in range(n):
         dev.mem.write(sc.ptr, i, "fr", scalars[i])
@@ -271,14 +281,14 @@ def run(n, c, tables, overlap, parts, groups, seed, mix="random"):
     want = sum(k % P * p for k, p in zip(scalars, points)) % P
     wide = sum(1 for k, p in zip(scalars, points) if p and k.bit_length() >= c)
     assert dev.layout == ((0, n) if tables or wide > n / 2 else (c, wide))     # keys above window 0: the wide ones'
-    return got, want, split, dev.launches, c
+    return got, want, split, dev.launches, c, dev.grouped
 
 
 @pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
 @pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
 @pytest.mark.parametrize("n,c,parts,groups", [(257, 6, 1, 4), (40, 5, 3, 64), (123, 7, 5, 3), (9, 4, 16, 4)])
 def test_pippenger_sums_on_an_emulated_device(tables, overlap, n, c, parts, groups):
-    got, want, split, launches, _ = run(n, c, tables, overlap, parts, groups, seed=n * c + parts)
+    got, want, split, launches, _, _ = run(n, c, tables, overlap, parts, groups, seed=n * c + parts)
     assert got == want
     assert sum(split) == n
     streams = {name: {s for k, s in launches if k == name} for name in ("k_msm_place", "k_msm_accumulate",
@@ -296,7 +306,7 @@ def test_pippenger_sums_on_an_emulated_device(tables, overlap, n, c, parts, grou
 def test_window_bits_from_the_scalars_lengths(overlap, mix):
     """c None: the window width comes from classify's tally of bit lengths
     (window_bits_for), and the windows' sums, combined at that width, are right."""
-    got, want, split, _, c = run(150, None, False, overlap, None, 4, seed=31, mix=mix)
+    got, want, split, _, c, _ = run(150, None, False, overlap, None, 4, seed=31, mix=mix)
     assert got == want
     assert 4 <= c <= 22 and sum(split) == 150
 
@@ -308,5 +318,15 @@ def test_narrow_scalars_keep_keys_above_window_0_for_the_wide_ones(tables, overl
     """Mostly bits and small words: windows above the first hold keys only for
     the scalars of at least c bits (listed in any order), and the sums are
     right; window tables keep every point's keys."""
-    got, want, split, _, _ = run(n, c, tables, overlap, parts, 4, seed=n + (c or 0), mix="narrow")
+    got, want, split, _, _, _ = run(n, c, tables, overlap, parts, 4, seed=n + (c or 0), mix="narrow")
     assert got == want and sum(split) == n
+
+
+@pytest.mark.parametrize("mix,together", [("full", 0), ("equal", 1), ("narrow", 1), ("random", 1)])
+def test_the_sort_groups_its_atomics_where_keys_repeat(mix, together):
+    """Distinct full scalars: one atomic a key; equal ones (msm_classify's
+    repeats), bits and small words: a warp's equal keys grouped. The sums
+    are right either way."""
+    got, want, split, _, _, grouped = run(130, 6, False, False, None, 4, seed=5, mix=mix)
+    assert got == want and sum(split) == 130
+    assert grouped == {together}

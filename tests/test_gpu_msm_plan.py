@@ -10,7 +10,7 @@ import pytest
 
 from msm_model import signed_digits
 from porep_prover.backend.gpu_msm import GpuMsm, Stretch
-from porep_prover.backend.gpu_msm_plan import digits_of, overlapped, window_bits, window_bits_for, windows_of
+from porep_prover.backend.gpu_msm_plan import digits_of, grouped, overlapped, window_bits, window_bits_for, windows_of
 from porep_prover.field.constants import R
 
 
@@ -113,3 +113,16 @@ def test_narrow_scalars_take_narrower_windows(group):
     assert 11 < narrow < full
     assert window_bits_for(lengths_of({0: 1.0}, n), n, group) >= 4
     assert window_bits_for(lengths_of({1: 1.0}, 1000), 1000, group) == 4    # every digit in window 0
+
+
+def test_the_sort_groups_where_keys_may_repeat():
+    """Distinct full scalars: one atomic a key; ones, small words or repeats
+    past 1/64 of the scalars: grouped."""
+    n = 1 << 20
+    full = lengths_of({254: 0.5, 255: 0.5}, n)
+    assert not grouped(full, 0, n, 22)
+    assert not grouped(full, n // 100, n, 22)
+    assert grouped(full, n // 32, n, 22)                       # repeated scalars
+    assert grouped(lengths_of({1: 0.05, 255: 0.95}, n), 0, n, 22)
+    assert grouped(lengths_of({16: 0.1, 255: 0.9}, n), 0, n, 22)
+    assert not grouped(lengths_of({16: 0.1, 255: 0.9}, n), 0, n, 16)   # 16-bit words are wide at c = 16

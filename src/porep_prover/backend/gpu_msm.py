@@ -29,15 +29,16 @@ import numpy as np
 from ..curve import _curve
 from ..config import gpu_msm_tables
 from ..errors import DeviceMemoryError, InvalidInputError, LengthMismatchError
-from .gpu_msm_plan import (COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, chunk_length, fill_parts, overlapped, table_bits,
-                           wide_rows, window_bits_for, windows_of)
+from .gpu_msm_plan import (COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, chunk_length, fill_parts, grouped, overlapped,
+                           table_bits, wide_rows, window_bits_for, windows_of)
 
 THREADS = 256
 SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
 FOLD = 16
 FINAL_LIST = 16          # partial lists this short are finished by one thread
 TABLE_CHUNK = 1 << 22    # points a window-table step doubles at once (its work buffers: 240 B a point)
-COUNTERS = 3 + 256       # msm_classify's tally: zeros, ones, full, then the scalars of each bit length
+REPEATS = 3 + 256        # msm_classify's tally: zeros, ones, full, the scalars of each bit length, the repeats
+COUNTERS = REPEATS + 1
 
 
 class Sort(NamedTuple):
@@ -54,6 +55,7 @@ class Sort(NamedTuple):
     parts: int
     nb: int
     win_stride: int
+    grouped: int
 
 
 class Stretch(NamedTuple):
@@ -133,6 +135,7 @@ class GpuMsm:
         self.compact_share = COMPACT_SHARE             # 0: every window keeps every point's keys (benchmarks)
         self.overlap: bool | None = None               # None: overlapped(group, entries); the benchmarks sweep it
         self.groups = OVERLAP_GROUPS                   # stretches of windows without tables
+        self.grouped: bool | None = None               # None: grouped(lengths, ...); the benchmarks sweep it
 
     def _marker(self):
         """mark(name) ends the phase called name (CUDA events; a no-op unless profiling)."""
@@ -263,10 +266,11 @@ class GpuMsm:
             mark("classify")
             tally = gpu.download_array(counters, (COUNTERS,), np.uint32).astype(np.int64)
             split = tally[:3]
-            c = c or window_bits_for(tally[3:], n, group)
+            lengths = tally[3:REPEATS]
+            c = c or window_bits_for(lengths, n, group)
             if self.profile is not None:
                 self.profile["c"] = c
-            sort = self._digits(mod, group, canon, n, c, tally[3:], table is not None, alloc)
+            sort = self._digits(mod, group, canon, n, c, lengths, int(tally[REPEATS]), table is not None, alloc)
             windows, nb = sort.windows, sort.nb
             keys_n = nb if table else windows * nb
             counts = alloc(4 * keys_n)
@@ -297,10 +301,11 @@ class GpuMsm:
             collect()
             return rows, c, split
 
-    def _digits(self, mod, group, canon, n, c, lengths, tables: bool, alloc) -> Sort:
+    def _digits(self, mod, group, canon, n, c, lengths, repeats: int, tables: bool, alloc) -> Sort:
         """Every window's keys (msm_digits), above window 0 only for the
         scalars of at least c bits (the only ones with digits there) where
-        they are few and there are no window tables; the sort over them."""
+        they are few and there are no window tables; the sort over them,
+        its atomics grouped where keys may repeat."""
         gpu, windows, nb = self.gpu, windows_of(c), 1 << (c - 1)
         wide = int(lengths[c:].sum())
         m = n if tables else wide_rows(wide, n, self.compact_share)
@@ -312,7 +317,8 @@ class GpuMsm:
         gpu.launch(mod, f"g{group}_msm_digits", n,
                    [canon, n, c, windows, 0 if tables else nb, wide_bits, m, listed, taken, keys])
         parts = self.fill_parts or fill_parts(n, windows if tables else 1)
-        return Sort(mod, group, keys, n, m, listed, windows, parts, nb, 0 if tables else nb)
+        together = self.grouped if self.grouped is not None else grouped(lengths, repeats, n, c)
+        return Sort(mod, group, keys, n, m, listed, windows, parts, nb, 0 if tables else nb, int(together))
 
     def _stretches(self, tables: bool, windows: int, parts: int, nb: int, overlap: bool) -> list[Stretch]:
         """The fill's rows cut where they complete a stretch of buckets: with
@@ -339,7 +345,7 @@ class GpuMsm:
                 self.gpu.kernel(sort.mod, f"g{sort.group}_msm_place").launch(
                     (-(-length // THREADS), len(span)), (THREADS,),
                     [sort.keys, sort.n, sort.m, sort.wide, sort.windows, sort.parts, span.start, sort.nb,
-                     sort.win_stride, cursor, entries], stream)
+                     sort.win_stride, sort.grouped, cursor, entries], stream)
 
     def _offsets_at(self, offsets, buckets: list[int], total: int) -> list[int]:
         """offsets[b] for each b, total past the last bucket (after the scan:

@@ -2,8 +2,8 @@
 """The GPU MSM's plan, host arithmetic only (backend/gpu_msm.py runs it):
 the window width for the scalars at hand, with window tables and without,
 the parts the sort's fill is cut into, whether the fill runs beside the
-accumulation, the accumulating threads' chunks, and which windows keep a
-key for every point.
+accumulation, the accumulating threads' chunks, which windows keep a key
+for every point, and whether the sort groups its atomics.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ MAX_CHUNK = 256          # entries an accumulating thread adds at most
 KEY_COST = {1: 0.06, 2: 0.02}
 BUCKET_COST = {1: 2.7, 2: 2.9}
 COMPACT_SHARE = 0.5      # windows above the first keep keys only for the wide scalars when at most this share is
+REPEAT_SHARE = 1 / 64    # the sort groups a warp's atomics by key when repeated keys may be more than this share
 
 
 def fill_parts(n: int, windows: int = 1) -> int:
@@ -71,6 +72,17 @@ def wide_rows(wide: int, n: int, share: float = COMPACT_SHARE) -> int:
     digits there: only theirs where they are at most share of them (share
     0: never), else one per point."""
     return wide if share > 0 and wide <= share * n else n
+
+
+def grouped(lengths, repeats: int, n: int, c: int) -> bool:
+    """Whether the sort's atomics are grouped by key a warp at a time: where
+    a warp's keys may repeat, i.e. where more than REPEAT_SHARE of the n
+    scalars are narrower than c bits (ones and small words: window 0's
+    buckets repeat) or equal their neighbour (repeats, msm_classify's
+    count). Full distinct scalars (H) rarely share a key within a warp, and
+    grouping them only costs."""
+    narrow = int(sum(lengths[1:c]))
+    return max(narrow, repeats) > REPEAT_SHARE * n
 
 
 def table_bits(n: int) -> int:

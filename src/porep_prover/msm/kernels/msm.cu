@@ -4,8 +4,9 @@
  * result equals the CPU's after normalisation.
  *
  *   msm_classify     scalars -> canonical (zero where the point is at
- *                    infinity); counts of zero / one / full scalars and of
- *                    each bit length (the host picks c from them)
+ *                    infinity); counts of zero / one / full scalars, of
+ *                    each bit length (the host picks c from them) and of
+ *                    repeats (whether the sort groups its atomics)
  *   msm_digits       per window, signed base-2^c digits: each (window,
  *                    point)'s key (bucket | sign), window-major; above
  *                    window 0 only for the wide scalars (a list of them),
@@ -51,34 +52,51 @@ DEV u32 bit_length(const fr_t &k)
     return bits;
 }
 
-/* counters: [0] zeros, [1] ones, [2] full, [3 + b] scalars of bit length b (0 <= b < 256). */
+/* counters: [0] zeros, [1] ones, [2] full, [3 + b] scalars of bit length b (0 <= b < 256),
+ * [REPEATS] scalars of 2 bits or more equal to the last lane's. */
+#define REPEATS (3 + 256)
+#define COUNTERS (REPEATS + 1)
 extern "C" __global__ void PREFIX(msm_classify)(const fr_t *scalars, const point *points, u32 n, fr_t *canonical,
                                                 u32 *counters)
 {
-    __shared__ u32 tally[3 + 256];
-    for (u32 j = threadIdx.x; j < 3 + 256; j += blockDim.x) tally[j] = 0;
+    __shared__ u32 tally[COUNTERS];
+    for (u32 j = threadIdx.x; j < COUNTERS; j += blockDim.x) tally[j] = 0;
     __syncthreads();
-    u32 mine[3] = {0, 0, 0};
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        fr_t k, one;
+    u32 mine[4] = {0, 0, 0, 0};
+    const u32 lane = threadIdx.x & 31;
+    /* a warp's lanes share base, so every lane takes the same turns (the shuffle below) */
+    for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
+        const u32 i = base + threadIdx.x;
+        fr_t k;
 #pragma unroll
-        for (int j = 0; j < 8; j++) one.v[j] = j == 0;
-        mont_mul<8>(k, scalars[i], one); /* out of Montgomery form */
-        if (!mont_is_zero<8>(k) && is_inf(points[i])) {
+        for (int j = 0; j < 8; j++) k.v[j] = 0;
+        if (i < n) {
+            fr_t one;
 #pragma unroll
-            for (int j = 0; j < 8; j++) k.v[j] = 0;
+            for (int j = 0; j < 8; j++) one.v[j] = j == 0;
+            mont_mul<8>(k, scalars[i], one); /* out of Montgomery form */
+            if (!mont_is_zero<8>(k) && is_inf(points[i])) {
+#pragma unroll
+                for (int j = 0; j < 8; j++) k.v[j] = 0;
+            }
+            canonical[i] = k;
         }
-        canonical[i] = k;
         const u32 bits = bit_length(k);   /* 0: zero, 1: one */
+        /* a wider scalar equal to the last lane's (low 64 bits): repeats put many of a
+         * warp's keys on one counter, so the sort then groups them (GpuMsm._digits) */
+        const u32 lo = __shfl_up_sync(FULL_MASK, k.v[0], 1), hi = __shfl_up_sync(FULL_MASK, k.v[1], 1);
+        if (i >= n) continue;
         /* lengths 0 and 1 (the zeros and ones, most of a bit witness) are counted
          * in registers, not on two hot shared counters */
         if (bits > 1) atomicAdd(&tally[3 + bits], 1u);
         mine[bits < 2 ? bits : 2]++;
+        mine[3] += bits > 1 && lane > 0 && k.v[0] == lo && k.v[1] == hi;
     }
     for (int j = 0; j < 2; j++) atomicAdd(&tally[3 + j], mine[j]);
     for (int j = 0; j < 3; j++) atomicAdd(&tally[j], mine[j]);
+    atomicAdd(&tally[REPEATS], mine[3]);
     __syncthreads();
-    for (u32 j = threadIdx.x; j < 3 + 256; j += blockDim.x)
+    for (u32 j = threadIdx.x; j < COUNTERS; j += blockDim.x)
         if (tally[j]) atomicAdd(&counters[j], tally[j]);
 }
 
@@ -163,7 +181,9 @@ extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 
  * takes the keys of one window whose buckets fall in one part of its nb; len
  * is n for window 0, m above it (msm_digits' layout; the host launches the
  * two apart when m < n), and the entry names point wide[i] there (i where
- * wide is null).
+ * wide is null). grouped: a warp's lanes with the same bucket take one atomic
+ * (repeated keys: bits and small words); else one each (full scalars, whose
+ * keys a warp rarely repeats: the grouping would only cost).
  * Rows are window-major (window row / parts, part row % parts), or with
  * window tables (win_stride 0, one set of buckets) part-major (part row /
  * windows), so that a run of rows completes a stretch of buckets that the
@@ -173,8 +193,8 @@ extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 
  * window of a point at once) spread them over all windows (G1 on an H200,
  * 2^24: fill 19.2 -> 7.4 ms; 2^26: count 35.9 -> 13.6, fill 94 -> 43). */
 extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 m, const u32 *wide, u32 windows,
-                                             u32 parts, u32 row0, u32 nb, u32 win_stride, u32 *cursor,
-                                             u32 *entries)
+                                             u32 parts, u32 row0, u32 nb, u32 win_stride, u32 grouped,
+                                             u32 *cursor, u32 *entries)
 {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x, row = row0 + blockIdx.y;
     u32 w = win_stride ? row / parts : row % windows, part = win_stride ? row % parts : row / windows;
@@ -186,10 +206,13 @@ extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 m, cons
     bool mine = key != NO_KEY && (b - w * win_stride) / per == part;
     if (!__ballot_sync(FULL_MASK, mine)) return; /* narrow scalars leave the high windows' warps nothing */
     if (!entries) {                              /* count: no positions, so no returned values to wait on */
-        grouped_count(cursor, b, mine);
+        if (grouped)
+            grouped_count(cursor, b, mine);
+        else if (mine)
+            atomicAdd(&cursor[b], 1u);
         return;
     }
-    u32 pos = grouped_add(cursor, mine ? b : 0, mine);
+    u32 pos = grouped ? grouped_add(cursor, mine ? b : 0, mine) : mine ? atomicAdd(&cursor[b], 1u) : 0;
     /* with window tables (win_stride 0) the entry names window w's copy of the point: row w n + p */
     if (mine) entries[pos] = (win_stride ? p : w * n + p) | (key & SIGN_BIT);
 }
