@@ -92,6 +92,31 @@ def test_staged_transfers_roundtrip(gpu, nbytes, rng):
     assert np.array_equal(back, data)
 
 
+def test_work_buffers_are_pooled_and_give_way(gpu, rng):
+    """A work buffer comes from the pool and, given back, stays there for the
+    next (no cuMemFree on the clock); an allocation the pool's unused memory
+    would block still succeeds (the pool gives it back), and the data a pooled
+    buffer carried through the stream arrives whole."""
+    if not gpu.pooled:
+        pytest.skip("the device has no memory pools")
+    size = 1 << 30
+    data = np.frombuffer(rng.randbytes(3 * (1 << 20) + 17), dtype=np.uint8)
+    buf = gpu.work_alloc(size)
+    assert buf.pooled
+    buf.upload(data, 12345, gpu.stream)
+    assert np.array_equal(gpu.download_array(buf, (12345 + len(data),), np.uint8)[12345:], data)
+    gpu.work_free(buf)
+    gpu.synchronize()
+    kept = gpu.memory()[0]
+    again = gpu.work_alloc(size)                  # served from the pool: nothing more taken from the device
+    assert gpu.memory()[0] >= kept - (64 << 20)
+    gpu.work_free(again)
+    gpu.synchronize()
+    big = gpu.try_alloc(gpu.memory()[0] + size // 2)   # only with the pool's gigabyte given back
+    assert big is not None
+    gpu.free(big)
+
+
 # ---------------------------------------------------------------- NTT
 
 @pytest.mark.parametrize("log_n", [0, 1, 2, 5, 9, 10, 11, 12, 17, 21])

@@ -13,6 +13,8 @@ Prepared = pytest.importorskip("porep_prover.backend.gpu_prepare").Prepared
 
 
 class FakeBuffer:
+    pooled = False
+
     def __init__(self, device, nbytes):
         self.device, self.nbytes, self.open = device, nbytes, True
 
@@ -56,6 +58,7 @@ def fake_backend(capacity: int) -> GpuBackend:
     be.lock = threading.RLock()
     be._resident, be._ahead, be._busy = collections.OrderedDict(), {}, collections.Counter()
     be.resident_budget = capacity
+    be.pooled = False              # a device without memory pools: work buffers as any other
     return be
 
 

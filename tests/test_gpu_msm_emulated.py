@@ -95,6 +95,8 @@ class Device:
     def free(self, *bufs):
         pass
 
+    work_alloc, work_free = alloc, free
+
     def kernel(self, module, name):
         return Kernel(self, name)
 

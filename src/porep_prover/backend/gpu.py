@@ -97,6 +97,9 @@ class GpuBackend:
         self.stream = drv.Stream(self.ctx, greatest)
         self.aux_stream = drv.Stream(self.ctx, least)
         self.copy_stream = drv.Stream(self.ctx)   # uploads ahead of a kernel region (prepare(ahead=True))
+        # an operation's work buffers come from the device's pool in the stream's order (work_alloc): no
+        # cuMemAlloc / cuMemFree on the clock, and a free does not wait for the device
+        self.pooled = self.ctx.keep_pool()
         self.staging = Staging(drv, self.ctx, self.stream)
         self.pinned = PinnedPool(drv, self.ctx)
         self.cache = KernelCache(kernel_cache_dir())
@@ -259,11 +262,36 @@ class GpuBackend:
 
     def try_alloc(self, nbytes: int):
         """Device memory, or None when there is none: evicts nothing (for work
-        that is worth doing only when memory is to spare)."""
-        try:
-            return self.drv.DeviceBuffer(self.ctx, nbytes)
-        except DeviceMemoryError:
-            return None
+        that is worth doing only when memory is to spare); what the pool keeps
+        unused is given back first."""
+        for attempt in range(2 if self.pooled else 1):
+            try:
+                return self.drv.DeviceBuffer(self.ctx, nbytes)
+            except DeviceMemoryError:
+                if attempt == 0 and self.pooled:
+                    self.ctx.trim_pool()
+        return None
+
+    def work_alloc(self, nbytes: int):
+        """A work buffer for the kernel region's stream, from the pool (see
+        DeviceBuffer: it is given back in the stream's order by work_free);
+        as alloc where the device has no pools or the pool cannot grow."""
+        if self.pooled:
+            try:
+                return self.drv.DeviceBuffer(self.ctx, nbytes, self.stream)
+            except DeviceMemoryError:
+                pass
+        return self.alloc(nbytes)
+
+    def work_free(self, *bufs) -> None:
+        """Give back work_alloc's buffers: pooled ones in the stream's order,
+        without waiting (the region's work on the other stream must already
+        be ordered before it: GpuMsm's main stream waits for its fills), the
+        others as free."""
+        for buf in bufs:
+            if buf is not None and buf.pooled:
+                buf.close()
+        self.free(*[buf for buf in bufs if buf is not None and not buf.pooled])
 
     @contextlib.contextmanager
     def holding(self, *arrays):

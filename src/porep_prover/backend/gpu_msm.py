@@ -65,24 +65,28 @@ class Stretch(NamedTuple):
 
 
 class WorkBuffers:
-    """The device work buffers of one operation, freed together when it ends (or one early)."""
+    """The device work buffers of one operation on the backend's stream (its
+    pool's, GpuBackend.work_alloc), given back together when it ends (or one
+    early)."""
 
     def __init__(self, gpu):
         self.gpu, self.bufs = gpu, []
 
     def alloc(self, nbytes: int):
-        self.bufs.append(self.gpu.alloc(nbytes))
+        self.bufs.append(self.gpu.work_alloc(nbytes))
         return self.bufs[-1]
 
     def free(self, buf) -> None:
         self.bufs.remove(buf)
-        self.gpu.free(buf)
+        self.gpu.work_free(buf)
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.gpu.free(*self.bufs)
+    def __exit__(self, kind, *exc):
+        if kind is not None:     # the other stream may still be at work on them
+            self.gpu.synchronize()
+        self.gpu.work_free(*self.bufs)
         self.bufs = []
 
 

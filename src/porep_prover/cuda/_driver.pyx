@@ -81,6 +81,7 @@ cdef class Context:
     """The primary context of one device, retained for this object's lifetime."""
     cdef drv.CUcontext ctx
     cdef drv.CUdevice dev
+    cdef drv.CUmemoryPool pool
     cdef public int ordinal
 
     def __cinit__(self, int ordinal):
@@ -118,6 +119,29 @@ cdef class Context:
         with nogil:
             rc = drv.cuCtxSynchronize()
         check(rc, "cuCtxSynchronize")
+
+    def keep_pool(self):
+        """Make the device's default memory pool (stream-ordered allocations,
+        DeviceBuffer with a stream) keep what is freed to it for the next
+        allocation instead of returning it at each synchronisation; False
+        where the device has no memory pools."""
+        cdef int supported = 0
+        cdef drv.cuuint64_t keep = <drv.cuuint64_t> -1
+        self.use()
+        check(drv.cuDeviceGetAttribute(&supported, drv.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, self.dev),
+              "attribute")
+        if not supported:
+            return False
+        check(drv.cuDeviceGetDefaultMemPool(&self.pool, self.dev), "cuDeviceGetDefaultMemPool")
+        check(drv.cuMemPoolSetAttribute(self.pool, drv.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
+              "cuMemPoolSetAttribute")
+        return True
+
+    def trim_pool(self):
+        """Return the pool's unused memory to the device (for allocations outside it)."""
+        if self.pool != NULL:
+            self.use()
+            check(drv.cuMemPoolTrimTo(self.pool, 0), "cuMemPoolTrimTo")
 
     def close(self):
         if self.ctx != NULL:
@@ -288,18 +312,31 @@ cdef class Stream:
 
 
 cdef class DeviceBuffer:
-    """nbytes of device memory, freed by close() or collection."""
+    """nbytes of device memory, freed by close() or collection. With a stream:
+    taken from the device's memory pool in that stream's order and given
+    back in it, without waiting (work queued on the stream before close()
+    still sees it; work on other streams must be ordered before close())."""
     cdef readonly uint64_t ptr
     cdef readonly size_t nbytes
     cdef Context ctx
+    cdef Stream stream
 
-    def __cinit__(self, Context ctx, size_t nbytes):
+    def __cinit__(self, Context ctx, size_t nbytes, Stream stream=None):
         cdef drv.CUdeviceptr p = 0
         self.ctx = ctx
         self.nbytes = nbytes
+        self.stream = stream
         ctx.use()
-        check(drv.cuMemAlloc(&p, nbytes if nbytes else 1), f"cuMemAlloc({nbytes} bytes)")
+        if stream is None:
+            check(drv.cuMemAlloc(&p, nbytes if nbytes else 1), f"cuMemAlloc({nbytes} bytes)")
+        else:
+            check(drv.cuMemAllocAsync(&p, nbytes if nbytes else 1, stream.stream),
+                  f"cuMemAllocAsync({nbytes} bytes)")
         self.ptr = <uint64_t> p
+
+    @property
+    def pooled(self):
+        return self.stream is not None
 
     def view(self, size_t offset):
         """The address offset bytes in (for kernel arguments)."""
@@ -366,10 +403,14 @@ cdef class DeviceBuffer:
     def close(self):
         if self.ptr:
             self.ctx.use()
-            drv.cuMemFree(<drv.CUdeviceptr> self.ptr)
+            if self.stream is not None and self.stream.stream != NULL:
+                drv.cuMemFreeAsync(<drv.CUdeviceptr> self.ptr, self.stream.stream)
+            else:
+                drv.cuMemFree(<drv.CUdeviceptr> self.ptr)
             self.ptr = 0
 
     def __dealloc__(self):
+        # not in stream order: the stream may already be gone (cuMemFree waits for the device)
         if self.ptr and self.ctx is not None and self.ctx.ctx != NULL:
             drv.cuCtxSetCurrent(self.ctx.ctx)
             drv.cuMemFree(<drv.CUdeviceptr> self.ptr)
