@@ -460,5 +460,8 @@ class GpuBackend:
             self._modules.clear()
             self.staging.close()
             self.pinned.close()
+        if self.pooled:      # what the pool kept of the work buffers, back to the device
+            self.synchronize()
+            self.ctx.trim_pool()
         self.stream.close()
         self.aux_stream.close()
