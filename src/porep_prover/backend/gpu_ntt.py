@@ -124,7 +124,8 @@ class GpuNtt:
 
     def inverse(self, buf, dst, log_n: int, nqr: int, shift: int | None, factor: int = 1) -> None:
         """dst = factor NTT^-1(buf) natural -> natural (coset shift undone when
-        given); buf is clobbered, dst may be buf."""
+        given); buf is clobbered, and dst is another buffer (the last pass
+        scatters across the whole array)."""
         tw = self.twiddles(nqr, log_n, True)
         inv_shift = pow(shift, -1, R) if shift else 1
         scale = self.scale(inv_shift, factor * pow(1 << log_n, -1, R), log_n)
