@@ -365,6 +365,7 @@ def test_timeline_arithmetic(tmp_path):
               ev("GPU_QUEUE", 0.5, partition=0), ev("GPU_QUEUE", 0.6, partition=1),
               ev("LOCK_WAIT", 1.0, partition=0, worker="w0"), ev("GPU_START", 1.0, partition=0, worker="w0"), ev("GPU_END", 3.0, partition=0, worker="w0"),
               ev("LOCK_WAIT", 1.5, partition=1, worker="w1"), ev("GPU_START", 3.0, partition=1, worker="w1"), ev("GPU_END", 4.0, partition=1, worker="w1"),
+              ev("SYNTH_END", 4.25, partition=2, worker="s0"), ev("SYNTH_END", 0.4, partition=2, job="k"),
               ev("LOCK_WAIT", 4.5, partition=2, worker="w0"), ev("GPU_START", 5.0, partition=2, worker="w0"), ev("GPU_END", 6.0, partition=2, worker="w0"),
               ev("JOB_END", 6.5, partition=-1, worker="")]
     stats = analyze(events)
@@ -372,6 +373,10 @@ def test_timeline_arithmetic(tmp_path):
     assert dev["span"] == pytest.approx(5.0) and dev["busy"] == pytest.approx(4.0)
     assert dev["efficiency"] == pytest.approx(0.8) and dev["gaps"]["count"] == 1
     assert dev["gaps"]["max"] == pytest.approx(1.0)
+    gap = dev["longest_gap"]          # partition 2 of job j ended it: synthesized late, then the lock asked for
+    assert (gap["job"], gap["partition"], gap["prepared"]) == ("j", 2, None)
+    assert gap["length"] == pytest.approx(1.0) and gap["synthesized"] == pytest.approx(0.25)
+    assert gap["lock_asked"] == pytest.approx(0.5)
     assert stats["lock_wait"]["max"] == pytest.approx(1.5) and stats["lock_wait"]["count"] == 3
     assert stats["lock_hold"]["mean"] == pytest.approx(4.0 / 3)
     assert stats["worker_gaps"]["count"] == 1 and stats["worker_gaps"]["max"] == pytest.approx(2.0)
@@ -385,6 +390,8 @@ def test_timeline_arithmetic(tmp_path):
     log.write_text("".join(lines))
     assert read_log(log) == events
     assert "GPU efficiency 80.00%" in format_report(stats)
+    assert "longest gap 1000.0 ms, ended by job j partition 2 (synthesized +250.0 ms, lock asked +500.0 ms" \
+        in format_report(stats)
     gantt(events, tmp_path / "g.png")
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

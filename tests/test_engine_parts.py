@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The engine's parts on their own: the SRS manager and the commands."""
+import json
 import random
 import threading
 import time
@@ -79,6 +80,8 @@ def test_bench_and_timeline_commands(tmp_path, capsys):
     assert main(["bench", "batch", "-c", "2", "-j", "1", "--json", str(tmp_path / "b.json")] + args) == 0
     out = capsys.readouterr().out
     assert "s per proof" in out and "GPU efficiency" in out
+    device = next(iter(json.loads((tmp_path / "b.json").read_text())["devices"].values()))
+    assert "longest_gap" in device          # the longest idle stretch, and what ended it (or None)
     assert main(["timeline", str(log), "--gantt", str(tmp_path / "g.png")]) == 0
     out = capsys.readouterr().out
     assert "device cpu: GPU efficiency" in out and (tmp_path / "g.png").exists()

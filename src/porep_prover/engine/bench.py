@@ -12,7 +12,7 @@ from typing import Callable
 
 from .inline import inline_job
 from .jobs import Job
-from .timeline import summary_stats, analyze
+from .timeline import analyze, describe_gap, summary_stats
 
 
 class DemoWorkload:
@@ -95,6 +95,8 @@ class BatchReport:
         for dev, d in self.devices.items():
             out.append(f"device {dev}: GPU efficiency {d['efficiency']:.2%} (busy {d['busy']:.3f} s of "
                        f"{d['span']:.3f} s, {d['gaps']['count']} gaps)")
+            if d.get("longest_gap"):
+                out.append("  " + describe_gap(d["longest_gap"]))
         means = {k: v["mean"] for k, v in self.stages.items() if v.get("count")}
         if means:
             out.append("per partition (mean ms): " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in means.items()))

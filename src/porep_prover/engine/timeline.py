@@ -115,6 +115,35 @@ def summary_stats(values: list[float]) -> dict:
     return {"count": len(s), "mean": sum(s) / len(s), "min": s[0], "max": s[-1], "median": s[len(s) // 2]}
 
 
+def _longest_gap(events: list[Event], gpu, idle) -> dict | None:
+    """The longest idle stretch of a device and what the partition whose kernel
+    region ended it was doing: when its synthesis ended, its preparation
+    ended and its worker asked for the lock, in seconds from the gap's
+    start (negative: before it). A gap the partition's synthesis ends late
+    in is the host's; one after its lock request, the handover's."""
+    if not idle:
+        return None
+    start, end = max(idle, key=lambda g: g[1] - g[0])
+    nxt = min((s for s, _ in gpu if s.t >= end), key=lambda s: s.t)
+    mine = [e for e in events if (e.job, e.partition) == (nxt.job, nxt.partition) and e.t <= nxt.t]
+
+    def last(kind):
+        times = [e.t for e in mine if e.event == kind]
+        return max(times) - start if times else None
+
+    return {"length": end - start, "job": nxt.job, "partition": nxt.partition, "synthesized": last("SYNTH_END"),
+            "prepared": last("PREP_END"), "lock_asked": last("LOCK_WAIT")}
+
+
+def describe_gap(gap: dict) -> str:
+    """One line for _longest_gap's record (ms from the gap's start)."""
+    marks = ", ".join(f"{name} {gap[key] * 1e3:+.1f} ms" for key, name in
+                      (("synthesized", "synthesized"), ("prepared", "prepared"), ("lock_asked", "lock asked"))
+                      if gap[key] is not None)
+    return (f"longest gap {gap['length'] * 1e3:.1f} ms, ended by job {gap['job']} partition {gap['partition']}"
+            + (f" ({marks} from its start)" if marks else ""))
+
+
 def analyze(events: list[Event]) -> dict:
     """The numbers `porep-prover timeline` reports (seconds)."""
     gpu = _pairs(events, "GPU_START", "GPU_END")
@@ -126,7 +155,8 @@ def analyze(events: list[Event]) -> dict:
         busy = sum(b - a for a, b in merged)
         idle = [(b0, a1) for (_, b0), (a1, _) in zip(merged, merged[1:])]
         devices[dev] = {"efficiency": busy / span if span > 0 else 1.0, "span": span, "busy": busy,
-                        "gaps": summary_stats([b - a for a, b in idle]), "partitions": len(spans)}
+                        "gaps": summary_stats([b - a for a, b in idle]), "partitions": len(spans),
+                        "longest_gap": _longest_gap(events, [(s, e) for s, e in gpu if s.device == dev], idle)}
     per_worker_gaps = []
     for worker in sorted({s.worker for s, _ in gpu}):
         mine = sorted((s.t, e.t) for s, e in gpu if s.worker == worker)
@@ -158,6 +188,8 @@ def format_report(stats: dict) -> str:
         lines.append(f"device {dev}: GPU efficiency {d['efficiency']:.2%} over {d['span']:.3f} s "
                      f"({d['partitions']} partitions, busy {d['busy']:.3f} s, {g['count']} gaps"
                      + (f", longest {g['max'] * 1e3:.1f} ms" if g["count"] else "") + ")")
+        if d.get("longest_gap"):
+            lines.append("  " + describe_gap(d["longest_gap"]))
     rows = [("lock wait", stats["lock_wait"]), ("lock hold", stats["lock_hold"]),
             ("worker turnaround", stats["worker_gaps"])] + [(k, v) for k, v in stats["stages"].items()] + \
         [("job latency", stats["jobs"])]
