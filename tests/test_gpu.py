@@ -105,12 +105,12 @@ def test_work_buffers_are_pooled_and_give_way(gpu, rng):
     assert buf.pooled
     buf.upload(data, 12345, gpu.stream)
     assert np.array_equal(gpu.download_array(buf, (12345 + len(data),), np.uint8)[12345:], data)
-    gpu.work_free(buf)
+    gpu.free(buf)
     gpu.synchronize()
     kept = gpu.memory()[0]
     again = gpu.work_alloc(size)                  # served from the pool: nothing more taken from the device
     assert gpu.memory()[0] >= kept - (64 << 20)
-    gpu.work_free(again)
+    gpu.free(again)
     gpu.synchronize()
     big = gpu.try_alloc(gpu.memory()[0] + size // 2)   # only with the pool's gigabyte given back
     assert big is not None

@@ -95,7 +95,7 @@ class Device:
     def free(self, *bufs):
         pass
 
-    work_alloc, work_free = alloc, free
+    work_alloc = alloc
 
     def kernel(self, module, name):
         return Kernel(self, name)

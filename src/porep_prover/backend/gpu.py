@@ -98,7 +98,7 @@ class GpuBackend:
         self.aux_stream = drv.Stream(self.ctx, least)
         self.copy_stream = drv.Stream(self.ctx)   # uploads ahead of a kernel region (prepare(ahead=True))
         # an operation's work buffers come from the device's pool in the stream's order (work_alloc): no
-        # cuMemAlloc / cuMemFree on the clock, and a free does not wait for the device
+        # cuMemAlloc / cuMemFree (which waits for the device and unmaps) on the clock
         self.pooled = self.ctx.keep_pool()
         self.staging = Staging(drv, self.ctx, self.stream)
         self.pinned = PinnedPool(drv, self.ctx)
@@ -273,25 +273,15 @@ class GpuBackend:
         return None
 
     def work_alloc(self, nbytes: int):
-        """A work buffer for the kernel region's stream, from the pool (see
-        DeviceBuffer: it is given back in the stream's order by work_free);
-        as alloc where the device has no pools or the pool cannot grow."""
+        """A work buffer for the kernel region's stream, from the pool (free
+        gives it back there); as alloc where the device has no pools or the
+        pool cannot grow."""
         if self.pooled:
             try:
                 return self.drv.DeviceBuffer(self.ctx, nbytes, self.stream)
             except DeviceMemoryError:
                 pass
         return self.alloc(nbytes)
-
-    def work_free(self, *bufs) -> None:
-        """Give back work_alloc's buffers: pooled ones in the stream's order,
-        without waiting (the region's work on the other stream must already
-        be ordered before it: GpuMsm's main stream waits for its fills), the
-        others as free."""
-        for buf in bufs:
-            if buf is not None and buf.pooled:
-                buf.close()
-        self.free(*[buf for buf in bufs if buf is not None and not buf.pooled])
 
     @contextlib.contextmanager
     def holding(self, *arrays):

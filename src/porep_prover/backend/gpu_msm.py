@@ -78,15 +78,13 @@ class WorkBuffers:
 
     def free(self, buf) -> None:
         self.bufs.remove(buf)
-        self.gpu.work_free(buf)
+        self.gpu.free(buf)
 
     def __enter__(self):
         return self
 
-    def __exit__(self, kind, *exc):
-        if kind is not None:     # the other stream may still be at work on them
-            self.gpu.synchronize()
-        self.gpu.work_free(*self.bufs)
+    def __exit__(self, *exc):
+        self.gpu.free(*self.bufs)
         self.bufs = []
 
 
