@@ -5,11 +5,13 @@ porep-prover-porep-shaped): H (from a, b, c, or from the witness with
 `--matvec device`, the queries' scalars then taken from its device copy),
 each G1 MSM (a, l, h, b_1) and the G2 MSM of b, timed
 one by one on the backend, then the whole kernel region (prove_device with
-B2) for comparison; one proof finished and verified first.
+B2) for comparison; one proof finished and verified first. --profile adds
+each GPU MSM's kernel phases and H's steps from the witness (upload, MatVec
+and check, the transforms, the queries' gathers).
 
 Usage:
     python benchmarks/bench_partition.py [--scale 0.015625] [--backend auto] [--matvec host|device]
-                                         [--reps 3] [--payload KEY=VALUE ...] [--json out.json]
+                                         [--reps 3] [--payload KEY=VALUE ...] [--profile] [--json out.json]
 
 Parameters come from the provider (made on first use, cached under
 POREP_PROVER_PARAMS_CACHE; at large scales mapped). Times are host-clock
@@ -29,6 +31,7 @@ import time
 import numpy as np
 
 from porep_prover.backend import get_backend
+from porep_prover.backend.gpu_msm import DeviceScalars
 from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
 from porep_prover.field.constants import R
@@ -82,6 +85,36 @@ def one_run(be, params, r1cs, witness, threads, on_device, phases=None) -> dict:
     return times
 
 
+def h_phases(be, synth) -> dict:
+    """ms of H's steps from the witness (GPU), one after the other with the
+    device drained between them: the witness's upload (pageable memory here;
+    the engine copies it ahead), A w, B w, C w with the witness check, H
+    (the transforms and their products), the a and b queries' gathers."""
+    r1cs, n = synth.r1cs, synth.r1cs.domain_size
+    out, held, t = {}, [], time.perf_counter()
+
+    def lap(name):
+        nonlocal t
+        be.synchronize()
+        now = time.perf_counter()
+        out[name], t = (now - t) * 1e3, now
+
+    try:
+        w = DeviceScalars(be, be.upload(synth.witness.limbs), len(synth.witness))
+        held.append(w)
+        lap("upload")
+        abc = be.r1cs_ops.evaluate(r1cs, w, n, synth.check)
+        lap("matvec + check")
+        held.append(be.ntt_ops.h_owned(abc, n, synth.flavor))
+        lap("h")
+        held += [be.take(w, r1cs.query_index(q, np.uint32)) for q in ("a", "b")]
+        lap("takes")
+    finally:
+        for x in held:
+            x.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=1 / 64)
@@ -91,7 +124,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--payload", action="append", default=[], metavar="KEY=VALUE")
-    ap.add_argument("--profile", action="store_true", help="each GPU MSM's kernel phases (last run)")
+    ap.add_argument("--profile", action="store_true",
+                    help="each GPU MSM's kernel phases (last run), and H's steps from the witness")
     ap.add_argument("--json")
     args = ap.parse_args()
     payload = {"scale": args.scale, "seed": args.seed}
@@ -125,11 +159,15 @@ def main() -> None:
     print(f"{'sum of phases':>14} | {phases * 1e3:9.1f} |")
     for name, got in msm_phases.items():
         print(f"{name:>14}: " + " ".join(f"{k}={v:.1f}" for k, v in got.items()))
+    h_split = {}
+    if args.profile and on_device and hasattr(be, "r1cs_ops"):
+        h_split = h_phases(be, fresh(params, r1cs, witness, threads, on_device))
+        print(f"{'h (ntt)':>14}: " + " ".join(f"{k}={v:.1f}" for k, v in h_split.items()))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"scale": args.scale, "backend": args.backend, "matvec": args.matvec,
                        "ms": {k: v * 1e3 for k, v in med.items()},
-                       "msm_phases_ms": msm_phases}, f, indent=1)
+                       "msm_phases_ms": msm_phases, "h_phases_ms": h_split}, f, indent=1)
 
 
 if __name__ == "__main__":
