@@ -1,5 +1,5 @@
 """The GPU backend's device-memory policy (resident arrays, eviction, copies
-made ahead) on a fake device: runs without a GPU."""
+made ahead, the work buffers' pool) on a fake device: runs without a GPU."""
 import collections
 import threading
 
@@ -51,14 +51,45 @@ class Idle:
         return False
 
 
-def fake_backend(capacity: int) -> GpuBackend:
+class PooledBuffer(FakeBuffer):
+    pooled = True
+
+    def close(self):
+        if self.open:                 # back to the pool, which keeps it
+            self.device.pool_free += self.nbytes
+            self.open = False
+
+
+class PooledDevice(FakeDevice):
+    """FakeDevice with a memory pool: a buffer with a stream comes from what the
+    pool keeps, else the pool grows by it; trim_pool gives the kept memory back."""
+
+    def __init__(self, capacity):
+        super().__init__(capacity)
+        self.pool_free = 0
+
+    def DeviceBuffer(self, ctx, nbytes, stream=None):
+        if stream is None:
+            return super().DeviceBuffer(ctx, nbytes)
+        if self.pool_free < nbytes:   # grow the pool (the fake does not split what it keeps)
+            super().DeviceBuffer(ctx, nbytes - self.pool_free)
+            self.pool_free = nbytes
+        self.pool_free -= nbytes
+        return PooledBuffer(self, nbytes)
+
+    def trim_pool(self):
+        self.used -= self.pool_free
+        self.pool_free = 0
+
+
+def fake_backend(capacity: int, pooled: bool = False) -> GpuBackend:
     be = GpuBackend.__new__(GpuBackend)
-    be.drv = be.ctx = FakeDevice(capacity)
+    be.drv = be.ctx = (PooledDevice if pooled else FakeDevice)(capacity)
     be.stream = be.aux_stream = be.copy_stream = be.staging = be.pinned = Idle()
     be.lock = threading.RLock()
     be._resident, be._ahead, be._busy = collections.OrderedDict(), {}, collections.Counter()
     be.resident_budget = capacity
-    be.pooled = False              # a device without memory pools: work buffers as any other
+    be.pooled = pooled             # without memory pools work buffers are as any other
     return be
 
 
@@ -145,3 +176,33 @@ def test_work_buffers_are_freed_together_or_one_early():
             assert be.drv.used == 200 and not a.open and b.open
             bufs.alloc(900)               # does not fit: the ones made so far are freed on the way out
     assert be.drv.used == 0 and not b.open
+
+
+def test_work_buffers_come_back_to_the_pool_and_it_gives_way():
+    """Work buffers come from the pool and go back to it (kept: the next one
+    takes nothing more from the device); a plain allocation that runs short
+    has the pool's unused memory given back; a work buffer the pool cannot
+    grow for is a plain one, resident arrays not in use evicted for it, and
+    with them held a DeviceMemoryError."""
+    from porep_prover.backend.gpu_msm import WorkBuffers
+    be = fake_backend(1000, pooled=True)
+    with WorkBuffers(be) as bufs:
+        assert bufs.alloc(400).pooled
+    assert be.drv.used == 400 and be.drv.pool_free == 400     # kept by the pool
+    with WorkBuffers(be) as bufs:
+        bufs.alloc(300)
+        assert be.drv.used == 400                              # served from it
+    (points,) = arrays(500)
+    be.resident_array(points)                                  # fits beside the pool's 400
+    assert be.try_alloc(300) is not None and be.drv.pool_free == 0   # the pool gave its 400 back
+    be.release_resident()
+    assert be.drv.used == 300
+    be.resident_array(points)                                  # 800 used
+    work = be.work_alloc(400)             # the pool cannot grow by 400: a plain buffer, once the points are gone
+    assert not work.pooled and be.resident_bytes() == 0 and be.drv.used == 700
+    be.free(work)
+    be.resident_array(points)
+    with be.holding(points):
+        with pytest.raises(DeviceMemoryError):
+            be.work_alloc(400)                                 # nothing to give back, the points held
+    assert be.resident_bytes() == 500 and be.drv.used == 800
