@@ -143,10 +143,15 @@ class GpuNtt:
             self._launch_pass(kernel, buf, dst if last else buf, table, s_lo, s_hi, log_n, b_lo, k, m,
                               log_big, s_bits, DIF | (last_flags if last else 0))
 
+    def _coefficients(self, buf, log_n: int, nqr: int, base: int, factor: int) -> None:
+        """In place: evaluations on <w> (natural order) -> the coefficients
+        times factor base^i, in bit-reversed order."""
+        inv = self.twiddles(nqr, log_n, True)
+        self._dif(buf, buf, log_n, inv, self.scale(base, factor * pow(1 << log_n, -1, R), log_n), SCALE_STORE)
+
     def to_coset(self, buf, log_n: int, nqr: int, shift: int) -> None:
         """In place: evaluations on <w> -> evaluations on shift <w> (iNTT, scale, NTT; both natural order)."""
-        inv = self.twiddles(nqr, log_n, True)
-        self._dif(buf, buf, log_n, inv, self.scale(shift, pow(1 << log_n, -1, R), log_n), SCALE_STORE)
+        self._coefficients(buf, log_n, nqr, shift, 1)
         table, log_big = self.twiddles(nqr, log_n, False)
         kernel = self._pass_kernel()
         for b_lo, k in passes(log_n):
@@ -226,8 +231,7 @@ class GpuNtt:
             return a
         shift = FR_GENERATOR
         z_inv = pow((pow(shift, n, R) - 1) % R, -1, R)
-        inv = self.twiddles(FR_GENERATOR, log_n, True)         # C / z0, coefficients bit-reversed, in place
-        self._dif(c, c, log_n, inv, self.scale(1, z_inv * pow(n, -1, R), log_n), SCALE_STORE)
+        self._coefficients(c, log_n, FR_GENERATOR, 1, z_inv)   # C / z0
         for buf in (a, b):
             self.to_coset(buf, log_n, FR_GENERATOR, shift)
         self.gpu.launch("ntt", "fr_mul_vec", n, [a, a, b, n])

@@ -137,9 +137,8 @@ def _longest_gap(events: list[Event], gpu, idle) -> dict | None:
 
 def describe_gap(gap: dict) -> str:
     """One line for _longest_gap's record (ms from the gap's start)."""
-    marks = ", ".join(f"{name} {gap[key] * 1e3:+.1f} ms" for key, name in
-                      (("synthesized", "synthesized"), ("prepared", "prepared"), ("lock_asked", "lock asked"))
-                      if gap[key] is not None)
+    marks = ", ".join(f"{key.replace('_', ' ')} {gap[key] * 1e3:+.1f} ms"
+                      for key in ("synthesized", "prepared", "lock_asked") if gap[key] is not None)
     return (f"longest gap {gap['length'] * 1e3:.1f} ms, ended by job {gap['job']} partition {gap['partition']}"
             + (f" ({marks} from its start)" if marks else ""))
 
