@@ -83,6 +83,29 @@ def test_squares_match_python(gpu, module, n, iters, rng):
     assert got == want
 
 
+@pytest.mark.parametrize("module", ["msm_g1", "msm_g1.fq_inline", "msm_g1.mul2_off", "msm_g2"])
+@pytest.mark.parametrize("n", [1, 7, 1025])
+def test_sums_of_products_match_python(gpu, module, n, rng):
+    """(x y + z w) / R mod p in one reduction (mont_mul2_wide; two products in
+    the mul2_off build), the four operands drawn apart, with edge values (p - 1
+    in all four: the sum at its largest, 2 (p - 1)^2; 0; R mod p) mixed in."""
+    r_mont = (1 << 384) % P
+    edge = [P - 1, 0, 1, r_mont, P - r_mont, ((1 << 32) - 1) << 320]
+    cols = []
+    for k in range(4):
+        col = [rng.randrange(P) for _ in range(n)]
+        for i, v in enumerate(edge[:n]):
+            col[i] = v if k % 2 == 0 or i == 0 else edge[(i + k) % len(edge)]
+        cols.append(col)
+    bufs = [gpu.upload(_ints_to_limbs(col, 6)) for col in cols]
+    gpu.kernel(module, f"g{module[5]}_fq_mul2_vec").launch((3,), (96,), bufs + [n], gpu.stream)
+    got = _limbs_to_ints(gpu.download_array(bufs[0], (n, 6)))
+    gpu.free(*bufs)
+    r_inv = pow(1 << 384, -1, P)
+    x, y, z, w = cols
+    assert got == [(a * b + c * d) * r_inv % P for a, b, c, d in zip(x, y, z, w)]
+
+
 @pytest.mark.parametrize("nbytes", [1, 1000, (1 << 20) + 1, 3 * (32 << 20) + 12345])
 def test_staged_transfers_roundtrip(gpu, nbytes, rng):
     data = np.frombuffer(rng.randbytes(nbytes), dtype=np.uint8)

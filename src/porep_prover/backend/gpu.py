@@ -62,6 +62,8 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     "ntt.redc_generic": (PKG / "ntt" / "kernels" / "ntt.cu", ("FR_REDC_GENERIC",)),
     # G2's squares as Fq2 products (three Fq products instead of two)
     "msm_g2.fq2_sqr_mul": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "FQ2_SQR_MUL")),
+    # Y3's two products each reduced (f_mul2 as two products and a sum)
+    "msm_g1.mul2_off": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL2_OFF")),
 }
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic

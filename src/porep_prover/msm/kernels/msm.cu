@@ -465,3 +465,13 @@ extern "C" __global__ void PREFIX(fq_mul_chain)(fq_t *x, const fq_t *y, u32 n, u
         x[i] = v;
     }
 }
+
+/* x[i] <- (x[i] y[i] + z[i] w[i]) / R mod p (f_mul2: two products, one reduction; for the tests). */
+extern "C" __global__ void PREFIX(fq_mul2_vec)(fq_t *x, const fq_t *y, const fq_t *z, const fq_t *w, u32 n)
+{
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        fq_t v;
+        mont_mul2<12>(v, x[i], y[i], z[i], w[i]);
+        x[i] = v;
+    }
+}
