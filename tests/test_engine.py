@@ -237,6 +237,42 @@ def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
         check_result(engine.prove(inline_job(params, r1cs, ws[:2]), timeout=120), params)
 
 
+class SharingBackend(WitnessBackend):
+    """WitnessBackend that also shares a sort between arrays (msm_shared), as
+    the GPU does: each set's sum from the scalars its rows give it."""
+
+    def __init__(self):
+        super().__init__()
+        self.shared = []
+
+    def msm_shared(self, sets, scalars, threads):
+        self.shared.append([len(p) for p, _ in sets])
+        out = []
+        for points, rows in sets:
+            if rows is None:
+                out.append(self.msm(points, scalars, threads)[0])
+            else:
+                keep = rows != 0xFFFFFFFF
+                out.append(self.msm(points[rows[keep]], FrArray(scalars.limbs[keep]), threads)[0])
+        return out
+
+
+@pytest.mark.parametrize("b_g2", ["device", "host"])
+def test_one_sort_for_l_and_a_and_for_b1_and_b2(circuit, b_g2):
+    """A device that shares sorts: L with the A query's aux rows (its input
+    rows on the host), and B_1 with B_2 where B_2 is on the device; every
+    proof verifies."""
+    params, r1cs, ws = circuit
+    be = SharingBackend()
+    dev = Device("fake-gpu-s", "fakes", "gpu", be)
+    with Engine(config(**{"prover.matvec": "device", "prover.b_g2": b_g2}), devices=[dev]) as engine:
+        check_result(engine.prove(inline_job(params, r1cs, ws[:2]), timeout=120), params)
+    pair = [len(params.l), len(params.a)]
+    assert be.shared.count(pair) == 2
+    assert be.shared.count([len(params.b_g1), len(params.b_g2)]) == (2 if b_g2 == "device" else 0)
+    assert be.taken == 2                       # B's scalars only: A's come through the rows
+
+
 def test_retry_then_success(circuit):
     params, r1cs, ws = circuit
     job = inline_job(params, r1cs, ws[:3])

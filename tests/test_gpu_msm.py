@@ -9,6 +9,7 @@ from gpu_inputs import random_fr, random_points
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available
+from porep_prover.backend.gpu_msm import DeviceScalars
 from porep_prover.backend.gpu_msm_plan import MAX_CHUNK, OVERLAP_GROUPS
 from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R
@@ -292,3 +293,74 @@ def test_msm_narrow_scalars_match_cpu(gpu, cls, overlap, bits, chunk, rng):
     finally:
         ops.overlap, ops.window_bits, ops.max_chunk, ops.profile = None, None, MAX_CHUNK, None
     gpu.release_points(pts)
+
+
+def _mixed_scalars(n, rng):
+    """Zeros, ones, small words and full values, as a witness has them."""
+    full = random_fr(n, rng)
+    pick = np.array([rng.randrange(4) for _ in range(n)])
+    out = FrArray.from_ints([0 if p == 0 else 1 if p == 1 else rng.randrange(2, 1 << 16) if p == 2 else 0
+                             for p in pick])
+    out.limbs[pick == 3] = full.limbs[pick == 3]
+    return out
+
+
+@pytest.mark.parametrize("apart", [False, True], ids=["one sort", "apart"])
+@pytest.mark.parametrize("n", [5, 3001, 70001])
+def test_msm_shared_matches_the_msms_apart(gpu, apart, n, rng, monkeypatch):
+    """One sort of the scalars for L-like points row for row (some at
+    infinity) and A-like points through a row map into a longer array (some
+    scalars without a row): each sum as the CPU's MSM of the points with the
+    scalars they get. apart: the arrays cannot share (window tables on), so
+    each MSM runs alone, the mapped one over its scalars scattered to rows."""
+    sc = _mixed_scalars(n, rng)
+    l_pts = random_points(G1Array, rng, n)
+    l_pts.limbs[::5] = 0                                   # infinity
+    a_pts = random_points(G1Array, rng, n + 17)
+    rows = np.array(rng.sample(range(n + 17), n), dtype=np.uint32)
+    rows[1::7] = 0xFFFFFFFF
+    if apart:
+        monkeypatch.setattr(gpu.msm_ops, "tables", True)
+        assert gpu.msm_ops.msm_shared([(l_pts, None), (a_pts, rows)], sc) is None
+    on_device = DeviceScalars(gpu, gpu.upload(sc.limbs), len(sc)) if n > 5 else sc        # DeviceScalars and an FrArray both taken
+    try:
+        got_l, got_a = gpu.msm_shared([(l_pts, None), (a_pts, rows)], on_device, 1)
+    finally:
+        if on_device is not sc:
+            on_device.close()
+    keep = rows != 0xFFFFFFFF
+    assert got_l == CPU.msm(l_pts, sc, 2)[0]
+    assert got_a == CPU.msm(a_pts[rows[keep]], FrArray(sc.limbs[keep]), 2)[0]
+
+
+def test_msm_shared_g1_beside_g2(gpu, rng):
+    """B_1 and B_2 from one sort of the B query's scalars."""
+    n = 4099
+    sc = _mixed_scalars(n, rng)
+    b1, b2 = random_points(G1Array, rng, n), random_points(G2Array, rng, n)
+    got1, got2 = gpu.msm_shared([(b1, None), (b2, None)], sc, 1)
+    assert got1 == CPU.msm(b1, sc, 2)[0] and got2 == CPU.msm(b2, sc, 2)[0]
+
+
+def test_msm_shared_refuses_bad_rows(gpu, rng):
+    """A row past the points, a map of the wrong length or type, an array of
+    the wrong length: named errors before any kernel reads there."""
+    from porep_prover.errors import InvalidInputError, LengthMismatchError
+    n = 100
+    sc, pts = random_fr(n, rng), random_points(G1Array, rng, n)
+    rows = np.arange(n, dtype=np.uint32)
+    rows[37] = n
+    with pytest.raises(InvalidInputError, match="row 100 past the 100 points"):
+        gpu.msm_shared([(pts, rows)], sc, 1)
+    with pytest.raises(InvalidInputError):
+        gpu.msm_shared([(pts, np.arange(n - 1, dtype=np.uint32))], sc, 1)
+    with pytest.raises(InvalidInputError):
+        gpu.msm_shared([(pts, np.arange(n, dtype=np.int64))], sc, 1)
+    with pytest.raises(LengthMismatchError):
+        gpu.msm_shared([(pts[:50], None)], sc, 1)
+    on_device = DeviceScalars(gpu, gpu.upload(sc.limbs), len(sc))
+    try:
+        with pytest.raises(InvalidInputError, match="past the 100 rows"):
+            gpu.r1cs_ops.put(on_device, rows, n)
+    finally:
+        on_device.close()

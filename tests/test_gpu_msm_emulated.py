@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from msm_model import signed_digits
-from porep_prover.backend.gpu_msm import REPEATS, GpuMsm
+from porep_prover.backend.gpu_msm import REPEATS, GpuMsm, Target
 from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, windows_of
 
 P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
@@ -115,7 +115,7 @@ class Device:
         last = None
         for i in range(n):
             k = self.mem.read(scalars, i, "fr")
-            if self.mem.read(points, i, "point") == 0:
+            if points and self.mem.read(points, i, "point") == 0:     # null points: several arrays share them
                 k = 0
             self.mem.write(canon, i, "fr", k)
             slots = [0 if k == 0 else 1 if k == 1 else 2, 3 + k.bit_length()]
@@ -203,6 +203,11 @@ class Device:
 
     def k_msm_accumulate(self, grid, block, points, entries, offsets, ends, first, last, base, count, chunk, sums,
                          next_keys, nxt):
+        self.k_msm_accumulate_rows(grid, block, points, 0, entries, offsets, ends, first, last, base, count, chunk,
+                                   sums, next_keys, nxt)
+
+    def k_msm_accumulate_rows(self, grid, block, points, rows, entries, offsets, ends, first, last, base, count,
+                              chunk, sums, next_keys, nxt):
         for t in range(-(-count // chunk)):
             lo = base + t * chunk
             hi = min(lo + chunk, base + count)
@@ -216,7 +221,8 @@ class Device:
                     key = self._bucket_at(ends, key + 1, last, pos)
                     end, acc = self.mem.read(ends, key, "u32"), 0
                 e = self.mem.read(entries, pos, "u32")
-                p = self.mem.read(points, e & ~SIGN, "point")
+                row = self.mem.read(rows, e & ~SIGN, "u32") if rows else e & ~SIGN
+                p = self.mem.read(points, row, "point") if row != NO_KEY else 0
                 acc = (acc - p if e & SIGN else acc + p) % P
             self._flush(sums, next_keys, nxt, t, key, False, acc, open_left or end > hi, first_run, True)
 
@@ -332,3 +338,42 @@ def test_the_sort_groups_its_atomics_where_keys_repeat(mix, together):
     got, want, split, _, _, grouped = run(130, 6, False, False, None, 4, seed=5, mix=mix)
     assert got == want and sum(split) == 130
     assert grouped == {together}
+
+
+@pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
+@pytest.mark.parametrize("mix", ["random", "narrow"])
+def test_one_sort_serves_several_arrays(overlap, mix):
+    """_pippenger_targets over two arrays of points from one sort of the
+    scalars: the first row for row (some points at infinity: they must not
+    zero the scalars the second array still needs), the second through a row
+    map into a longer array, some scalars without a row. Each array's window
+    sums combine to its own sum; the sort's passes run once, each array's
+    accumulation, combine levels and reduction apart."""
+    rnd, n, c = random.Random(7 + overlap), 180, 6
+    dev = Device()
+    ops = GpuMsm.__new__(GpuMsm)
+    ops.gpu, ops.profile, ops.variant = dev, None, ""
+    ops.overlap, ops.groups, ops.fill_parts, ops.max_chunk = overlap, 3, None, MAX_CHUNK
+    ops.compact_share, ops.grouped = COMPACT_SHARE, None
+    first = [0 if i % 7 == 3 else rnd.randrange(1, P) for i in range(n)]
+    second = [rnd.randrange(1, P) for _ in range(n + 40)]
+    rows = rnd.sample(range(n + 40), n)
+    rows = [NO_KEY if i % 11 == 5 else r for i, r in enumerate(rows)]
+    scalars = [draw(rnd, mix) for _ in range(n)]
+    sc, pts1, pts2, rbuf = dev.alloc(32 * n), dev.alloc(96 * n), dev.alloc(96 * (n + 40)), dev.alloc(4 * n)
+    for i in range(n):
+        dev.mem.write(sc.ptr, i, "fr", scalars[i])
+        dev.mem.write(pts1.ptr, i, "point", first[i])
+        dev.mem.write(rbuf.ptr, i, "u32", rows[i])
+    for i, p in enumerate(second):
+        dev.mem.write(pts2.ptr, i, "point", p)
+    targets = [Target(1, pts1.ptr, 0, 192), Target(1, pts2.ptr, rbuf.ptr, 192)]
+    sums, c, split = ops._pippenger_targets(targets, sc.ptr, n, c, 0, False)
+    got = [sum(int(r) * pow(2, c * w, P) for w, r in enumerate(rows_)) % P for rows_ in sums]
+    assert got[0] == sum(k % P * p for k, p in zip(scalars, first)) % P
+    assert got[1] == sum(k % P * second[r] for k, r in zip(scalars, rows) if r != NO_KEY) % P
+    assert sum(split) == n and split[0] == sum(k == 0 for k in scalars)   # no infinity zeroed a scalar
+    names = [k for k, _ in dev.launches]
+    assert names.count("k_msm_classify") == names.count("k_msm_digits") == 1
+    assert names.count("k_msm_accumulate") == names.count("k_msm_accumulate_rows") >= 1
+    assert names.count("k_msm_reduce") == 2

@@ -434,6 +434,31 @@ class GpuBackend:
             total = got if total is None else total + got
         return total
 
+    def msm_shared(self, sets, scalars, threads):
+        """GpuMsm.msm_shared: one sort of the scalars for every (points, rows)
+        of sets; where the arrays cannot be resident at once, each MSM apart
+        (an array with rows takes its scalars scattered to its rows first)."""
+        got = self.msm_ops.msm_shared(sets, scalars)
+        if got is not None:
+            return got
+        out = []
+        for points, rows in sets:
+            if rows is None:
+                out.append(self.msm(points, scalars, threads)[0])
+                continue
+            on_device = scalars if isinstance(scalars, DeviceScalars) else DeviceScalars(
+                self, self.upload(scalars.limbs), len(scalars))
+            try:
+                put = self.r1cs_ops.put(on_device, rows, len(points))
+            finally:
+                if on_device is not scalars:
+                    on_device.close()
+            try:
+                out.append(self.msm(points, put, threads)[0])
+            finally:
+                put.close()
+        return out
+
     def batch_sum(self, points, threads):
         return self.msm_ops.batch_sum(points)
 

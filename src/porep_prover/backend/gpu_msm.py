@@ -22,6 +22,7 @@ budget beside what is already there.
 """
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -39,6 +40,7 @@ FINAL_LIST = 16          # partial lists this short are finished by one thread
 TABLE_CHUNK = 1 << 22    # points a window-table step doubles at once (its work buffers: 240 B a point)
 REPEATS = 3 + 256        # msm_classify's tally: zeros, ones, full, the scalars of each bit length, the repeats
 COUNTERS = REPEATS + 1
+NO_ROW = 0xFFFFFFFF      # a row map's entry for a scalar without a point (msm_shared)
 
 
 class Sort(NamedTuple):
@@ -56,6 +58,16 @@ class Sort(NamedTuple):
     nb: int
     win_stride: int
     grouped: int
+
+
+class Target(NamedTuple):
+    """One array of points a sort's entries are added up over: its group, its
+    device points, its row map (a device uint32 per scalar, or 0: scalar i's
+    point is row i) and its xyzz size."""
+    group: int
+    points: object
+    rows: object
+    proj_bytes: int
 
 
 class Stretch(NamedTuple):
@@ -138,6 +150,7 @@ class GpuMsm:
         self.overlap: bool | None = None               # None: overlapped(group, entries); the benchmarks sweep it
         self.groups = OVERLAP_GROUPS                   # stretches of windows without tables
         self.grouped: bool | None = None               # None: grouped(lengths, ...); the benchmarks sweep it
+        self._rows_checked: dict = {}                  # id(rows) -> (weak reference, rows it needs)
 
     def _marker(self):
         """mark(name) ends the phase called name (CUDA events; a no-op unless profiling)."""
@@ -190,6 +203,55 @@ class GpuMsm:
         stats.update(zeros=int(totals[0]), ones=int(totals[1]), full=int(totals[2]),
                      window_bits=max((used for _, used in partials), default=0))
         return self._finish(type(points).POINT, points.GROUP, partials), stats
+
+    def msm_shared(self, sets, scalars):
+        """[sum_i scalars[i] P_i for each (points, rows) of sets] from one sort
+        of the scalars: classify, digits, count, scan and fill once, each
+        array's accumulation, combine levels and reduction its own (the first
+        array's group picks the window width). rows None: P_i = points[i]
+        (len(points) == len(scalars)); else a 1-D uint32 host array of
+        len(scalars), kept resident like a query index: P_i = points[rows[i]],
+        or no term where rows[i] is NO_ROW. scalars: DeviceScalars or an
+        FrArray. None where the arrays cannot be resident at once (or window
+        tables are on): the caller takes the MSMs apart."""
+        gpu, n = self.gpu, len(scalars)
+        for points, rows in sets:
+            if rows is None and len(points) != n:
+                raise LengthMismatchError(f"msm_shared: {len(points)} points but {n} scalars")
+            if rows is not None:
+                self._check_rows(rows, n, len(points))
+        if not sets or n == 0:
+            return [type(p).POINT.identity() for p, _ in sets]
+        arrays = [p.limbs for p, _ in sets] + [r for _, r in sets if r is not None]
+        if self.tables or n >= 1 << 28 or sum(a.nbytes for a in arrays) > gpu.resident_budget:
+            return None
+        on_device = isinstance(scalars, DeviceScalars)
+        with gpu.holding(*arrays):              # uploading one must not evict another
+            targets = [Target(p.GROUP, gpu.resident(p), 0 if r is None else gpu.resident_array(r),
+                              self._proj_bytes(p)) for p, r in sets]
+            sc = scalars.address() if on_device else gpu.upload(scalars.limbs)
+            try:
+                sums, c, _ = self._pippenger_targets(targets, sc, n, self.window_bits, 0, False)
+            finally:
+                if not on_device:
+                    gpu.free(sc)
+        return [self._finish(type(p).POINT, p.GROUP, [] if rows is None else [(rows, c)])
+                for (p, _), rows in zip(sets, sums)]
+
+    def _check_rows(self, rows: np.ndarray, n: int, length: int) -> None:
+        """Raise InvalidInputError unless rows is n uint32 entries, each below
+        length or NO_ROW (the kernel reads the points there unchecked); an
+        array passes once (it must not change after)."""
+        if not isinstance(rows, np.ndarray) or rows.dtype != np.uint32 or rows.shape != (n,):
+            raise InvalidInputError(f"msm_shared: rows is a uint32 array of {n}, not {getattr(rows, 'dtype', rows)}")
+        seen = self._rows_checked.get(id(rows))
+        if seen is not None and seen[0]() is rows and seen[1] <= length:
+            return
+        valid = rows[rows != NO_ROW]
+        if len(valid) and int(valid.max()) >= length:
+            raise InvalidInputError(f"msm_shared: a row {int(valid.max())} past the {length} points")
+        top = int(valid.max()) + 1 if len(valid) else 0
+        self._rows_checked[id(rows)] = (weakref.ref(rows), top)
 
     def msm_device(self, points, scalars_buf):
         """sum scalars[i] points[i] with the scalars already on the device and the
@@ -258,13 +320,23 @@ class GpuMsm:
         windows x xyzz rows, or None when the chunk has no nonzero term; c
         window_bits_for its scalars when None (with a window table, windows x n
         points on the device, c is the table's, and one row: every window's sum)."""
-        gpu, mod = self.gpu, self._module(group)
+        sums, c, split = self._pippenger_targets([Target(group, table or pts, 0, proj_bytes)], sc, n, c, pts,
+                                                 table is not None)
+        return sums[0], c, split
+
+    def _pippenger_targets(self, targets: list[Target], sc, n, c, classify_pts, table: bool):
+        """_pippenger for each of targets from one sort of the n scalars (the
+        first target's group picks c and runs the sort): a list of window sums
+        (or Nones), c, the counts. classify_pts: points whose infinities zero
+        their scalars (0 where several arrays share the scalars)."""
+        gpu, group = self.gpu, targets[0].group
+        mod = self._module(group)
         mark, collect = self._marker()
         with WorkBuffers(gpu) as bufs:
             alloc = bufs.alloc
             canon, counters = alloc(32 * n), alloc(4 * COUNTERS)
             counters.zero(gpu.stream)
-            gpu.launch(mod, f"g{group}_msm_classify", n, [sc, pts, n, canon, counters])
+            gpu.launch(mod, f"g{group}_msm_classify", n, [sc, classify_pts, n, canon, counters])
             mark("classify")
             tally = gpu.download_array(counters, (COUNTERS,), np.uint32).astype(np.int64)
             split = tally[:3]
@@ -272,7 +344,7 @@ class GpuMsm:
             c = c or window_bits_for(lengths, n, group)
             if self.profile is not None:
                 self.profile["c"] = c
-            sort = self._digits(mod, group, canon, n, c, lengths, int(tally[REPEATS]), table is not None, alloc)
+            sort = self._digits(mod, group, canon, n, c, lengths, int(tally[REPEATS]), table, alloc)
             windows, nb = sort.windows, sort.nb
             keys_n = nb if table else windows * nb
             counts = alloc(4 * keys_n)
@@ -287,18 +359,19 @@ class GpuMsm:
             total = int(gpu.download_array(total_buf, (1,), np.uint32)[0])
             bufs.free(canon)                            # the keys carry what fill needs
             if total == 0:
-                return None, c, split
+                return [None] * len(targets), c, split
             ends, entries = alloc(4 * keys_n), alloc(4 * total)
             ends.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
-            sums = alloc(proj_bytes * keys_n)
-            sums.zero(gpu.stream)
+            sums = [alloc(t.proj_bytes * keys_n) for t in targets]
+            for buf in sums:
+                buf.zero(gpu.stream)
             overlap = self.overlap if self.overlap is not None else overlapped(group, total)
-            stretches = self._stretches(table is not None, windows, sort.parts, nb, overlap)
+            stretches = self._stretches(table, windows, sort.parts, nb, overlap)
             bounds = self._offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
             aux = gpu.aux_stream if overlap else gpu.stream
-            self._buckets(sort, table or pts, (entries, offsets, ends, sums), stretches, bounds, proj_bytes, alloc,
-                          mark, aux)
-            rows = self._reduce(mod, group, sums, nb, 1 if table else windows, proj_bytes, alloc)
+            self._buckets(sort, targets, (entries, offsets, ends), sums, stretches, bounds, alloc, mark, aux)
+            rows = [self._reduce(self._module(t.group), t.group, buf, nb, 1 if table else windows, t.proj_bytes,
+                                 alloc) for t, buf in zip(targets, sums)]
             mark("reduce")
             collect()
             return rows, c, split
@@ -367,13 +440,14 @@ class GpuMsm:
         gpu.kernel(mod, f"g{group}_scan_sums").launch((1,), (1024,), [tile_sums, tiles, total_buf], gpu.stream)
         gpu.launch(mod, f"g{group}_scan_add", length, [offsets, length, tile_sums])
 
-    def _buckets(self, sort: Sort, pts, sorted_, stretches, bounds, proj_bytes, alloc, mark, aux) -> None:
-        """Every bucket's sum into sums, stretch by stretch: the fill on aux (the
-        backend's stream, or the one beside it, which fills the next stretch
-        while this one adds up the last), the accumulation and its combine
-        levels on the backend's stream once the stretch is filled."""
+    def _buckets(self, sort: Sort, targets, sorted_, sums, stretches, bounds, alloc, mark, aux) -> None:
+        """Every bucket's sum into sums (one buffer a target), stretch by
+        stretch: the fill on aux (the backend's stream, or the one beside it,
+        which fills the next stretch while this one adds up the last), each
+        target's accumulation and combine levels on the backend's stream once
+        the stretch is filled."""
         gpu, main = self.gpu, self.gpu.stream
-        entries, _, ends, _ = sorted_
+        entries, _, ends = sorted_
         aux.wait(self._event(main))                                   # the sort's buffers are ready
         fills = []
         for s in stretches:
@@ -384,9 +458,11 @@ class GpuMsm:
             main.wait(fills[i])
             if i == 0:
                 mark("fill")
-            if bounds[i + 1] > bounds[i]:
-                self._accumulate(sort.mod, sort.group, pts, sorted_, s.buckets, bounds[i], bounds[i + 1] - bounds[i],
-                                 chunk, proj_bytes, alloc, mark)
+            if bounds[i + 1] <= bounds[i]:
+                continue
+            for t, buf in zip(targets, sums):
+                self._accumulate(t, sorted_ + (buf,), s.buckets, bounds[i], bounds[i + 1] - bounds[i], chunk, alloc,
+                                 mark)
 
     def _event(self, stream):
         """An event recorded on stream now."""
@@ -394,17 +470,21 @@ class GpuMsm:
         ev.record(stream)
         return ev
 
-    def _accumulate(self, mod, group, pts, sorted_, buckets: range, base, count, chunk, proj_bytes, alloc, mark):
-        """The sums of buckets, whose entries are [base, base + count): chunked
-        level 1, then combine levels until one chunk is left."""
-        gpu = self.gpu
+    def _accumulate(self, target: Target, sorted_, buckets: range, base, count, chunk, alloc, mark):
+        """The target's sums of buckets, whose entries are [base, base + count):
+        chunked level 1, then combine levels until one chunk is left."""
+        gpu, group, proj_bytes = self.gpu, target.group, target.proj_bytes
+        mod = self._module(group)
         entries, offsets, ends, sums = sorted_
         want = gpu.info.multiprocessors * 1024
         chunks = -(-count // chunk)
         next_keys, nxt = alloc(8 * chunks), alloc(2 * proj_bytes * chunks)
-        gpu.launch(mod, f"g{group}_msm_accumulate", chunks,
-                   [pts, entries, offsets, ends, buckets.start, buckets.stop, base, count, chunk, sums, next_keys,
-                    nxt], block=SMALL_THREADS)
+        tail = [entries, offsets, ends, buckets.start, buckets.stop, base, count, chunk, sums, next_keys, nxt]
+        if target.rows:
+            gpu.launch(mod, f"g{group}_msm_accumulate_rows", chunks, [target.points, target.rows] + tail,
+                       block=SMALL_THREADS)
+        else:
+            gpu.launch(mod, f"g{group}_msm_accumulate", chunks, [target.points] + tail, block=SMALL_THREADS)
         mark("accumulate")
         length = 2 * chunks
         while length > FINAL_LIST:

@@ -83,6 +83,33 @@ class GpuR1cs:
             raise InvalidInputError(f"take: index[{first}] is past the {len(values)} values")
         return out
 
+    def put(self, values, rows: np.ndarray, length: int):
+        """DeviceScalars of length rows (owned), zero but row rows[i] = values[i]
+        for every i whose rows[i] is not NO_ROW (2^32 - 1); rows a uint32 array
+        of len(values), its other entries below length."""
+        gpu = self.gpu
+        if rows.dtype != np.uint32 or rows.shape != (len(values),):
+            raise InvalidInputError(f"put: rows is a uint32 array of {len(values)}, not {rows.dtype} {rows.shape}")
+        out = DeviceScalars(gpu, gpu.alloc(max(32, 32 * length)), length)
+        out.buffer.zero(gpu.stream)
+        if not len(rows):
+            return out
+        bad = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))
+        try:
+            with gpu.holding(rows):
+                gpu.launch("r1cs", "r1cs_put", len(rows), [values.address(), self._resident(rows), len(rows),
+                                                           out.address(), length, bad])
+            first = int(gpu.download_array(bad, (1,), np.uint32)[0])
+        except BaseException:
+            out.close()
+            raise
+        finally:
+            gpu.free(bad)
+        if first != NONE_FAILED:
+            out.close()
+            raise InvalidInputError(f"put: rows[{first}] is past the {length} rows")
+        return out
+
     def _check(self, bufs, m: int) -> None:
         gpu = self.gpu
         first = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))

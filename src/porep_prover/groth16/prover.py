@@ -129,6 +129,10 @@ def prove_device(be, params: Parameters, synth: Synthesized, threads: int, clock
     clock = clock or Stopwatch(None)
     held = []          # device arrays made here, closed at the end (closing twice is harmless)
     try:
+        if synth.a is None and hasattr(be, "msm_shared"):
+            h_sc, w = witness_on_device(be, synth, threads, held)
+            clock.lap("h_poly")
+            return shared_sums(be, params, synth, threads, h_sc, w, held, clock, b_g2)
         h_sc, (l_sc, a_sc, b_sc) = region_scalars(be, synth, threads, held)
         clock.lap("h_poly")
         out = device_sums(be, threads, h_sc, h=params.h, l=(params.l, l_sc), a=(params.a, a_sc),
@@ -159,14 +163,51 @@ def region_scalars(be, synth: Synthesized, threads: int, held: list):
         held.append(h_sc)
         return h_sc, (synth.l_scalars, synth.a_scalars, synth.b_scalars)
     r1cs = synth.r1cs
-    h_sc, w = be.h_from_witness(r1cs, synth.witness, threads, flavor=synth.flavor, check=synth.check,
-                                keep_witness=True)
-    held += [h_sc, w]
+    h_sc, w = witness_on_device(be, synth, threads, held)
     a_sc = be.take(w, r1cs.query_index("a", np.uint32))
     held.append(a_sc)                  # before the next take, which may fail
     b_sc = be.take(w, r1cs.query_index("b", np.uint32))
     held.append(b_sc)
     return h_sc, (w[r1cs.num_inputs:], a_sc, b_sc)
+
+
+def witness_on_device(be, synth: Synthesized, threads: int, held: list):
+    """(H's scalars, the witness's device copy) from a device that evaluates
+    A, B, C (both appended to held, for the caller to close)."""
+    h_sc, w = be.h_from_witness(synth.r1cs, synth.witness, threads, flavor=synth.flavor, check=synth.check,
+                                keep_witness=True)
+    held += [h_sc, w]
+    return h_sc, w
+
+
+def shared_sums(be, params: Parameters, synth: Synthesized, threads: int, h_sc, w, held: list, clock: Stopwatch,
+                b_g2: bool) -> DeviceResult:
+    """The kernel region's MSMs on a backend that shares one sort of the
+    scalars between arrays (msm_shared): L and the A query's aux rows over the
+    aux witness (A's points through R1CS.query_rows), A's input rows on the
+    host (a few hundred points), H, and B_1 beside B_2 (with b_g2) over the B
+    query's scalars. L's and A's scalars are the same witness values where A
+    reads an aux variable (almost all do): the second sort was the same."""
+    r1cs, k = synth.r1cs, synth.r1cs.num_inputs
+    idx = r1cs.query_index("a")
+    first = int(np.searchsorted(idx, k))
+    l_acc, a_acc = be.msm_shared([(params.l, None), (params.a, r1cs.query_rows("a"))], w[k:], threads)
+    if first:
+        a_acc = a_acc + get_backend("cpu").msm(params.a[:first], FrArray(synth.witness.limbs[idx[:first]]),
+                                               threads)[0]
+    h_acc, _ = be.msm(params.h, h_sc, threads)
+    if hasattr(h_sc, "close"):
+        h_sc.close()                   # its memory back before B's MSMs
+    b_sc = be.take(w, r1cs.query_index("b", np.uint32))
+    held.append(b_sc)
+    if b_g2:
+        b1_acc, b2_acc = be.msm_shared([(params.b_g1, None), (params.b_g2, None)], b_sc, threads)
+    else:
+        (b1_acc, _), b2_acc = be.msm(params.b_g1, b_sc, threads), None
+    clock.lap("msm_g1")
+    if b_g2:
+        clock.lap("msm_g2")
+    return DeviceResult(a_acc, l_acc + h_acc, b1_acc, b2_acc)
 
 
 def h_values(be, abc, flavor: str, threads: int):

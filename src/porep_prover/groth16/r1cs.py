@@ -221,6 +221,22 @@ class R1CS:
             self._query_index[key] = np.concatenate([inputs, aux]).astype(dtype)
         return self._query_index[key]
 
+    def query_rows(self, query: str) -> np.ndarray:
+        """For each aux variable, its row in the a or b query's points (the
+        order of query_index), or 2^32 - 1 where the query skips it: uint32,
+        cached. A device that adds up the query over the aux witness (sharing
+        L's sort of it) finds each scalar's point through it."""
+        key = (query, "rows")
+        if key not in self._query_index:
+            idx, k = self.query_index(query), self.num_inputs
+            first = int(np.searchsorted(idx, k))      # the query's rows of inputs come first
+            if len(idx) >= 0xFFFFFFFF:
+                raise R1CSError(f"{len(idx)} rows do not fit a uint32 row map")
+            rows = np.full(self.num_aux, 0xFFFFFFFF, dtype=np.uint32)
+            rows[idx[first:] - k] = np.arange(first, len(idx), dtype=np.uint32)
+            self._query_index[key] = rows
+        return self._query_index[key]
+
     def check_witness(self, witness: FrArray) -> None:
         """Raise WitnessError unless witness is an FrArray of num_variables with w[0] = 1."""
         if not isinstance(witness, FrArray):

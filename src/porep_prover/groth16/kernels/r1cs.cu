@@ -8,6 +8,7 @@
  *                      a coefficient equal to one costs an addition only
  *   r1cs_unsatisfied   the first i < n with a[i] b[i] != c[i] (atomicMin)
  *   r1cs_take          a query's scalars gathered from the witness
+ *   r1cs_put           scalars scattered to rows (the inverse of a row map)
  *
  * Same Montgomery layout as the host, so results match bit for bit. */
 #include "porep_prover/field.cuh"
@@ -57,6 +58,19 @@ extern "C" __global__ void r1cs_take(const fr_t *w, u32 wn, const u32 *idx, u32 
         if (j < wn)
             out[i] = w[j];
         else
+            atomicMin(first, i);
+    }
+}
+
+/* out[rows[i]] = v[i] for i < n where rows[i] != NO_ROW (out zeroed before);
+ * *first = min(*first, i) for every rows[i] >= on that is not NO_ROW. */
+extern "C" __global__ void r1cs_put(const fr_t *v, const u32 *rows, u32 n, fr_t *out, u32 on, u32 *first)
+{
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        u32 j = rows[i];
+        if (j < on)
+            out[j] = v[i];
+        else if (j != 0xffffffffu)
             atomicMin(first, i);
     }
 }

@@ -19,7 +19,8 @@
  *                    time, the next one filling (on a second stream)
  *                    while the last one accumulates
  *   scan_*           exclusive prefix sums of the sizes: bucket offsets
- *   msm_accumulate   over one stretch of buckets,
+ *   msm_accumulate   over one stretch of buckets (msm_accumulate_rows: the
+ *                    points through a row map, for a sort shared by arrays),
  *                    fixed chunks of entries per thread, whatever the bucket
  *                    sizes (a chunk finds its buckets from their ends by
  *                    binary search); a bucket inside one chunk is written to the sums,
@@ -39,6 +40,7 @@
 #define DEAD_BIT 0x80000000u  /* a partial-list key whose bucket is already written */
 #define FULL_MASK 0xffffffffu
 #define NO_KEY 0xffffffffu    /* a zero digit: no bucket (a real key's bucket is below 2^31 - 1) */
+#define NO_ROW 0xffffffffu    /* a scalar without a point in a shared sort's other array */
 
 /* Bit length of a canonical scalar (0 for zero; below 256 as k < r < 2^255).
  * msm_classify tallies it and msm_digits lists the wide scalars by it: the
@@ -75,7 +77,7 @@ extern "C" __global__ void PREFIX(msm_classify)(const fr_t *scalars, const point
 #pragma unroll
             for (int j = 0; j < 8; j++) one.v[j] = j == 0;
             mont_mul<8>(k, scalars[i], one); /* out of Montgomery form */
-            if (!mont_is_zero<8>(k) && is_inf(points[i])) {
+            if (points && !mont_is_zero<8>(k) && is_inf(points[i])) {
 #pragma unroll
                 for (int j = 0; j < 8; j++) k.v[j] = 0;
             }
@@ -320,13 +322,18 @@ DEV u32 bucket_at(const u32 *ends, u32 from, u32 last, u32 pos)
     return lo;
 }
 
-/* Level 1 over buckets [first, last): their entries (point index | sign),
+/* Level 1 over buckets [first, last): their entries (scalar index | sign),
  * sorted by bucket, are positions [base, base + count); bucket b holds
  * [offsets[b], ends[b]). Only these buckets' ends are read, so the fill may
- * still be writing the others'. Chunk t's open runs go to slots 2t, 2t + 1. */
-extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *offsets,
-                                                  const u32 *ends, u32 first, u32 last, u32 base, u32 count,
-                                                  u32 chunk, proj *sums, u32 *next_keys, proj *next)
+ * still be writing the others'. Chunk t's open runs go to slots 2t, 2t + 1.
+ * Without rows scalar i's point is points[i]; with rows (ROWS) it is
+ * points[rows[i]], none where rows[i] is NO_ROW: one sort of the scalars
+ * serving several arrays of points (GpuMsm.msm_shared). Two kernels, so
+ * the plain one keeps its registers. */
+template <bool ROWS>
+DEV void accumulate_level1(const point *points, const u32 *rows, const u32 *entries, const u32 *offsets,
+                           const u32 *ends, u32 first, u32 last, u32 base, u32 count, u32 chunk, proj *sums,
+                           u32 *next_keys, proj *next)
 {
     u32 chunks = (count + chunk - 1) / chunk, total = base + count;
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < chunks; t += gridDim.x * blockDim.x) {
@@ -343,12 +350,30 @@ extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32
                 end = ends[key];
                 set_inf(acc);
             }
-            u32 e = entries[pos];
-            add_affine(acc, acc, points[e & ~SIGN_BIT], (e & SIGN_BIT) != 0);
+            u32 e = entries[pos], row = e & ~SIGN_BIT;
+            if (ROWS) row = rows[row];
+            if (!ROWS || row != NO_ROW) add_affine(acc, acc, points[row], (e & SIGN_BIT) != 0);
         }
         bool open_right = end > hi;
         flush(sums, next_keys, next, t, key, false, acc, open_left || open_right, first_run, true);
     }
+}
+
+extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *offsets,
+                                                  const u32 *ends, u32 first, u32 last, u32 base, u32 count,
+                                                  u32 chunk, proj *sums, u32 *next_keys, proj *next)
+{
+    accumulate_level1<false>(points, nullptr, entries, offsets, ends, first, last, base, count, chunk, sums,
+                             next_keys, next);
+}
+
+extern "C" __global__ void PREFIX(msm_accumulate_rows)(const point *points, const u32 *rows, const u32 *entries,
+                                                       const u32 *offsets, const u32 *ends, u32 first, u32 last,
+                                                       u32 base, u32 count, u32 chunk, proj *sums, u32 *next_keys,
+                                                       proj *next)
+{
+    accumulate_level1<true>(points, rows, entries, offsets, ends, first, last, base, count, chunk, sums, next_keys,
+                            next);
 }
 
 /* Level 2 and on: the same over a list of partial sums (keys may be dead). */
