@@ -322,7 +322,7 @@ def test_matvec_on_device_matches_cpu(gpu, tabled, rng):
     n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
     want = r1cs.evaluate(witness, 2, length=n)
     want[0].limbs[m:m + k] = witness.limbs[:k]
-    from porep_prover.backend.gpu_msm import DeviceScalars
+    from porep_prover.backend.gpu_arrays import DeviceScalars
     w = DeviceScalars(gpu, gpu.upload(witness.limbs), len(witness))
     bufs = gpu.r1cs_ops.evaluate(r1cs, w, n, check=True)
     w.close()

@@ -167,7 +167,7 @@ def test_a_derived_buffer_that_runs_out_while_made_is_dropped():
 
 
 def test_work_buffers_are_freed_together_or_one_early():
-    from porep_prover.backend.gpu_msm import WorkBuffers
+    from porep_prover.backend.gpu_arrays import WorkBuffers
     be = fake_backend(1000)
     with pytest.raises(DeviceMemoryError):
         with WorkBuffers(be) as bufs:
@@ -184,7 +184,7 @@ def test_work_buffers_come_back_to_the_pool_and_it_gives_way():
     has the pool's unused memory given back; a work buffer the pool cannot
     grow for is a plain one, resident arrays not in use evicted for it, and
     with them held a DeviceMemoryError."""
-    from porep_prover.backend.gpu_msm import WorkBuffers
+    from porep_prover.backend.gpu_arrays import WorkBuffers
     be = fake_backend(1000, pooled=True)
     with WorkBuffers(be) as bufs:
         assert bufs.alloc(400).pooled

@@ -9,7 +9,7 @@ from gpu_inputs import random_fr, random_points
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available
-from porep_prover.backend.gpu_msm import DeviceScalars
+from porep_prover.backend.gpu_arrays import DeviceScalars
 from porep_prover.backend.gpu_msm_plan import MAX_CHUNK, OVERLAP_GROUPS
 from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R

@@ -31,7 +31,8 @@ from ..cuda.compiler import compile_cubin
 from ..cuda.staging import Staging
 from ..errors import DeviceMemoryError, InvalidInputError
 from .gpu_fixed_base import GpuFixedBase
-from .gpu_msm import DeviceScalars, GpuMsm
+from .gpu_arrays import DeviceScalars
+from .gpu_msm import GpuMsm
 from .gpu_ntt import GpuNtt
 from .gpu_prepare import PinnedPool, Prepared, prepare
 from .gpu_r1cs import GpuR1cs

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..field.constants import FR_GENERATOR, FR_SNARKJS_NQR, FR_TWO_ADICITY, R
 from ..field.fr_array import FrArray
+from .gpu_arrays import DeviceScalars
 
 PASS_STAGES = 10
 BLOCK_LOG = 10          # elements a block (the measured best on an H200: BENCHMARKS.md)
@@ -202,7 +203,6 @@ class GpuNtt:
         """h_scalars from device buffers a, b, c of n elements (n >= 2), which
         it takes over: the one holding H is returned as DeviceScalars, the
         others freed."""
-        from .gpu_msm import DeviceScalars
         gpu = self.gpu
         try:
             out = self.h_device(*bufs, n.bit_length() - 1, flavor)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, UnsatisfiedError
 from ..field.fr_array import FrArray
-from .gpu_msm import DeviceScalars
+from .gpu_arrays import DeviceScalars
 
 NONE_FAILED = 0xFFFFFFFF
 
