@@ -60,45 +60,38 @@ class GpuR1cs:
 
     def take(self, values, index: np.ndarray):
         """DeviceScalars values[index] (owned); index a uint32 array of rows < len(values)."""
-        gpu = self.gpu
         if index.dtype != np.uint32 or index.ndim != 1:
             raise InvalidInputError(f"take: the index is a 1-D uint32 array, not {index.dtype} of {index.ndim} dims")
         n = len(index)
-        out = DeviceScalars(gpu, gpu.alloc(max(32, 32 * n)), n)
-        if not n:
-            return out
-        bad = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))
-        try:
-            with gpu.holding(index):
-                gpu.launch("r1cs", "r1cs_take", n, [values.address(), len(values), self._resident(index), n,
-                                                    out.address(), bad])
-            first = int(gpu.download_array(bad, (1,), np.uint32)[0])
-        except BaseException:
-            out.close()
-            raise
-        finally:
-            gpu.free(bad)
-        if first != NONE_FAILED:
-            out.close()
-            raise InvalidInputError(f"take: index[{first}] is past the {len(values)} values")
-        return out
+        return self._moved("r1cs_take", index, n, lambda out, bad: [values.address(), len(values),
+                                                                   self._resident(index), n, out.address(), bad],
+                           lambda first: f"take: index[{first}] is past the {len(values)} values")
 
     def put(self, values, rows: np.ndarray, length: int):
         """DeviceScalars of length rows (owned), zero but row rows[i] = values[i]
         for every i whose rows[i] is not NO_ROW (2^32 - 1); rows a uint32 array
         of len(values), its other entries below length."""
-        gpu = self.gpu
         if rows.dtype != np.uint32 or rows.shape != (len(values),):
             raise InvalidInputError(f"put: rows is a uint32 array of {len(values)}, not {rows.dtype} {rows.shape}")
+        return self._moved("r1cs_put", rows, length, lambda out, bad: [values.address(), self._resident(rows),
+                                                                      len(rows), out.address(), length, bad],
+                           lambda first: f"put: rows[{first}] is past the {length} rows")
+
+    def _moved(self, kernel: str, index: np.ndarray, length: int, args, refused):
+        """DeviceScalars of length (owned, zeroed first where the kernel leaves
+        rows) from kernel over index (resident, held while it runs), launched
+        with args(out, bad); the first entry it finds out of range (in *bad)
+        raises InvalidInputError(refused(entry))."""
+        gpu = self.gpu
         out = DeviceScalars(gpu, gpu.alloc(max(32, 32 * length)), length)
-        out.buffer.zero(gpu.stream)
-        if not len(rows):
+        if kernel == "r1cs_put":
+            out.buffer.zero(gpu.stream)
+        if not len(index):
             return out
         bad = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))
         try:
-            with gpu.holding(rows):
-                gpu.launch("r1cs", "r1cs_put", len(rows), [values.address(), self._resident(rows), len(rows),
-                                                           out.address(), length, bad])
+            with gpu.holding(index):
+                gpu.launch("r1cs", kernel, len(index), args(out, bad))
             first = int(gpu.download_array(bad, (1,), np.uint32)[0])
         except BaseException:
             out.close()
@@ -107,7 +100,7 @@ class GpuR1cs:
             gpu.free(bad)
         if first != NONE_FAILED:
             out.close()
-            raise InvalidInputError(f"put: rows[{first}] is past the {length} rows")
+            raise InvalidInputError(refused(first))
         return out
 
     def _check(self, bufs, m: int) -> None:

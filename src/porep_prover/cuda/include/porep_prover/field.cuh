@@ -237,6 +237,19 @@ DEV void shift_fold(u32 (&e)[N + 1], const u32 (&o)[N + 1])
     }
 }
 
+/* acc[0 .. N) = the even or odd limbs' products x_j y (j = first, first + 2,
+ * ...) in the wide layout of mont_mul_wide: pairs that tile acc without
+ * overlap, so no carries. */
+template <int N>
+DEV void mul_row_fresh(u32 (&acc)[N + 1], const mont<N> &x, int first, u32 y)
+{
+#pragma unroll
+    for (int j = 0; j < N; j += 2) {
+        asm("mul.lo.u32 %0, %1, %2;" : "=r"(acc[j]) : "r"(x.v[j + first]), "r"(y));
+        asm("mul.hi.u32 %0, %1, %2;" : "=r"(acc[j + 1]) : "r"(x.v[j + first]), "r"(y));
+    }
+}
+
 /* r = a b / 2^(32N) mod m, CIOS with the limbs' products in 64-bit pairs.
  *
  * Each row adds a * b_i and q * m as products whose low and high halves land
@@ -261,11 +274,7 @@ DEV void mont_mul_wide(mont<N> &r, const mont<N> &a, const mont<N> &b)
     for (int i = 0; i < N; i++) {
         const u32 bi = b.v[i];
         if (i == 0) {
-#pragma unroll
-            for (int j = 0; j < N; j += 2) {
-                asm("mul.lo.u32 %0, %1, %2;" : "=r"(e[j]) : "r"(a.v[j]), "r"(bi));
-                asm("mul.hi.u32 %0, %1, %2;" : "=r"(e[j + 1]) : "r"(a.v[j]), "r"(bi));
-            }
+            mul_row_fresh<N>(e, a, 0, bi);
             e[N] = 0;
         } else {
             asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(e[0]) : "r"(a.v[0]), "r"(bi));
@@ -277,11 +286,7 @@ DEV void mont_mul_wide(mont<N> &r, const mont<N> &a, const mont<N> &b)
             }
             asm volatile("addc.u32 %0, 0, 0;" : "=r"(e[N]));
         }
-#pragma unroll
-        for (int j = 0; j < N; j += 2) {
-            asm("mul.lo.u32 %0, %1, %2;" : "=r"(o[j]) : "r"(a.v[j + 1]), "r"(bi));
-            asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[j + 1]) : "r"(a.v[j + 1]), "r"(bi));
-        }
+        mul_row_fresh<N>(o, a, 1, bi);
         redc_row_wide<N, false>(e, o, m, inv);
         shift_fold<N, false>(e, o);   /* the row's value is below 2m < 2^(32N): no carry out */
     }
@@ -325,22 +330,14 @@ DEV void mont_mul2_wide(mont<N> &r, const mont<N> &a, const mont<N> &b, const mo
     for (int i = 0; i < N; i++) {
         const u32 bi = b.v[i], di = d.v[i];
         if (i == 0) {
-#pragma unroll
-            for (int j = 0; j < N; j += 2) {
-                asm("mul.lo.u32 %0, %1, %2;" : "=r"(e[j]) : "r"(a.v[j]), "r"(bi));
-                asm("mul.hi.u32 %0, %1, %2;" : "=r"(e[j + 1]) : "r"(a.v[j]), "r"(bi));
-            }
+            mul_row_fresh<N>(e, a, 0, bi);
             e[N] = 0;
         } else {
             e[N] = 0;
             mad_row_wide<N, true>(e, a, 0, bi);
         }
         mad_row_wide<N, true>(e, c, 0, di);
-#pragma unroll
-        for (int j = 0; j < N; j += 2) {
-            asm("mul.lo.u32 %0, %1, %2;" : "=r"(o[j]) : "r"(a.v[j + 1]), "r"(bi));
-            asm("mul.hi.u32 %0, %1, %2;" : "=r"(o[j + 1]) : "r"(a.v[j + 1]), "r"(bi));
-        }
+        mul_row_fresh<N>(o, a, 1, bi);
         mad_row_wide<N, false>(o, c, 1, di);
         redc_row_wide<N, false>(e, o, m, inv);
         shift_fold<N, false>(e, o);
