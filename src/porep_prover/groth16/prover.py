@@ -201,12 +201,12 @@ def shared_sums(be, params: Parameters, synth: Synthesized, threads: int, h_sc, 
     b_sc = be.take(w, r1cs.query_index("b", np.uint32))
     held.append(b_sc)
     if b_g2:
+        clock.lap("msm_g1")
         b1_acc, b2_acc = be.msm_shared([(params.b_g1, None), (params.b_g2, None)], b_sc, threads)
+        clock.lap("msm_g2")            # B_1 counted here: one sort with B_2
     else:
         (b1_acc, _), b2_acc = be.msm(params.b_g1, b_sc, threads), None
-    clock.lap("msm_g1")
-    if b_g2:
-        clock.lap("msm_g2")
+        clock.lap("msm_g1")
     return DeviceResult(a_acc, l_acc + h_acc, b1_acc, b2_acc)
 
 
