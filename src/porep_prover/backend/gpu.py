@@ -442,22 +442,22 @@ class GpuBackend:
         got = self.msm_ops.msm_shared(sets, scalars)
         if got is not None:
             return got
-        out = []
-        for points, rows in sets:
-            if rows is None:
-                out.append(self.msm(points, scalars, threads)[0])
-                continue
-            on_device = scalars if isinstance(scalars, DeviceScalars) else DeviceScalars(
-                self, self.upload(scalars.limbs), len(scalars))
-            try:
+        out, on_device = [], scalars       # the scatter reads them on the device: uploaded once
+        if not isinstance(scalars, DeviceScalars) and any(rows is not None for _, rows in sets):
+            on_device = DeviceScalars(self, self.upload(scalars.limbs), len(scalars))
+        try:
+            for points, rows in sets:
+                if rows is None:
+                    out.append(self.msm(points, scalars, threads)[0])
+                    continue
                 put = self.r1cs_ops.put(on_device, rows, len(points))
-            finally:
-                if on_device is not scalars:
-                    on_device.close()
-            try:
-                out.append(self.msm(points, put, threads)[0])
-            finally:
-                put.close()
+                try:
+                    out.append(self.msm(points, put, threads)[0])
+                finally:
+                    put.close()
+        finally:
+            if on_device is not scalars:
+                on_device.close()
         return out
 
     def batch_sum(self, points, threads):

@@ -191,9 +191,9 @@ class GpuMsm:
         if seen is not None and seen[0]() is rows and seen[1] <= length:
             return
         valid = rows[rows != NO_ROW]
-        if len(valid) and int(valid.max()) >= length:
-            raise InvalidInputError(f"msm_shared: a row {int(valid.max())} past the {length} points")
         top = int(valid.max()) + 1 if len(valid) else 0
+        if top > length:
+            raise InvalidInputError(f"msm_shared: a row {top - 1} past the {length} points")
         self._rows_checked[id(rows)] = (weakref.ref(rows), top)
 
     def msm_device(self, points, scalars_buf):

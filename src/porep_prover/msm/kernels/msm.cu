@@ -322,7 +322,8 @@ DEV u32 bucket_at(const u32 *ends, u32 from, u32 last, u32 pos)
     return lo;
 }
 
-/* Level 1 over buckets [first, last): their entries (scalar index | sign),
+/* Level 1 over buckets [first, last): their entries (point index | sign;
+ * through rows, the scalar's index),
  * sorted by bucket, are positions [base, base + count); bucket b holds
  * [offsets[b], ends[b]). Only these buckets' ends are read, so the fill may
  * still be writing the others'. Chunk t's open runs go to slots 2t, 2t + 1.
