@@ -38,12 +38,13 @@ def _ints_to_limbs(values, words):
 
 
 FQ_CHAIN, FR_CHAIN = (P, 6, "g1_fq_mul_chain"), (R, 4, "fr_mul_chain")
+FQ64_CHAIN = (P, 6, "fq64_mul_chain")  # the same values through 8 x 48-bit limbs on the FP64 pipe
 
 
 @pytest.mark.parametrize("field,module", [(FQ_CHAIN, "msm_g1"), (FQ_CHAIN, "msm_g1.fq_inline"),
                                           (FQ_CHAIN, "msm_g1.lohi"), (FQ_CHAIN, "msm_g1.align4"),
                                           (FR_CHAIN, "ntt"), (FR_CHAIN, "ntt.lohi"), (FR_CHAIN, "ntt.align4"),
-                                          (FR_CHAIN, "ntt.redc_generic")])
+                                          (FR_CHAIN, "ntt.redc_generic"), (FQ64_CHAIN, "fq_pipes")])
 @pytest.mark.parametrize("n,iters", [(1, 1), (333, 1), (1025, 3)])
 def test_products_match_python(gpu, field, module, n, iters, rng):
     """x y^iters / R^iters mod m in Montgomery limbs (R = 2^(64 words)), by
@@ -59,6 +60,24 @@ def test_products_match_python(gpu, field, module, n, iters, rng):
     gpu.free(bx, by)
     r_inv = pow(1 << (64 * words), -1, m)
     assert got == [a * pow(b * r_inv, iters, m) % m for a, b in zip(x, y)]
+
+
+@pytest.mark.parametrize("fp64_warps", [0, 3, 8])
+def test_products_on_both_pipes_match_python(gpu, fp64_warps, rng):
+    """fp64_warps of every 8 warps multiply on the FP64 pipe, the rest on the
+    integer pipe: every element gets x y^iters / R^iters mod p either way,
+    long chains (whose signed limbs never pass through a canonical form)
+    and values whose 48-bit limbs are all ones included."""
+    n, iters = 1100, 40
+    edge = [0, 1, P - 1, (1 << 384) % P, (1 << 336) - 1, P - ((1 << 288) - 1), ((1 << 48) - 1) << 288]
+    x = (edge + [rng.randrange(P) for _ in range(n)])[:n]
+    y = ([rng.randrange(P) for _ in range(n)][::-1] + edge)[-n:]
+    bx, by = gpu.upload(_ints_to_limbs(x, 6)), gpu.upload(_ints_to_limbs(y, 6))
+    gpu.kernel("fq_pipes", "fq_mul_chain_mixed").launch((4,), (128,), [bx, by, n, iters, fp64_warps], gpu.stream)
+    got = _limbs_to_ints(gpu.download_array(bx, (n, 6)))
+    gpu.free(bx, by)
+    r_inv = pow(1 << 384, -1, P)
+    assert got == [a * pow(b * r_inv, iters, P) % P for a, b in zip(x, y)]
 
 
 @pytest.mark.parametrize("module", ["msm_g1", "msm_g1.fq_inline", "msm_g1.sqr_mul", "msm_g2"])

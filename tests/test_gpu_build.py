@@ -21,6 +21,7 @@ KERNELS = {
     "r1cs": [b"r1cs_matvec", b"r1cs_unsatisfied", b"r1cs_take", b"r1cs_put"],
     "fixed_base_g1": [b"g1_fb_mul", b"g1_fb_normalize"],
     "fixed_base_g2": [b"g2_fb_mul", b"g2_fb_normalize"],
+    "fq_pipes": [b"fq64_mul_chain", b"fq_mul_chain_mixed"],
 }
 
 

@@ -65,6 +65,8 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     "msm_g2.fq2_sqr_mul": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "FQ2_SQR_MUL")),
     # Y3's two products each reduced (f_mul2 as two products and a sum)
     "msm_g1.mul2_off": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL2_OFF")),
+    # Fq products on the FP64 pipe, and on both pipes in different warps
+    "fq_pipes": (PKG / "msm" / "kernels" / "fq_pipes.cu", ("FQ_MUL_CALL",)),
 }
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic
