@@ -46,15 +46,17 @@ def main() -> int:
     for label, module, kernel, extra in configs:
         k = gpu.kernel(module, kernel)
         bx, by = gpu.upload(x), gpu.upload(y)
-        k.launch((n // 256,), (256,), [bx, by, n, args.iters] + extra, gpu.stream)
+
+        def launch():
+            k.launch((n // 256,), (256,), [bx, by, n, args.iters] + extra, gpu.stream)
+        launch()
         got = gpu.download_array(bx, (n, 6))
         if want is None:
             want = got
         elif not np.array_equal(got, want):
             print(f"MISMATCH: {label}", file=sys.stderr)
             return 1
-        ms = device_time(gpu, lambda: k.launch((n // 256,), (256,), [bx, by, n, args.iters] + extra, gpu.stream),
-                         args.reps)
+        ms = device_time(gpu, launch, args.reps)
         gpu.free(bx, by)
         rate = n * args.iters / ms / 1e6
         base = base or rate

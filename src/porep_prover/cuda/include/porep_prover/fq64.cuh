@@ -34,6 +34,7 @@
 #define F64_SUB(a, b) __dsub_rn(a, b)
 #define F64_FMA(a, b, c) __fma_rn(a, b, c)
 #define F64_MUL(a, b) __dmul_rn(a, b)
+#define F64_UNROLL _Pragma("unroll")
 #else
 #include <math.h>
 #define F64_FN static inline
@@ -41,6 +42,7 @@
 #define F64_SUB(a, b) ((a) - (b))
 #define F64_FMA(a, b, c) fma(a, b, c)
 #define F64_MUL(a, b) ((a) * (b))
+#define F64_UNROLL
 #endif
 
 #define FQ64_LIMBS 8
@@ -89,28 +91,17 @@ F64_FN double fq64_round48(double t) { return F64_SUB(F64_ADD(t, FQ64_CR), FQ64_
 F64_FN void fq64_mul(fq64 &r, const fq64 &a, const fq64 &b)
 {
     double L[FQ64_LIMBS + 1], H[FQ64_LIMBS + 1]; /* columns i .. i + 8, rotating */
-#ifdef __CUDACC__
-#pragma unroll
-#endif
+F64_UNROLL
     for (int k = 0; k <= FQ64_LIMBS; k++) {
         L[k] = 0.0;
         H[k] = FQ64_CH;
     }
-#ifdef __CUDACC__
-#pragma unroll
-#endif
+F64_UNROLL
     for (int i = 0; i < FQ64_LIMBS; i++) {
         /* row i: a_i b_j into column i + j (low) and i + j + 1 (high);
          * slot k holds column i + k */
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-        for (int j = 0; j < FQ64_LIMBS; j++) {
-            double h = F64_FMA(a.v[i], b.v[j], H[j + 1]);
-            double d = F64_SUB(h, H[j + 1]);
-            H[j + 1] = h;
-            L[j] = F64_ADD(L[j], F64_FMA(a.v[i], b.v[j], -d));
-        }
+F64_UNROLL
+        for (int j = 0; j < FQ64_LIMBS; j++) fq64_mad(L[j], H[j + 1], a.v[i], b.v[j]);
         /* column i is complete: its digit q makes it 0 mod 2^48 */
         double t = fq64_column(L[0], H[0]);
         double th = fq64_round48(t), tl = F64_SUB(t, th);
@@ -118,19 +109,10 @@ F64_FN void fq64_mul(fq64 &r, const fq64 &a, const fq64 &b)
         double q = F64_FMA(tl, FQ64_MINV, -qh);
         double s = F64_FMA(q, FQ64_P0, tl); /* tl + q p_0: a multiple of 2^48, exact */
         L[1] = F64_FMA(F64_ADD(th, s), FQ64_INV_W, L[1]);
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-        for (int j = 1; j < FQ64_LIMBS; j++) {
-            double h = F64_FMA(q, fq64_p(j), H[j + 1]);
-            double d = F64_SUB(h, H[j + 1]);
-            H[j + 1] = h;
-            L[j] = F64_ADD(L[j], F64_FMA(q, fq64_p(j), -d));
-        }
+F64_UNROLL
+        for (int j = 1; j < FQ64_LIMBS; j++) fq64_mad(L[j], H[j + 1], q, fq64_p(j));
         /* shift: column i + 1 to slot 0 */
-#ifdef __CUDACC__
-#pragma unroll
-#endif
+F64_UNROLL
         for (int k = 0; k < FQ64_LIMBS; k++) {
             L[k] = L[k + 1];
             H[k] = H[k + 1];
@@ -140,9 +122,7 @@ F64_FN void fq64_mul(fq64 &r, const fq64 &a, const fq64 &b)
     }
     /* columns 8 .. 15 in slots 0 .. 7: signed 48-bit limbs, the rest on top */
     double carry = 0.0;
-#ifdef __CUDACC__
-#pragma unroll
-#endif
+F64_UNROLL
     for (int k = 0; k < FQ64_LIMBS - 1; k++) {
         double t = F64_ADD(fq64_column(L[k], H[k]), carry);
         double th = fq64_round48(t);
