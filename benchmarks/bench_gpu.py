@@ -117,9 +117,6 @@ def bench_field(gpu, args, rng):
                                         ("fq_mul", 6, "msm_g1", "g1_fq_mul_chain"),
                                         ("fq_mul", 6, "msm_g1.lohi", "g1_fq_mul_chain"),
                                         ("fq_mul", 6, "msm_g1.fq_inline", "g1_fq_mul_chain"),
-                                        ("fq_mul", 6, "msm_g1.kara", "g1_fq_mul_chain"),
-                                        ("fq_mul", 6, "msm_g1.kara_w", "g1_fq_mul_chain"),
-                                        ("fr_mul", 4, "ntt.kara", "fr_mul_chain"),
                                         ("fq_sqr", 6, "msm_g1", "g1_fq_sqr_chain"),
                                         ("fq_sqr", 6, "msm_g1.sqr_mul", "g1_fq_sqr_chain"),
                                         ("fq_sqr", 6, "msm_g1.fq_inline", "g1_fq_sqr_chain")):

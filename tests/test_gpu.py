@@ -44,15 +44,12 @@ FQ64_CHAIN = (P, 6, "fq64_mul_chain")  # the same values through 8 x 48-bit limb
 @pytest.mark.parametrize("field,module", [(FQ_CHAIN, "msm_g1"), (FQ_CHAIN, "msm_g1.fq_inline"),
                                           (FQ_CHAIN, "msm_g1.lohi"), (FQ_CHAIN, "msm_g1.align4"),
                                           (FR_CHAIN, "ntt"), (FR_CHAIN, "ntt.lohi"), (FR_CHAIN, "ntt.align4"),
-                                          (FR_CHAIN, "ntt.redc_generic"), (FQ64_CHAIN, "fq_pipes"),
-                                          (FQ_CHAIN, "msm_g1.kara"), (FQ_CHAIN, "msm_g1.kara_w"),
-                                          (FR_CHAIN, "ntt.kara")])
+                                          (FR_CHAIN, "ntt.redc_generic"), (FQ64_CHAIN, "fq_pipes")])
 @pytest.mark.parametrize("n,iters", [(1, 1), (333, 1), (1025, 3)])
 def test_products_match_python(gpu, field, module, n, iters, rng):
     """x y^iters / R^iters mod m in Montgomery limbs (R = 2^(64 words)), by
     every build's product; edge values (0, 1, m - 1, R mod m, m - R mod m, and
-    for the Karatsuba builds values whose halves are equal, or one of them
-    zero or all ones) included."""
+    values whose halves are equal, or one of them zero or all ones) included."""
     m, words, kernel = field
     r_mont = (1 << (64 * words)) % m
     half = 32 * words
@@ -108,8 +105,7 @@ def test_squares_match_python(gpu, module, n, iters, rng):
     assert got == want
 
 
-@pytest.mark.parametrize("module", ["msm_g1", "msm_g1.fq_inline", "msm_g1.mul2_off", "msm_g2", "msm_g1.kara",
-                                    "msm_g2.kara"])
+@pytest.mark.parametrize("module", ["msm_g1", "msm_g1.fq_inline", "msm_g1.mul2_off", "msm_g2"])
 @pytest.mark.parametrize("n", [1, 7, 1025])
 def test_sums_of_products_match_python(gpu, module, n, rng):
     """(x y + z w) / R mod p in one reduction (mont_mul2_wide; two products in

@@ -65,11 +65,6 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     "msm_g2.fq2_sqr_mul": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "FQ2_SQR_MUL")),
     # Y3's two products each reduced (f_mul2 as two products and a sum)
     "msm_g1.mul2_off": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL2_OFF")),
-    # products by one level of Karatsuba (three half-size products, then the reduction)
-    "msm_g1.kara": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL_KARA")),
-    "msm_g2.kara": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "MONT_MUL_KARA")),
-    "msm_g1.kara_w": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL_KARA", "KARA_REDC=redc_wide")),
-    "ntt.kara": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_MUL_KARA",)),
     # Fq products on the FP64 pipe, and on both pipes in different warps
     "fq_pipes": (PKG / "msm" / "kernels" / "fq_pipes.cu", ("FQ_MUL_CALL",)),
 }

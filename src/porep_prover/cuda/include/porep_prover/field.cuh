@@ -348,64 +348,35 @@ DEV void mont_mul2_wide(mont<N> &r, const mont<N> &a, const mont<N> &b, const mo
     sub_modulus_once<N>(r, t);
 }
 
-/* acc += x_j y 2^(32 (i + j)) for j = j0, j0 + 2, ... < N: products whose
+/* acc += a_i a_j 2^(32 (i + j)) for j = j0, j0 + 2, ... < N: products whose
  * halves tile acc from limb i + j0 up, so one carry chain; its carry goes
  * to the limb above, which no earlier row of the same parity has reached
- * (the rows before sum to below 2^(32 (i + N))), unless that limb is past
- * acc's L, where the caller's bound leaves no carry. Limbs above top (the
+ * (the rows before i sum to below 2^(32 (i + N))). Limbs above top (the
  * highest an earlier row wrote) are still unset and are written, not added
- * to. Returns the new top. Every pair of one acc starts at the same limb
- * parity, so its 64-bit halves keep their registers from row to row.
- * Unrolled, every branch here is decided at compile time. */
-template <int N, int L>
-DEV int cross_row(u32 (&acc)[L], const u32 *x, u32 y, int i, int j0, int top)
+ * to. Returns the new top. Unrolled, every branch here is decided at
+ * compile time. */
+template <int N>
+DEV int sqr_cross_row(u32 (&acc)[2 * N], const mont<N> &a, int i, int j0, int top)
 {
     if (j0 >= N) return top;
+    const u32 ai = a.v[i];
 #pragma unroll
     for (int j = j0; j < N; j += 2) {
         const int p = i + j;
         if (j == j0) {
-            if (p > top) asm volatile("mad.lo.cc.u32 %0, %1, %2, 0;" : "=r"(acc[p]) : "r"(y), "r"(x[j]));
-            else asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(acc[p]) : "r"(y), "r"(x[j]));
+            if (p > top) asm volatile("mad.lo.cc.u32 %0, %1, %2, 0;" : "=r"(acc[p]) : "r"(ai), "r"(a.v[j]));
+            else asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(acc[p]) : "r"(ai), "r"(a.v[j]));
         } else {
-            if (p > top) asm volatile("madc.lo.cc.u32 %0, %1, %2, 0;" : "=r"(acc[p]) : "r"(y), "r"(x[j]));
-            else asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(acc[p]) : "r"(y), "r"(x[j]));
+            if (p > top) asm volatile("madc.lo.cc.u32 %0, %1, %2, 0;" : "=r"(acc[p]) : "r"(ai), "r"(a.v[j]));
+            else asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(acc[p]) : "r"(ai), "r"(a.v[j]));
         }
-        if (p + 1 > top) asm volatile("madc.hi.cc.u32 %0, %1, %2, 0;" : "=r"(acc[p + 1]) : "r"(y), "r"(x[j]));
-        else asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(acc[p + 1]) : "r"(y), "r"(x[j]));
+        if (p + 1 > top) asm volatile("madc.hi.cc.u32 %0, %1, %2, 0;" : "=r"(acc[p + 1]) : "r"(ai), "r"(a.v[j]));
+        else asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(acc[p + 1]) : "r"(ai), "r"(a.v[j]));
     }
     const int c = i + j0 + 2 * ((N - 1 - j0) / 2) + 2;   /* the limb above the last pair */
-    if (c >= L) return c - 1;
     if (c > top) asm volatile("addc.u32 %0, 0, 0;" : "=r"(acc[c]));
     else asm volatile("addc.u32 %0, %0, 0;" : "+r"(acc[c]));
     return c;
-}
-
-/* r = t / 2^(32N) mod m for t < m 2^(32N) given as 2N limbs (a square or a
- * product, taken whole): N Montgomery rows (redc_row_wide) over a window e
- * of t's low limbs, t's limb N + i joining at the top after row i. N^2 + N
- * multiply-adds. */
-template <int N>
-DEV void redc_wide(mont<N> &r, const u32 (&t)[2 * N])
-{
-    const u32 *m = modulus<N>();
-    const u32 inv = modulus_inv<N>();
-    u32 e[N + 1], o[N + 1];
-#pragma unroll
-    for (int k = 0; k < N; k++) e[k] = t[k];
-    e[N] = 0;
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-        redc_row_wide<N, true>(e, o, m, inv);
-        shift_fold<N, true>(e, o);
-        /* the window stays below 2^(32N) + 2m: its top limb is 0 or 1 */
-        asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(e[N - 1]) : "r"(t[N + i]));
-        asm volatile("addc.u32 %0, %0, 0;" : "+r"(e[N]));
-    }
-    u32 w[N];
-#pragma unroll
-    for (int i = 0; i < N; i++) w[i] = e[i];
-    sub_modulus_once<N>(r, w);   /* t below m 2^(32N): e < 2m, e[N] ended 0 */
 }
 
 /* r = a^2 / 2^(32N) mod m: the square first (each cross product once, in the
@@ -420,8 +391,8 @@ DEV void mont_sqr_wide(mont<N> &r, const mont<N> &a)
     int top_ev = 1, top_od = 0;  /* limbs 0, 1 of ev and 0 of od take no product */
 #pragma unroll
     for (int i = 0; i < N - 1; i++) {
-        top_od = cross_row<N, 2 * N>(od, a.v, a.v[i], i, i + 1, top_od);
-        top_ev = cross_row<N, 2 * N>(ev, a.v, a.v[i], i, i + 2, top_ev);
+        top_od = sqr_cross_row<N>(od, a, i, i + 1, top_od);
+        top_ev = sqr_cross_row<N>(ev, a, i, i + 2, top_ev);
     }
 #pragma unroll
     for (int k = 0; k < 2 * N; k++) {
@@ -442,10 +413,26 @@ DEV void mont_sqr_wide(mont<N> &r, const mont<N> &a)
         asm volatile("madc.lo.cc.u32 %0, %1, %1, %0;" : "+r"(ev[2 * i]) : "r"(a.v[i]));
         asm volatile("madc.hi.cc.u32 %0, %1, %1, %0;" : "+r"(ev[2 * i + 1]) : "r"(a.v[i]));
     }
-    redc_wide<N>(r, ev);
+    /* reduce: the window e holds t's low limbs, t's limb N + i joins at the top after row i */
+    const u32 *m = modulus<N>();
+    const u32 inv = modulus_inv<N>();
+    u32 e[N + 1], o[N + 1];
+#pragma unroll
+    for (int k = 0; k < N; k++) e[k] = ev[k];
+    e[N] = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        redc_row_wide<N, true>(e, o, m, inv);
+        shift_fold<N, true>(e, o);
+        /* the window stays below 2^(32N) + 2m: its top limb is 0 or 1 */
+        asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(e[N - 1]) : "r"(ev[N + i]));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(e[N]));
+    }
+    u32 t[N];
+#pragma unroll
+    for (int i = 0; i < N; i++) t[i] = e[i];
+    sub_modulus_once<N>(r, t);   /* the square below m 2^(32N): e < 2m, e[N] ended 0 */
 }
-
-#include "porep_prover/karatsuba.cuh"
 
 /* Products are inlined into their callers; the group law's functions are
  * the out-of-line units (ec.cuh), which keeps code size and compile time
@@ -453,10 +440,8 @@ DEV void mont_sqr_wide(mont<N> &r, const mont<N> &a)
 template <int N>
 DEV void mont_mul_inline(mont<N> &r, const mont<N> &a, const mont<N> &b)
 {
-#if defined(MONT_MUL_LOHI)
+#ifdef MONT_MUL_LOHI
     mont_mul_lohi<N>(r, a, b);
-#elif defined(MONT_MUL_KARA)
-    mont_mul_kara<N>(r, a, b);
 #else
     mont_mul_wide<N>(r, a, b);
 #endif
@@ -485,8 +470,6 @@ DEV void mont_mul2_inline(mont<N> &r, const mont<N> &a, const mont<N> &b, const 
     mont_mul_inline<N>(t, a, b);
     mont_mul_inline<N>(r, c, d);
     mont_add<N>(r, r, t);
-#elif defined(MONT_MUL_KARA)
-    mont_mul2_kara<N>(r, a, b, c, d);
 #else
     mont_mul2_wide<N>(r, a, b, c, d);
 #endif
