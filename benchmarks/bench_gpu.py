@@ -13,7 +13,8 @@ random, repeated and small scalars), msm_fill (the sort's fill a window or a
 part of one at a time), msm_shape (the accumulating threads' chunk length, the sort's atomics grouped or not,
 the window width of mostly-bit scalars), msm_overlap (the fill beside the
 accumulation on two streams, and on one), msm_tables / msm_tables_g2 (window tables beside the
-plain MSM, and the tables' making), groth16 (whole proofs).
+plain MSM, and the tables' making), batch_affine (affine additions sharing
+an inversion against the accumulation's XYZZ ones), groth16 (whole proofs).
 
 Times are medians of --reps runs after a warm-up, measured with CUDA events
 around device-resident work ("device" column: inputs already on the device)
@@ -395,6 +396,33 @@ class TransferClock:
         return timed
 
 
+def bench_batch_affine(gpu, args, rng):
+    """Additions a second: one round of affine pair sums (a thread's run of
+    `per` pairs sharing one inversion, prefix products through memory)
+    against XYZZ mixed additions summing runs of points (the accumulation's
+    way), on the same points; the floor is 9 products an addition."""
+    for log_n in range(max(args.min_log, 16), min(args.max_log, 26) + 1, args.step):
+        n = 1 << log_n
+        pts = gpu.upload(random_points(G1Array, n, log_n).limbs)
+        pairs = n // 2
+        pref, out = gpu.alloc(48 * pairs), gpu.alloc(96 * pairs)   # affine pair sums: the larger output
+        floor = lambda adds: adds * 9 * FQ_MUL / IMAD_PER_S * 1e3  # noqa: E731
+        for per in (16, 64, 256):
+            k = gpu.kernel("batch_affine", "g1_affine_pair_sums")
+            grid = (-(-pairs // (per * 64)),)
+            ms = device_time(gpu, lambda: k.launch(grid, (64,), [pts, pairs, per, pref, out], gpu.stream), args.reps)
+            row("affine", log_n, ms, None, floor(pairs),
+                note=f"pairs, {per} an inversion: {pairs / ms / 1e6:.2f} G additions/s, {ms * 1e6 / pairs:.3f} ns each")
+        for per in (16, 64, 256):
+            k = gpu.kernel("batch_affine", "g1_xyzz_run_sums")
+            grid = (-(-n // (per * 64)),)
+            adds = n - n // per
+            ms = device_time(gpu, lambda: k.launch(grid, (64,), [pts, n, per, out], gpu.stream), args.reps)
+            row("xyzz", log_n, ms, None, floor(adds),
+                note=f"runs of {per}: {adds / ms / 1e6:.2f} G additions/s, {ms * 1e6 / adds:.3f} ns each")
+        gpu.free(pts, pref, out)
+
+
 def bench_groth16(gpu, args, rng):
     from porep_prover.circuits import porep_like, square_chain
     from porep_prover.groth16 import insecure_setup, prove, verify
@@ -495,6 +523,8 @@ def main() -> int:
         bench_msm_tables(gpu, args, rng, G1Array, 1)
     if "msm_tables_g2" in sections:
         bench_msm_tables(gpu, args, rng, G2Array, 2)
+    if "batch_affine" in sections:
+        bench_batch_affine(gpu, args, rng)
     if "groth16" in sections:
         bench_groth16(gpu, args, rng)
     if args.json:

@@ -22,6 +22,7 @@ KERNELS = {
     "fixed_base_g1": [b"g1_fb_mul", b"g1_fb_normalize"],
     "fixed_base_g2": [b"g2_fb_mul", b"g2_fb_normalize"],
     "fq_pipes": [b"fq64_mul_chain", b"fq_mul_chain_mixed"],
+    "batch_affine": [b"g1_affine_pair_sums", b"g1_xyzz_run_sums"],
 }
 
 

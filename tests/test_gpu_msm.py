@@ -364,3 +364,32 @@ def test_msm_shared_refuses_bad_rows(gpu, rng):
             gpu.r1cs_ops.put(on_device, rows, n)
     finally:
         on_device.close()
+
+
+def test_batch_affine_sums_match_cpu(gpu, rng):
+    """The batch-affine benchmark's kernels: one round of affine pair sums
+    (runs of pairs sharing an inversion, the last run cut short) and XYZZ
+    run sums (made affine after) give the CPU's sums."""
+    pairs, per, run = 333, 32, 10
+    pts = G1Array.generator().scale([rng.randrange(1, R) for _ in range(2 * pairs)])
+    runs = -(-2 * pairs // run)
+    src, pref, out = gpu.upload(pts.limbs), gpu.alloc(48 * pairs), gpu.alloc(96 * pairs)
+    proj, dst = gpu.alloc(192 * runs), gpu.alloc(96 * runs)
+    try:
+        mod = "batch_affine"
+        gpu.kernel(mod, "g1_affine_pair_sums").launch((-(-pairs // (per * 64)),), (64,), [src, pairs, per, pref, out],
+                                                     gpu.stream)
+        got = G1Array(gpu.download_array(out, (pairs, 12)))
+        gpu.kernel(mod, "g1_xyzz_run_sums").launch((-(-runs // 64),), (64,), [src, 2 * pairs, run, proj], gpu.stream)
+        gpu.fixed_base_ops.normalize(1, proj, runs, pref, dst)
+        got_runs = G1Array(gpu.download_array(dst, (runs, 12)))
+    finally:
+        gpu.free(src, pref, out, proj, dst)
+    assert got == G1Array(pts.limbs[0::2]) + G1Array(pts.limbs[1::2])
+    want_runs = []
+    for k in range(runs):
+        acc = G1Array(pts.limbs[k * run:k * run + 1])
+        for i in range(k * run + 1, min((k + 1) * run, 2 * pairs)):
+            acc = acc + G1Array(pts.limbs[i:i + 1])
+        want_runs.append(acc.limbs[0])
+    assert got_runs == G1Array(np.array(want_runs))

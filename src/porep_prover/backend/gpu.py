@@ -67,6 +67,8 @@ VARIANTS = {  # the same kernels built another way, for the benchmarks' comparis
     "msm_g1.mul2_off": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL2_OFF")),
     # Fq products on the FP64 pipe, and on both pipes in different warps
     "fq_pipes": (PKG / "msm" / "kernels" / "fq_pipes.cu", ("FQ_MUL_CALL",)),
+    # affine additions sharing an inversion beside the accumulation's XYZZ ones
+    "batch_affine": (PKG / "msm" / "kernels" / "batch_affine.cu", ("FQ_MUL_CALL",)),
 }
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic

@@ -115,6 +115,35 @@ DEV void f_one(fq2_t &r)
     f_zero(r.c1);
 }
 
+/* a^(p - 2) = 1 / a in Fq (a != 0), square and multiply over p - 2's 381 bits. */
+DEV_CALL void fq_inv(fq_t &r, const fq_t &a)
+{
+    const u32 *p = modulus<12>();
+    fq_t acc;
+    f_one(acc);
+    for (int i = 380; i >= 0; i--) {
+        f_sqr(acc, acc);
+        u32 word = p[i >> 5] - ((i >> 5) == 0 ? 2u : 0u); /* p is odd with low word > 2: no borrow */
+        if ((word >> (i & 31)) & 1u) f_mul(acc, acc, a);
+    }
+    r = acc;
+}
+
+DEV void f_inv(fq_t &r, const fq_t &a) { fq_inv(r, a); }
+
+/* 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2), as u^2 = -1. */
+DEV void f_inv(fq2_t &r, const fq2_t &a)
+{
+    fq_t t0, t1;
+    f_sqr(t0, a.c0);
+    f_sqr(t1, a.c1);
+    f_add(t0, t0, t1);
+    fq_inv(t0, t0);
+    f_mul(r.c0, a.c0, t0);
+    f_mul(t1, a.c1, t0);
+    f_neg(r.c1, t1);
+}
+
 template <class F>
 struct affine {
     F x, y;

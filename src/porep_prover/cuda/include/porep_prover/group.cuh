@@ -17,4 +17,13 @@ typedef fq_t field;
 typedef affine<field> point;
 typedef xyzz<field> proj;
 
+/* This thread's run [lo, hi) of count items cut into runs of per (one
+ * thread a run, the last run shorter); false when it has none. */
+DEV bool thread_run(size_t count, u32 per, size_t &lo, size_t &hi)
+{
+    lo = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * per;
+    hi = lo + per < count ? lo + per : count;
+    return lo < count;
+}
+
 #endif
