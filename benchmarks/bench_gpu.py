@@ -407,7 +407,7 @@ def bench_batch_affine(gpu, args, rng):
         pairs = n // 2
         pref, out = gpu.alloc(48 * pairs), gpu.alloc(96 * pairs)   # affine pair sums: the larger output
         floor = lambda adds: adds * 9 * FQ_MUL / IMAD_PER_S * 1e3  # noqa: E731
-        for per in (16, 64, 256):
+        for per in (16, 64, 256, 1024):
             k = gpu.kernel("batch_affine", "g1_affine_pair_sums")
             grid = (-(-pairs // (per * 64)),)
             ms = device_time(gpu, lambda: k.launch(grid, (64,), [pts, pairs, per, pref, out], gpu.stream), args.reps)
