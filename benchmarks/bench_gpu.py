@@ -407,14 +407,14 @@ def bench_batch_affine(gpu, args, rng):
         pairs = n // 2
         pref, out = gpu.alloc(48 * pairs), gpu.alloc(96 * pairs)   # affine pair sums: the larger output
         floor = lambda adds: adds * 9 * FQ_MUL / IMAD_PER_S * 1e3  # noqa: E731
+        k = gpu.kernel("batch_affine", "g1_affine_pair_sums")
         for per in (16, 64, 256, 1024):
-            k = gpu.kernel("batch_affine", "g1_affine_pair_sums")
             grid = (-(-pairs // (per * 64)),)
             ms = device_time(gpu, lambda: k.launch(grid, (64,), [pts, pairs, per, pref, out], gpu.stream), args.reps)
             row("affine", log_n, ms, None, floor(pairs),
                 note=f"pairs, {per} an inversion: {pairs / ms / 1e6:.2f} G additions/s, {ms * 1e6 / pairs:.3f} ns each")
+        k = gpu.kernel("batch_affine", "g1_xyzz_run_sums")
         for per in (16, 64, 256):
-            k = gpu.kernel("batch_affine", "g1_xyzz_run_sums")
             grid = (-(-n // (per * 64)),)
             adds = n - n // per
             ms = device_time(gpu, lambda: k.launch(grid, (64,), [pts, n, per, out], gpu.stream), args.reps)
