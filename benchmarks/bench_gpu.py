@@ -40,7 +40,8 @@ from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_ntt
 from porep_prover.circuits import fr_small
 from porep_prover.backend import gpu as gpu_backend
-from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, window_bits
+from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, table_copies, window_bits
+from porep_prover.backend.gpu_msm_table import window_table
 from porep_prover.field.constants import FR_GENERATOR, R
 
 ROWS: list[dict] = []
@@ -222,30 +223,35 @@ def bench_msm(gpu, args, rng, cls, group):
 
 
 def bench_msm_tables(gpu, args, rng, cls, group):
-    """The MSM with window tables (GpuMsm.tables) beside the same points without,
-    and the table's one-time making (host clock, on first use)."""
-    top = min(args.max_log, 26 if group == 1 else 24)
+    """The MSM with window tables (GpuMsm.tables) beside the same points without:
+    each window width of --table-bits with each bound of --table-copies, and
+    the table's one-time making (host clock, on first use)."""
+    top = min(args.max_log, 27 if group == 1 else 24)
     ops = gpu.msm_ops
     for log_n in range(max(args.min_log, 16), top + 1, args.step):
-        n = 1 << log_n
+        n = (1 << log_n) - (log_n == 27)        # 2^27 - 1: the H query of a 2^27 domain
         pts = random_points(cls, n, log_n)
         buf = gpu.upload(random_fr(n, rng).limbs)
         dev, phases = msm_device_time(gpu, pts, buf, 3)
         row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group), note=phases)
         ops.tables = True
-        for bits in [int(b) if b else None for b in args.table_bits.split(",")]:
-            ops.table_bits = bits
-            t = time.perf_counter()
-            table = ops.table(pts)
-            made_s = time.perf_counter() - t
-            if table is None:
-                row(f"msm_g{group}", log_n, float("nan"), None, float("nan"), note=f"table bits={bits}: no room")
-                continue
-            dev, phases = msm_device_time(gpu, pts, buf, 3)
-            row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group),
-                note=f"table c={table[1]} made in {made_s:.2f}s {phases}")
-            gpu.release_points(pts)
-        ops.tables, ops.table_bits = False, None
+        for copies in [int(k) if k else None for k in args.table_copies.split(",")]:
+            for bits in [int(b) if b else None for b in args.table_bits.split(",")]:
+                ops.table_bits, ops.table_copies = bits, copies
+                t = time.perf_counter()
+                with gpu.holding(pts.limbs):
+                    table = window_table(ops, pts)
+                made_s = time.perf_counter() - t
+                if table is None:
+                    row(f"msm_g{group}", log_n, float("nan"), None, float("nan"),
+                        note=f"table bits={bits} copies={copies}: no room")
+                    continue
+                dev, phases = msm_device_time(gpu, pts, buf, 3)
+                row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group),
+                    note=f"table c={table.c} sets={table.sets} copies={table_copies(table.c, table.sets)} "
+                         f"made in {made_s:.2f}s {phases}")
+                gpu.release_points(pts)
+        ops.tables, ops.table_bits, ops.table_copies = False, None, None
         gpu.free(buf)
         gpu.release_resident()
 
@@ -474,7 +480,9 @@ def main() -> int:
     ap.add_argument("--variants", default=",align4,lohi,fq_inline,fq2_sqr_mul",
                     help="msm_variants: the builds compared, comma-separated ('' = the default build)")
     ap.add_argument("--table-bits", default="", help="msm_tables: the window bits compared, comma-separated "
-                                                     "('' = table_bits(n))")
+                                                     "('' = table_plan's)")
+    ap.add_argument("--table-copies", default="", help="msm_tables: the bounds on a table's copies compared, "
+                                                       "comma-separated ('' = a copy for every window)")
     ap.add_argument("--matvec", default="host", help="groth16: where A w, B w, C w are evaluated: host, device "
                                                      "or both (host,device)")
     ap.add_argument("--msm-variant", default="", help="build variant of the MSM kernels (see backend.gpu.VARIANTS)")

@@ -184,17 +184,20 @@ def test_partitions_spread_over_devices_with_a_lock_each(circuit):
 
 def test_msm_tables_setting_is_undone_at_shutdown(circuit):
     """prover.msm_tables turns window tables on for each device's MSM side
-    (the process's backend) while the engine runs and off again when it
-    stops, leaving a device that had them on already as it was."""
+    (the process's backend; prover.msm_table_copies their copies) while the
+    engine runs and off again when it stops, leaving a device that had them
+    on already as it was."""
     params, r1cs, ws = circuit
     backends = [RecordingBackend(delay=0.0), RecordingBackend(delay=0.0)]
-    backends[0].msm_ops = types.SimpleNamespace(tables=False)
-    backends[1].msm_ops = types.SimpleNamespace(tables=True)
+    backends[0].msm_ops = types.SimpleNamespace(tables=False, table_copies=None)
+    backends[1].msm_ops = types.SimpleNamespace(tables=True, table_copies=5)
     devs = [Device(f"fake-gpu-{i}", f"fake{i}", "gpu", be) for i, be in enumerate(backends)]
-    with Engine(config(**{"prover.msm_tables": True}), devices=devs) as engine:
+    with Engine(config(**{"prover.msm_tables": True, "prover.msm_table_copies": 2}), devices=devs) as engine:
         assert [be.msm_ops.tables for be in backends] == [True, True]
+        assert [be.msm_ops.table_copies for be in backends] == [2, 5]
         check_result(engine.submit(inline_job(params, r1cs, ws)).result(120), params)
     assert [be.msm_ops.tables for be in backends] == [False, True]
+    assert [be.msm_ops.table_copies for be in backends] == [None, 5]
 
 
 class WitnessBackend(RecordingBackend):

@@ -10,7 +10,7 @@ import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available
 from porep_prover.backend.gpu_arrays import DeviceScalars
-from porep_prover.backend.gpu_msm_plan import MAX_CHUNK, OVERLAP_GROUPS
+from porep_prover.backend.gpu_msm_plan import MAX_CHUNK, OVERLAP_GROUPS, table_copies, table_plan
 from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R
 
@@ -127,11 +127,13 @@ def test_msm_points_at_infinity_and_cancelling(gpu, cls, rng):
 
 
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
-@pytest.mark.parametrize("bits,n", [(None, 70001), (8, 4099), (13, 1000), (24, 5)])
-def test_msm_window_tables_match_cpu(gpu, cls, bits, n, rng):
-    """Window tables (every window's copy of the points, one set of buckets):
-    the CPU's sums with points at infinity and zero / one / -1 / random
-    scalars; the table is made once, kept with the points and dropped with them."""
+@pytest.mark.parametrize("bits,n,copies", [(None, 70001, None), (8, 4099, None), (13, 1000, None), (24, 5, None),
+                                           (None, 70001, 2), (9, 4099, 3), (13, 1000, 1), (24, 5, 4)])
+def test_msm_window_tables_match_cpu(gpu, cls, bits, n, copies, rng):
+    """Window tables (a copy of the points for every window, one set of
+    buckets; or at most `copies`, the windows sharing several sets): the
+    CPU's sums with points at infinity and zero / one / -1 / random scalars;
+    the table is made once, kept with the points and dropped with them."""
     if cls is G2Array and n > 5000:
         n //= 8
     limbs = random_points(cls, rng, n).limbs.copy()
@@ -140,17 +142,19 @@ def test_msm_window_tables_match_cpu(gpu, cls, bits, n, rng):
     pick = [0, 1, R - 1]
     sc = FrArray.from_ints([pick[i % 4] if i % 4 < 3 else rng.randrange(R) for i in range(n)])
     ops, before = gpu.msm_ops, gpu.resident_bytes()
-    ops.tables, ops.table_bits = True, bits
+    ops.tables, ops.table_bits, ops.table_copies = True, bits, copies
     try:
         got, stats = gpu.msm(pts, sc, 1)
         c = stats["window_bits"]
         made = gpu.resident_bytes()
-        assert made == before + (255 // c + 2) * pts.limbs.nbytes    # the points and their table
+        held = table_copies(*table_plan(n, cls.GROUP, copies, bits))
+        assert 1 <= held <= (255 // c if copies is None else copies)
+        assert made == before + (1 + held) * pts.limbs.nbytes       # the points and their copies
         sc2 = random_fr(n, rng)
         assert gpu.msm(pts, sc2, 1)[0] == CPU.msm(pts, sc2, 2)[0]
         assert gpu.resident_bytes() == made
     finally:
-        ops.tables, ops.table_bits = False, None
+        ops.tables, ops.table_bits, ops.table_copies = False, None, None
     assert got == CPU.msm(pts, sc, 2)[0]
     if bits is not None:
         assert c == bits
@@ -311,16 +315,18 @@ def test_msm_shared_matches_the_msms_apart(gpu, apart, n, rng, monkeypatch):
     """One sort of the scalars for L-like points row for row (some at
     infinity) and A-like points through a row map into a longer array (some
     scalars without a row): each sum as the CPU's MSM of the points with the
-    scalars they get. apart: the arrays cannot share (window tables on), so
-    each MSM runs alone, the mapped one over its scalars scattered to rows."""
+    scalars they get. apart: the arrays cannot share (not resident together),
+    so each MSM runs alone, the mapped one over its scalars scattered to rows.
+    Window tables on leave the shared sort as it is."""
     sc = _mixed_scalars(n, rng)
     l_pts = random_points(G1Array, rng, n)
     l_pts.limbs[::5] = 0                                   # infinity
     a_pts = random_points(G1Array, rng, n + 17)
     rows = np.array(rng.sample(range(n + 17), n), dtype=np.uint32)
     rows[1::7] = 0xFFFFFFFF
+    monkeypatch.setattr(gpu.msm_ops, "tables", True)
     if apart:
-        monkeypatch.setattr(gpu.msm_ops, "tables", True)
+        monkeypatch.setattr(gpu, "resident_budget", l_pts.limbs.nbytes + a_pts.limbs.nbytes + rows.nbytes - 1)
         assert gpu.msm_ops.msm_shared([(l_pts, None), (a_pts, rows)], sc) is None
     on_device = DeviceScalars(gpu, gpu.upload(sc.limbs), len(sc)) if n > 5 else sc        # DeviceScalars and an FrArray both taken
     try:

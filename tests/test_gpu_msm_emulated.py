@@ -15,6 +15,7 @@ import pytest
 from msm_model import signed_digits
 from porep_prover.backend.gpu_msm import REPEATS, GpuMsm, Target
 from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, windows_of
+from porep_prover.backend.gpu_msm_table import Table
 
 P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
 SIGN, NO_KEY = 1 << 31, 0xFFFFFFFF
@@ -125,7 +126,7 @@ class Device:
             for slot in slots:
                 self.mem.write(counters, slot, "u32", self.mem.read(counters, slot, "u32") + 1)
 
-    def k_msm_digits(self, grid, block, canon, n, c, windows, win_stride, wide_bits, m, wide, taken, keys):
+    def k_msm_digits(self, grid, block, canon, n, c, windows, sets, wide_bits, m, wide, taken, keys):
         self.layout = (wide_bits, m)
         order = list(range(n))
         random.Random(n + c).shuffle(order)            # the device's slots follow no order
@@ -138,7 +139,7 @@ class Device:
                     self.mem.write(taken, 0, "u32", j + 1)
                     self.mem.write(wide, j, "u32", i)
             for w, d in enumerate(signed_digits(k, c, windows)):
-                key = NO_KEY if d == 0 else (w * win_stride + abs(d) - 1) | (SIGN if d < 0 else 0)
+                key = NO_KEY if d == 0 else ((w % sets) << (c - 1)) + abs(d) - 1 | (SIGN if d < 0 else 0)
                 if w == 0:
                     self.mem.write(keys, i, "u32", key)
                 elif j < m:
@@ -146,24 +147,28 @@ class Device:
                 else:
                     assert key == NO_KEY, "a narrow scalar with a digit above window 0"
 
-    def k_msm_place(self, grid, block, keys, n, m, wide, windows, parts, row0, nb, win_stride, grouped, cursor,
+    def k_msm_place(self, grid, block, keys, n, m, wide, windows, parts, row0, nb, sets, grouped, cursor,
                     entries):
         self.grouped.add(grouped)
+        copies = -(-windows // sets)
         for y in range(grid[1]):
             row = row0 + y
-            w, part = (row // parts, row % parts) if win_stride else (row % windows, row // windows)
+            copy, part, set_ = row % copies, row // copies % parts, row // (copies * parts)
+            w = set_ + copy * sets
+            if w >= windows:
+                continue
             per, length = -(-nb // parts), n if w == 0 else m
             assert grid[0] * block[0] >= length          # the launch covers the window's keys
             for i in range(length):
                 key = self.mem.read(keys, i if w == 0 else n + (w - 1) * m + i, "u32")
                 p = self.mem.read(wide, i, "u32") if w and wide else i
                 b = key & ~SIGN
-                if key == NO_KEY or (b - w * win_stride) // per != part:
+                if key == NO_KEY or (b - set_ * nb) // per != part:
                     continue
                 pos = self.mem.read(cursor, b, "u32")
                 self.mem.write(cursor, b, "u32", pos + 1)
                 if entries:
-                    self.mem.write(entries, pos, "u32", (p if win_stride else w * n + p) | (key & SIGN))
+                    self.mem.write(entries, pos, "u32", (copy * n + p) | (key & SIGN))
 
     def k_scan_tiles(self, grid, block, counts, out, n, sums):
         run = 0
@@ -206,8 +211,13 @@ class Device:
         self.k_msm_accumulate_rows(grid, block, points, 0, entries, offsets, ends, first, last, base, count, chunk,
                                    sums, next_keys, nxt)
 
+    def k_msm_accumulate_table(self, grid, block, points, table, n, entries, offsets, ends, first, last, base, count,
+                               chunk, sums, next_keys, nxt):
+        self.k_msm_accumulate_rows(grid, block, points, 0, entries, offsets, ends, first, last, base, count, chunk,
+                                   sums, next_keys, nxt, table, n)
+
     def k_msm_accumulate_rows(self, grid, block, points, rows, entries, offsets, ends, first, last, base, count,
-                              chunk, sums, next_keys, nxt):
+                              chunk, sums, next_keys, nxt, table=0, n=0):
         for t in range(-(-count // chunk)):
             lo = base + t * chunk
             hi = min(lo + chunk, base + count)
@@ -222,7 +232,10 @@ class Device:
                     end, acc = self.mem.read(ends, key, "u32"), 0
                 e = self.mem.read(entries, pos, "u32")
                 row = self.mem.read(rows, e & ~SIGN, "u32") if rows else e & ~SIGN
-                p = self.mem.read(points, row, "point") if row != NO_KEY else 0
+                if table and row >= n:                     # a table's copies lie apart from the points
+                    p = self.mem.read(table, row - n, "point")
+                else:
+                    p = self.mem.read(points, row, "point") if row != NO_KEY else 0
                 acc = (acc - p if e & SIGN else acc + p) % P
             self._flush(sums, next_keys, nxt, t, key, False, acc, open_left or end > hi, first_run, True)
 
@@ -270,6 +283,9 @@ def draw(rnd, mix):
 
 
 def run(n, c, tables, overlap, parts, groups, seed, mix="random"):
+    """The emulated _pippenger's sum against the plain one. tables: None (no
+    table) or the sets of buckets the windows share (a copy of the points
+    for each ceil(windows / sets) - 1 windows beyond the first set)."""
     rnd = random.Random(seed)
     dev = Device()
     ops = GpuMsm.__new__(GpuMsm)
@@ -277,28 +293,35 @@ def run(n, c, tables, overlap, parts, groups, seed, mix="random"):
     ops.overlap, ops.groups, ops.fill_parts, ops.max_chunk = overlap, groups, parts, MAX_CHUNK
     ops.compact_share, ops.grouped = COMPACT_SHARE, None
     windows = windows_of(c or 4)
+    copies = -(-windows // tables) - 1 if tables else 0
     points = [0 if i % 9 == 4 else rnd.randrange(1, P) for i in range(n)]
     scalars = [draw(rnd, mix) for _ in range(n)] if mix != "equal" else [rnd.randrange(1 << 250, 1 << 255)] * n
-    pts, sc = dev.alloc(96 * n * (windows if tables else 1)), dev.alloc(32 * n)
+    pts, sc, table = dev.alloc(96 * n), dev.alloc(32 * n), dev.alloc(96 * n * max(1, copies))
     for i in range(n):
         dev.mem.write(sc.ptr, i, "fr", scalars[i])
-        for w in range(windows if tables else 1):     # a table's window w holds 2^(c w) P_i
-            dev.mem.write(pts.ptr, w * n + i, "point", points[i] * pow(2, (c or 0) * w, P) % P)
-    rows, c, split = ops._pippenger(1, pts.ptr, sc.ptr, n, c, 192, pts.ptr if tables else None)
-    got = sum(int(r) * pow(2, c * w, P) for w, r in enumerate(rows)) % P if not tables else int(rows[0]) % P
+        dev.mem.write(pts.ptr, i, "point", points[i])
+        for k in range(1, copies + 1):                # copy k: 2^(c sets k) P_i
+            dev.mem.write(table.ptr, (k - 1) * n + i, "point", points[i] * pow(2, c * tables * k, P) % P)
+    ops.window_bits = c
+    rows, c, split = ops._pippenger(1, pts.ptr, sc.ptr, n, 192,
+                                    Table(table.ptr, c, tables) if tables else None)
+    assert len(rows) == (tables or windows_of(c))    # a row a set of buckets
+    got = sum(int(r) * pow(2, c * w, P) for w, r in enumerate(rows)) % P
     want = sum(k % P * p for k, p in zip(scalars, points)) % P
     wide = sum(1 for k, p in zip(scalars, points) if p and k.bit_length() >= c)
     assert dev.layout == ((0, n) if tables or wide > n / 2 else (c, wide))     # keys above window 0: the wide ones'
     return got, want, split, dev.launches, c, dev.grouped
 
 
-@pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
+@pytest.mark.parametrize("tables", [0, 1, 2, 5], ids=["plain", "one set", "2 sets", "5 sets"])
 @pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
 @pytest.mark.parametrize("n,c,parts,groups", [(257, 6, 1, 4), (40, 5, 3, 64), (123, 7, 5, 3), (9, 4, 16, 4)])
 def test_pippenger_sums_on_an_emulated_device(tables, overlap, n, c, parts, groups):
     got, want, split, launches, _, _ = run(n, c, tables, overlap, parts, groups, seed=n * c + parts)
     assert got == want
     assert sum(split) == n
+    level1 = "k_msm_accumulate_table" if tables else "k_msm_accumulate"     # a table's copies beside the points
+    launches = [("k_msm_accumulate" if k == level1 else k, s) for k, s in launches]
     streams = {name: {s for k, s in launches if k == name} for name in ("k_msm_place", "k_msm_accumulate",
                                                                         "k_msm_combine", "k_msm_reduce")}
     assert len(streams["k_msm_place"]) == (2 if overlap else 1)   # with overlap the count on one, the fill beside
@@ -319,7 +342,7 @@ def test_window_bits_from_the_scalars_lengths(overlap, mix):
     assert 4 <= c <= 22 and sum(split) == 150
 
 
-@pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
+@pytest.mark.parametrize("tables", [0, 1, 3], ids=["plain", "one set", "3 sets"])
 @pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
 @pytest.mark.parametrize("n,c,parts", [(300, 6, 1), (257, 12, 3), (200, 8, None), (61, 4, 2)])
 def test_narrow_scalars_keep_keys_above_window_0_for_the_wide_ones(tables, overlap, n, c, parts):

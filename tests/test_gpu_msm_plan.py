@@ -3,61 +3,99 @@
 cover every row of the counting sort once, in launch order, and each stretch's
 buckets are exactly those its rows fill (rows mapped to (window, part) as
 msm_place maps them), so a stretch can be added up while the next one fills;
-the window width follows the scalars' bit lengths."""
+the window width follows the scalars' bit lengths; a window table's plan
+fits the copies it may have."""
 import random
 
 import pytest
 
 from msm_model import signed_digits
-from porep_prover.backend.gpu_msm import GpuMsm, Stretch
-from porep_prover.backend.gpu_msm_plan import digits_of, grouped, overlapped, window_bits, window_bits_for, windows_of
+from porep_prover.backend.gpu_msm import GpuMsm, Sort, Stretch
+from porep_prover.backend.gpu_msm_plan import (BUCKET_COST, digits_of, grouped, overlapped, table_copies, table_plan,
+                                               window_bits, window_bits_for, windows_of)
 from porep_prover.field.constants import R
 
 
-def place_row(row, windows, parts, tables):
-    """(window, part) of a fill row, as msm_place reads blockIdx.y."""
-    return (row % windows, row // windows) if tables else (row // parts, row % parts)
+def place_row(row, windows, sets, parts):
+    """(window or None past the last, part, set) of a fill row, as msm_place reads blockIdx.y."""
+    copies = -(-windows // sets)
+    copy, part, set_ = row % copies, row // copies % parts, row // (copies * parts)
+    w = set_ + copy * sets
+    return (w if w < windows else None), part, set_
 
 
-def row_buckets(row, windows, parts, nb, tables):
+def row_buckets(row, windows, sets, parts, nb):
     """(the buckets a fill row writes, as a range; its window)."""
-    w, part = place_row(row, windows, parts, tables)
+    w, part, set_ = place_row(row, windows, sets, parts)
     per = -(-nb // parts)
-    base = 0 if tables else w * nb
+    base = set_ * nb
+    if w is None:
+        return range(0), w
     return range(base + min(part * per, nb), base + min(part * per + per, nb)), w
 
 
-def plan(tables, windows, parts, nb, overlap, groups):
+def plan(sets, windows, parts, nb, overlap, groups):
     ops = GpuMsm.__new__(GpuMsm)
     ops.groups = groups
-    return ops._stretches(tables, windows, parts, nb, overlap)
+    return ops._stretches(Sort("", 1, 0, 100, 100, 0, windows, parts, nb, sets or windows, 0), overlap)
 
 
-@pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
+@pytest.mark.parametrize("sets", [0, 1, 2, 3], ids=["plain", "one set", "2 sets", "3 sets"])
 @pytest.mark.parametrize("overlap", [False, True])
 @pytest.mark.parametrize("windows,parts,nb,groups", [(1, 1, 8, 4), (13, 1, 1 << 19, 4), (12, 4, 1 << 21, 4),
                                                       (11, 3, 1 << 23, 5), (64, 16, 8, 64), (7, 8, 4, 3)])
-def test_stretches_cover_the_fill_in_order(tables, overlap, windows, parts, nb, groups):
-    stretches = plan(tables, windows, parts, nb, overlap, groups)
+def test_stretches_cover_the_fill_in_order(sets, overlap, windows, parts, nb, groups):
+    """Every row of (set, part, copy) once, in launch order; each stretch's
+    buckets exactly those its rows fill, every window's rows filling its set;
+    without a table whole windows."""
+    sets = min(sets, windows)
+    stretches = plan(sets, windows, parts, nb, overlap, groups)
+    sets = sets or windows
+    copies = -(-windows // sets)
     assert all(isinstance(s, Stretch) for s in stretches)
     rows = [r for s in stretches for r in s.rows]
-    assert rows == list(range(windows * parts))                 # every row once, in launch order
-    keys_n = nb if tables else windows * nb
+    assert rows == list(range(sets * parts * copies))          # every row once, in launch order
+    seen = sorted((place_row(r, windows, sets, parts)[:2]) for r in rows if place_row(r, windows, sets, parts)[0]
+                  is not None)
+    assert seen == [(w, p) for w in range(windows) for p in range(parts)]   # every window's every part once
     assert [s.buckets.start for s in stretches[1:]] == [s.buckets.stop for s in stretches[:-1]]
-    assert (stretches[0].buckets.start, stretches[-1].buckets.stop) == (0, keys_n)
+    assert (stretches[0].buckets.start, stretches[-1].buckets.stop) == (0, sets * nb)
     for s in stretches:
-        got = [row_buckets(r, windows, parts, nb, tables) for r in s.rows]
+        got = [row_buckets(r, windows, sets, parts, nb) for r in s.rows]
         filled = sorted({(b.start, b.stop) for b, _ in got if len(b)})
         assert [lo for lo, _ in filled[1:]] == [hi for _, hi in filled[:-1]]   # no gap, no overlap
         assert range(filled[0][0], filled[-1][1]) == s.buckets if filled else not s.buckets
-        if not tables:                                          # whole windows
+        if copies == 1:                                         # whole windows
             assert len(s.buckets) % nb == 0 and s.rows.start % parts == 0
+    units = sets * parts if copies > 1 else windows              # a table's parts of sets, or whole windows
     if not overlap:
         assert len(stretches) == 1
-    elif tables:
-        assert len(stretches) == parts
     else:
-        assert len(stretches) == min(windows, groups)
+        assert len(stretches) == min(units, groups)
+        first = stretches[0].rows
+        assert len(first) == (copies if copies > 1 else parts)   # one unit first: the accumulation waits for it alone
+
+
+@pytest.mark.parametrize("log_n", [10, 20, 24, 27])
+@pytest.mark.parametrize("copies", [None, 0, 1, 2, 3])
+def test_table_plan_fits_its_copies(log_n, copies):
+    """table_plan's (c, sets) needs at most the copies allowed (a copy for
+    every window beyond the first set when unbounded), and costs no more
+    than the plain windows of window_bits(n) (sets = windows)."""
+    n = (1 << log_n) - 1
+    c, sets = table_plan(n, 1, copies)
+    windows = windows_of(c)
+    assert 8 <= c <= 24 and 1 <= sets <= windows
+    assert table_copies(c, sets) == -(-windows // sets) - 1
+    assert table_copies(c, sets) <= (windows - 1 if copies is None else copies)
+    if copies is None:
+        assert sets == 1
+    if copies == 0:
+        assert sets == windows
+    cost = lambda c_, s_: windows_of(c_) * n + BUCKET_COST[1] * s_ * (1 << (c_ - 1))  # noqa: E731
+    plain = window_bits(n)
+    assert cost(c, sets) <= cost(plain, windows_of(plain))
+    assert table_plan(n, 1, copies, c=16)[0] == 16
 
 
 def test_the_fill_runs_beside_only_at_large_g1_sizes():

@@ -6,6 +6,7 @@ POREP_PROVER_SIMD      0 turns off the AVX-512 IFMA MSM path (default: on where 
 POREP_PROVER_CACHE_DIR where compiled GPU kernels are kept
 POREP_PROVER_GPU_RESIDENT_BYTES  cap on device memory for resident parameter points
 POREP_PROVER_GPU_MSM_TABLES      1: window tables for GPU MSMs of resident points (default 0)
+POREP_PROVER_GPU_MSM_TABLE_COPIES  at most this many shifted copies of the points in a table (default: a window's each)
 """
 from __future__ import annotations
 
@@ -59,6 +60,14 @@ def gpu_msm_tables() -> bool:
     """Window tables for the GPU MSMs of resident points (POREP_PROVER_GPU_MSM_TABLES=1;
     default off: the table of a point array takes 11 to 13 times its memory, a copy a window)."""
     return bool(_env_int("POREP_PROVER_GPU_MSM_TABLES", 0))
+
+
+def gpu_msm_table_copies() -> int | None:
+    """The most shifted copies of the points a window table holds
+    (POREP_PROVER_GPU_MSM_TABLE_COPIES; None: one for every window but the
+    first, one set of buckets). Fewer copies cost less memory: the windows
+    then share several sets of buckets."""
+    return _env_int("POREP_PROVER_GPU_MSM_TABLE_COPIES", 0)
 
 
 def _env_int(name: str, minimum: int) -> int | None:

@@ -12,13 +12,10 @@ Large G1 MSMs (from 2^29 entries: 2^26 points) are filled and added up in
 stretches of buckets: the sort's fill of the next stretch runs on the
 backend's second stream beside the accumulation of the last.
 
-Window tables (opt-in: GpuMsm.tables, POREP_PROVER_GPU_MSM_TABLES=1): for
-resident points, a table of every window's copy 2^(c w) P_i is made once
-on the device and kept with the points; every window's digits then go into
-one set of buckets, so one reduction serves all windows and no Horner step
-is left, and the windows can be wider (fewer entries to add). It costs
-windows x the points' memory, so it is used only where it fits the resident
-budget beside what is already there.
+Window tables (opt-in: GpuMsm.tables, POREP_PROVER_GPU_MSM_TABLES=1;
+backend/gpu_msm_table.py): for the plain MSM of resident points, shifted
+copies of the points made once, so that windows share sets of buckets; the
+shared sorts (msm_shared) stay plain.
 """
 from __future__ import annotations
 
@@ -28,17 +25,18 @@ from typing import NamedTuple
 import numpy as np
 
 from ..curve import _curve
-from ..config import gpu_msm_tables
-from ..errors import DeviceMemoryError, InvalidInputError, LengthMismatchError
+from ..config import gpu_msm_table_copies, gpu_msm_tables
+from ..errors import InvalidInputError, LengthMismatchError
 from .gpu_arrays import DeviceScalars, WorkBuffers
 from .gpu_msm_plan import (COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, chunk_length, fill_parts, grouped, overlapped,
-                           table_bits, wide_rows, window_bits_for, windows_of)
+                           stretch_cuts, wide_rows, window_bits_for, windows_of)
+from .gpu_msm_table import window_table
 
 THREADS = 256
 SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
 FOLD = 16
 FINAL_LIST = 16          # partial lists this short are finished by one thread
-TABLE_CHUNK = 1 << 22    # points a window-table step doubles at once (its work buffers: 240 B a point)
+REDUCE_RUN = 256         # buckets a reducing thread sums at most (each run ends in a multiple of its sum)
 REPEATS = 3 + 256        # msm_classify's tally: zeros, ones, full, the scalars of each bit length, the repeats
 COUNTERS = REPEATS + 1
 NO_ROW = 0xFFFFFFFF      # a row map's entry for a scalar without a point (msm_shared)
@@ -47,7 +45,8 @@ NO_ROW = 0xFFFFFFFF      # a row map's entry for a scalar without a point (msm_s
 class Sort(NamedTuple):
     """The counting sort's arguments to msm_place, shared by its count and fill:
     window 0's n keys, then each next window's m (the wide scalars', whose
-    points wide lists, or n and wide 0: every point's)."""
+    points wide lists, or n and wide 0: every point's); the windows add into
+    `sets` sets of nb buckets (sets = windows without a window table)."""
     mod: str
     group: int
     keys: object
@@ -57,18 +56,26 @@ class Sort(NamedTuple):
     windows: int
     parts: int
     nb: int
-    win_stride: int
+    sets: int
     grouped: int
+
+    @property
+    def copies(self) -> int:
+        """The copies of the points the windows read (1 without a window table)."""
+        return -(-self.windows // self.sets)
 
 
 class Target(NamedTuple):
     """One array of points a sort's entries are added up over: its group, its
     device points, its row map (a device uint32 per scalar, or 0: scalar i's
-    point is row i) and its xyzz size."""
+    point is row i), its xyzz size and its window table's copies (0: none),
+    copy k of point i being row (k - 1) n + i there."""
     group: int
     points: object
     rows: object
     proj_bytes: int
+    table: object = 0
+    n: int = 0
 
 
 class Stretch(NamedTuple):
@@ -86,7 +93,8 @@ class GpuMsm:
         self.variant = ""                              # "" or a suffix of gpu.VARIANTS (benchmarks)
         self.fill_parts: int | None = None             # None: fill_parts(n, ...); the benchmarks sweep it
         self.tables = bool(gpu_msm_tables())           # window tables for resident points (see the module)
-        self.table_bits: int | None = None             # None: table_bits(n); the benchmarks sweep it
+        self.table_bits: int | None = None             # None: table_plan's; the benchmarks sweep it
+        self.table_copies = gpu_msm_table_copies()     # None: a copy for every window; else at most this many
         self.window_bits: int | None = None            # None: window_bits_for the scalars; the benchmarks sweep it
         self.max_chunk = MAX_CHUNK                     # the benchmarks sweep it
         self.compact_share = COMPACT_SHARE             # 0: every window keeps every point's keys (benchmarks)
@@ -130,13 +138,12 @@ class GpuMsm:
         partials, totals = [], np.zeros(3, dtype=np.int64)
         on_device = isinstance(scalars, DeviceScalars)
         with self.gpu.holding(points.limbs):   # its resident copy stays while chunks run
-            table = self.table(points)
-            c = table[1] if table else self.window_bits
+            table = window_table(self, points)
             for start, stop, pts in self.gpu.point_chunks(points):
                 sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
                 try:
-                    got, used, counts = self._pippenger(points.GROUP, pts, sc, stop - start, c,
-                                                        self._proj_bytes(points), table and table[0])
+                    got, used, counts = self._pippenger(points.GROUP, pts, sc, stop - start,
+                                                        self._proj_bytes(points), table)
                 finally:
                     if not on_device:
                         self.gpu.free(sc)
@@ -155,8 +162,9 @@ class GpuMsm:
         (len(points) == len(scalars)); else a 1-D uint32 host array of
         len(scalars), kept resident like a query index: P_i = points[rows[i]],
         or no term where rows[i] is NO_ROW. scalars: DeviceScalars or an
-        FrArray. None where the arrays cannot be resident at once (or window
-        tables are on): the caller takes the MSMs apart."""
+        FrArray. None where the arrays cannot be resident at once: the
+        caller takes the MSMs apart. No window tables here (the witness's
+        scalars, mostly narrow, leave most windows empty)."""
         gpu, n = self.gpu, len(scalars)
         for points, rows in sets:
             if rows is None and len(points) != n:
@@ -166,7 +174,7 @@ class GpuMsm:
         if not sets or n == 0:
             return [type(p).POINT.identity() for p, _ in sets]
         arrays = [p.limbs for p, _ in sets] + [r for _, r in sets if r is not None]
-        if self.tables or n >= 1 << 28 or sum(a.nbytes for a in arrays) > gpu.resident_budget:
+        if n >= 1 << 28 or sum(a.nbytes for a in arrays) > gpu.resident_budget:
             return None
         on_device = isinstance(scalars, DeviceScalars)
         with gpu.holding(*arrays):              # uploading one must not evict another
@@ -174,7 +182,7 @@ class GpuMsm:
                               self._proj_bytes(p)) for p, r in sets]
             sc = scalars.address() if on_device else gpu.upload(scalars.limbs)
             try:
-                sums, c, _ = self._pippenger_targets(targets, sc, n, self.window_bits, 0, False)
+                sums, c, _ = self._pippenger_targets(targets, sc, n, self.window_bits, 0)
             finally:
                 if not on_device:
                     gpu.free(sc)
@@ -200,16 +208,15 @@ class GpuMsm:
         """sum scalars[i] points[i] with the scalars already on the device and the
         points resident (what the benchmarks time as device-resident)."""
         with self.gpu.holding(points.limbs):
-            table = self.table(points)
+            table = window_table(self, points)
             got, c, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points),
-                                        table[1] if table else self.window_bits, self._proj_bytes(points),
-                                        table and table[0])
+                                        self._proj_bytes(points), table)
         return self._finish(type(points).POINT, points.GROUP, [(got, c)] if got is not None else [])
 
     def _finish(self, point, group, partials):
         """The affine sum of the chunks' (rows, c): each chunk's windows combined
-        (Horner, c doublings apart; its rows are its windows' sums, or one row
-        with window tables, every window summed), the chunks added."""
+        (Horner, c doublings apart; its rows are its windows' sums, or with a
+        window table its sets' sums), the chunks added."""
         total = point.identity()
         for rows, c in partials:
             got = point.identity()
@@ -218,60 +225,25 @@ class GpuMsm:
             total = total + got
         return total
 
-    # ------------------------------------------------------------ window tables
-
-    def table(self, points):
-        """(device table, c) for resident points when window tables are on and the
-        table fits (made on first use, kept with the points), else None. The
-        caller holds points (GpuBackend.holding)."""
-        n, gpu = len(points), self.gpu
-        c = self.table_bits or table_bits(n)
-        windows = windows_of(c)
-        nbytes = points.limbs.nbytes
-        if not self.tables or n < 2 or windows * n >= 1 << 31 or nbytes > gpu.resident_budget:
-            return None
-        gpu.resident(points)             # first: the table must fit beside its points
-        buf = gpu.resident_derived(points.limbs, ("msm_table", c), windows * nbytes,
-                                   lambda dst: self._make_table(points, c, windows, dst))
-        return (buf, c) if buf is not None else None
-
-    def _make_table(self, points, c, windows, dst) -> None:
-        """dst[w n + i] = 2^(c w) points[i], affine: window 0 a copy, each next one
-        c doublings of the last, made affine a run at a time (GpuFixedBase.normalize)."""
-        gpu, group, n = self.gpu, points.GROUP, len(points)
-        width = points.limbs.shape[1] * 8
-        dst.copy_from(gpu.resident(points), n * width, stream=gpu.stream)
-        per = min(n, TABLE_CHUNK)
-        proj, pref = gpu.try_alloc(2 * width * per), gpu.try_alloc(width // 2 * per)
-        try:
-            if proj is None or pref is None:   # a table is worth making only with memory to spare
-                raise DeviceMemoryError(f"window table of {n} points: no room for its work buffers")
-            for w in range(1, windows):
-                for start in range(0, n, per):
-                    count = min(per, n - start)
-                    src, out = dst.view(width * ((w - 1) * n + start)), dst.view(width * (w * n + start))
-                    gpu.launch(self._module(group), f"g{group}_msm_shift", count, [src, count, c, proj],
-                               block=SMALL_THREADS)
-                    gpu.fixed_base_ops.normalize(group, proj, count, pref, out)
-        finally:
-            gpu.free(proj, pref)
-
     # ------------------------------------------------------------ one chunk
 
-    def _pippenger(self, group, pts, sc, n, c, proj_bytes, table=None):
+    def _pippenger(self, group, pts, sc, n, proj_bytes, table=None):
         """(window sums, c, (zeros, ones, full) counts) of one chunk: the sums
         windows x xyzz rows, or None when the chunk has no nonzero term; c
-        window_bits_for its scalars when None (with a window table, windows x n
-        points on the device, c is the table's, and one row: every window's sum)."""
-        sums, c, split = self._pippenger_targets([Target(group, table or pts, 0, proj_bytes)], sc, n, c, pts,
-                                                 table is not None)
+        self.window_bits, or window_bits_for its scalars when None. With a
+        window table (gpu_msm_table.Table) c is the table's and the rows are
+        its sets' sums."""
+        target = Target(group, pts, 0, proj_bytes, table.buf if table else 0, n)
+        sums, c, split = self._pippenger_targets([target], sc, n, table.c if table else self.window_bits, pts,
+                                                 table.sets if table else 0)
         return sums[0], c, split
 
-    def _pippenger_targets(self, targets: list[Target], sc, n, c, classify_pts, table: bool):
+    def _pippenger_targets(self, targets: list[Target], sc, n, c, classify_pts, sets: int = 0):
         """_pippenger for each of targets from one sort of the n scalars (the
         first target's group picks c and runs the sort): a list of window sums
         (or Nones), c, the counts. classify_pts: points whose infinities zero
-        their scalars (0 where several arrays share the scalars)."""
+        their scalars (0 where several arrays share the scalars). sets: the
+        window table's (its copies in each target), 0 without one."""
         gpu, group = self.gpu, targets[0].group
         mod = self._module(group)
         mark, collect = self._marker()
@@ -287,14 +259,13 @@ class GpuMsm:
             c = c or window_bits_for(lengths, n, group)
             if self.profile is not None:
                 self.profile["c"] = c
-            sort = self._digits(mod, group, canon, n, c, lengths, int(tally[REPEATS]), table, alloc)
-            windows, nb = sort.windows, sort.nb
-            keys_n = nb if table else windows * nb
+            sort = self._digits(mod, group, canon, n, c, lengths, int(tally[REPEATS]), sets, alloc)
+            keys_n = sort.sets * sort.nb
             counts = alloc(4 * keys_n)
             counts.zero(gpu.stream)
             # the buckets' sizes in one part a window: the sizes do not depend on the parts, which
             # keep the fill's writes in L2 but would read the keys once per part (G1 2^26: 22 ms in 4)
-            self._place(sort._replace(parts=1), range(windows), counts, 0, gpu.stream)
+            self._place(sort._replace(parts=1), range(sort.sets * sort.copies), counts, 0, gpu.stream)
             mark("count")
             offsets, total_buf = alloc(4 * keys_n), alloc(4)
             self._scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
@@ -309,61 +280,65 @@ class GpuMsm:
             for buf in sums:
                 buf.zero(gpu.stream)
             overlap = self.overlap if self.overlap is not None else overlapped(group, total)
-            stretches = self._stretches(table, windows, sort.parts, nb, overlap)
+            stretches = self._stretches(sort, overlap)
             bounds = self._offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
             aux = gpu.aux_stream if overlap else gpu.stream
             self._buckets(sort, targets, (entries, offsets, ends), sums, stretches, bounds, alloc, mark, aux)
-            rows = [self._reduce(self._module(t.group), t.group, buf, nb, 1 if table else windows, t.proj_bytes,
-                                 alloc) for t, buf in zip(targets, sums)]
+            rows = [self._reduce(self._module(t.group), t.group, buf, sort.nb, sort.sets, t.proj_bytes, alloc)
+                    for t, buf in zip(targets, sums)]
             mark("reduce")
             collect()
             return rows, c, split
 
-    def _digits(self, mod, group, canon, n, c, lengths, repeats: int, tables: bool, alloc) -> Sort:
+    def _digits(self, mod, group, canon, n, c, lengths, repeats: int, sets: int, alloc) -> Sort:
         """Every window's keys (msm_digits), above window 0 only for the
         scalars of at least c bits (the only ones with digits there) where
-        they are few and there are no window tables; the sort over them,
-        its atomics grouped where keys may repeat."""
+        they are few and there is no window table (sets 0); the sort over
+        them, its atomics grouped where keys may repeat."""
         gpu, windows, nb = self.gpu, windows_of(c), 1 << (c - 1)
-        wide = int(lengths[c:].sum())
-        m = n if tables else wide_rows(wide, n, self.compact_share)
+        wide, sets = int(lengths[c:].sum()), sets or windows
+        m = n if sets < windows else wide_rows(wide, n, self.compact_share)
         keys = alloc(4 * max(1, n + (windows - 1) * m))
         listed, taken, wide_bits = 0, 0, 0                # the dense layout: every point in every window
         if m < n:
             listed, taken, wide_bits = alloc(4 * max(1, m)), alloc(4), c
             taken.zero(gpu.stream)
-        gpu.launch(mod, f"g{group}_msm_digits", n,
-                   [canon, n, c, windows, 0 if tables else nb, wide_bits, m, listed, taken, keys])
-        parts = self.fill_parts or fill_parts(n, windows if tables else 1)
+        gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, sets, wide_bits, m, listed, taken, keys])
+        copies = -(-windows // sets)
+        parts = self.fill_parts or fill_parts(n, copies)
         together = self.grouped if self.grouped is not None else grouped(lengths, repeats, n, c)
-        return Sort(mod, group, keys, n, m, listed, windows, parts, nb, 0 if tables else nb, int(together))
+        return Sort(mod, group, keys, n, m, listed, windows, parts, nb, sets, int(together))
 
-    def _stretches(self, tables: bool, windows: int, parts: int, nb: int, overlap: bool) -> list[Stretch]:
-        """The fill's rows cut where they complete a stretch of buckets: with
-        overlap, the accumulation adds up one stretch while the next one fills.
-        With tables a part of the one set of buckets (every window's row of
-        it), else a run of whole windows; one stretch of all without overlap."""
-        if tables:
-            per = -(-nb // parts)
-            if not overlap:
-                return [Stretch(range(parts * windows), range(nb))]
-            return [Stretch(range(p * windows, (p + 1) * windows), range(min(p * per, nb), min(p * per + per, nb)))
-                    for p in range(parts)]
-        groups = min(windows, self.groups) if overlap else 1
-        cuts = [g * windows // groups for g in range(groups + 1)]
-        return [Stretch(range(w0 * parts, w1 * parts), range(w0 * nb, w1 * nb)) for w0, w1 in zip(cuts, cuts[1:])]
+    def _stretches(self, sort: Sort, overlap: bool) -> list[Stretch]:
+        """The fill's rows (msm_place's: set, part, copy) cut where they
+        complete a stretch of buckets: with overlap, the accumulation adds up
+        one stretch while the next one fills. Without a window table a run of
+        whole windows; with one, a part of a set (its copies' rows); one
+        stretch of all without overlap."""
+        sets, parts, nb, copies = sort.sets, sort.parts, sort.nb, sort.copies
+        if not overlap:
+            return [Stretch(range(sets * parts * copies), range(sets * nb))]
+        if copies == 1:                     # units: whole windows
+            cuts = stretch_cuts(sets, self.groups)
+            return [Stretch(range(w0 * parts, w1 * parts), range(w0 * nb, w1 * nb)) for w0, w1 in zip(cuts, cuts[1:])]
+        # units: a part of a set, its copies' rows
+        per, units = -(-nb // parts), sets * parts
+        cuts = stretch_cuts(units, self.groups)
+        start = [t * nb + min(p * per, nb) for t in range(sets) for p in range(parts)] + [sets * nb]
+        return [Stretch(range(u0 * copies, u1 * copies), range(start[u0], start[u1])) for u0, u1 in zip(cuts, cuts[1:])]
 
     def _place(self, sort: Sort, rows: range, cursor, entries, stream) -> None:
         """msm_place over rows of the windows x parts: counts (entries 0) or
-        fills. Window 0's rows (window-major: the first parts) span n keys,
-        the others m: launched apart where m < n (no window tables then)."""
+        fills. Window 0's rows (window-major without a table: the first
+        parts) span n keys, the others m: launched apart where m < n (no
+        window table then)."""
         cut = min(max(rows.start, sort.parts), rows.stop) if sort.m < sort.n else rows.stop
         for span, length in ((range(rows.start, cut), sort.n), (range(cut, rows.stop), sort.m)):
             if len(span) and length:
                 self.gpu.kernel(sort.mod, f"g{sort.group}_msm_place").launch(
                     (-(-length // THREADS), len(span)), (THREADS,),
                     [sort.keys, sort.n, sort.m, sort.wide, sort.windows, sort.parts, span.start, sort.nb,
-                     sort.win_stride, sort.grouped, cursor, entries], stream)
+                     sort.sets, sort.grouped, cursor, entries], stream)
 
     def _offsets_at(self, offsets, buckets: list[int], total: int) -> list[int]:
         """offsets[b] for each b, total past the last bucket (after the scan:
@@ -426,6 +401,9 @@ class GpuMsm:
         if target.rows:
             gpu.launch(mod, f"g{group}_msm_accumulate_rows", chunks, [target.points, target.rows] + tail,
                        block=SMALL_THREADS)
+        elif target.table:
+            gpu.launch(mod, f"g{group}_msm_accumulate_table", chunks,
+                       [target.points, target.table, target.n] + tail, block=SMALL_THREADS)
         else:
             gpu.launch(mod, f"g{group}_msm_accumulate", chunks, [target.points] + tail, block=SMALL_THREADS)
         mark("accumulate")
@@ -444,10 +422,10 @@ class GpuMsm:
         mark("combine")
 
     def _reduce(self, mod, group, sums, nb, windows, proj_bytes, alloc) -> np.ndarray:
-        """Per window sum (b + 1) B_b, as windows rows of xyzz."""
+        """Per window (or set) sum (b + 1) B_b, as windows rows of xyzz."""
         gpu = self.gpu
         want = gpu.info.multiprocessors * 512
-        per = max(2, min(64, windows * nb // want))
+        per = max(2, min(REDUCE_RUN, windows * nb // want))
         segments = -(-nb // per)
         partial = alloc(proj_bytes * windows * segments)
         gpu.launch(mod, f"g{group}_msm_reduce", windows * segments, [sums, nb, windows, segments, partial],

@@ -85,11 +85,40 @@ def grouped(lengths, repeats: int, n: int, c: int) -> bool:
     return max(narrow, repeats) > REPEAT_SHARE * n
 
 
-def table_bits(n: int) -> int:
-    """The c minimising the additions of an n-point MSM with window tables:
-    ceil(256/c) windows of n bucket additions, one reduction (about 3 per
-    bucket) for all of them; at most 24 (2^23 buckets: counters in L2)."""
-    return min(range(8, 25), key=lambda c: windows_of(c) * n + 3 * (1 << (c - 1)))
+def table_plan(n: int, group: int, copies: int | None = None, c: int | None = None) -> tuple[int, int]:
+    """(c, sets) minimising an n-point MSM's cost with a window table of at
+    most `copies` shifted copies of the points (None: as many as the windows
+    need): windows_of(c) x n bucket additions and the reduction of sets x
+    2^(c - 1) buckets, the windows sharing `sets` sets of buckets, so that
+    ceil(windows / sets) copies, the points' own the first, serve them. c at
+    most 24 (2^23 buckets a set: counters in L2), or the given c. Full
+    copies give one set; copies 0, a set a window (no table)."""
+    def plan(bits):
+        windows = windows_of(bits)
+        sets = -(-windows // (windows if copies is None else min(windows, copies + 1)))
+        return windows * n + BUCKET_COST[group] * sets * (1 << (bits - 1)), bits, sets
+
+    _, bits, sets = min(plan(b) for b in ([c] if c else range(8, 25)))
+    return bits, sets
+
+
+def table_copies(c: int, sets: int) -> int:
+    """Shifted copies a table of c-bit windows in `sets` sets holds beside the points."""
+    return -(-windows_of(c) // sets) - 1
+
+
+def stretch_cuts(units: int, groups: int) -> list[int]:
+    """Where the fill's units (windows, or a window table's parts of sets)
+    are cut into at most `groups` stretches: the first a single unit, so the
+    accumulation waits for only its fill, the rest in even runs (each
+    stretch's combine levels cost launches). G1 2^27 with a table: the first
+    of 4 even stretches left 29 ms of fill in view, of 16 one-unit ones 8 ms
+    but 13 ms more of combine levels."""
+    if units <= groups:
+        return list(range(units + 1))
+    if groups <= 1:
+        return [0, units]
+    return [0] + [1 + g * (units - 1) // (groups - 1) for g in range(groups)]
 
 
 def overlapped(group: int, entries: int) -> bool:

@@ -77,6 +77,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "prover.matvec": ("host", _choice("host", "device")),
     "prover.upload": ("ahead", _choice("region", "ahead")),
     "prover.msm_tables": (False, _bool),
+    "prover.msm_table_copies": (0, _int(0)),
     "srs.preload": ([], _str_list),
     "srs.idle_evict_seconds": (600.0, _number(0)),
     "srs.budget_gib": (0.0, _number(0)),

@@ -116,11 +116,13 @@ class Engine:
                 self._spawn(f"{dev.label}.w{w}", self._device_loop, dev)
                 self._device_workers += 1
         if self.config.get("prover.msm_tables"):
+            copies = self.config.get("prover.msm_table_copies") or None
             for dev in self.devices:
                 ops = getattr(dev.backend, "msm_ops", None)   # GPUs: window tables for resident parameters
                 if ops is not None and not ops.tables:
-                    ops.tables = True                          # the backend is the process's: undone at shutdown
-                    self._tables_set.append(ops)
+                    # the backend is the process's: undone at shutdown
+                    self._tables_set.append((ops, getattr(ops, "table_copies", None)))
+                    ops.tables, ops.table_copies = True, copies
         # A, B, C on the devices only when every device can evaluate them
         self._abc_on_device = self.config.get("prover.matvec") == "device" and all(
             evaluates_witness(d.backend) for d in self.devices)
@@ -181,8 +183,8 @@ class Engine:
         if self._finalizers is not None:
             self._finalizers.shutdown(wait=True)
         self.srs.clear()
-        for ops in self._tables_set:
-            ops.tables = False
+        for ops, copies in self._tables_set:
+            ops.tables, ops.table_copies = False, copies
         self._tables_set = []
         if getattr(self, "_switch_restore", None) is not None:
             sys.setswitchinterval(self._switch_restore)

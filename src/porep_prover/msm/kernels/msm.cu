@@ -20,7 +20,8 @@
  *                    while the last one accumulates
  *   scan_*           exclusive prefix sums of the sizes: bucket offsets
  *   msm_accumulate   over one stretch of buckets (msm_accumulate_rows: the
- *                    points through a row map, for a sort shared by arrays),
+ *                    points through a row map, for a sort shared by arrays;
+ *                    msm_accumulate_table: a window table's copies beside),
  *                    fixed chunks of entries per thread, whatever the bucket
  *                    sizes (a chunk finds its buckets from their ends by
  *                    binary search); a bucket inside one chunk is written to the sums,
@@ -134,10 +135,11 @@ DEV void grouped_count(u32 *counters, u32 slot, bool active)
     if (active && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&counters[slot], (u32)__popc(peers));
 }
 
-/* Bucket of a nonzero digit in window w: window w's buckets start at w *
- * win_stride (nb, or 0 when every window shares one set: window tables);
- * digit +-(b + 1). */
-DEV u32 bucket_of(int d, u32 w, u32 win_stride) { return w * win_stride + (u32)(d < 0 ? -d : d) - 1; }
+/* Bucket of a nonzero digit +-(b + 1) in window w: window w adds into set
+ * w % sets of nb buckets, which start at (w % sets) nb. Without window
+ * tables sets = windows, a set a window; with them windows share sets, each
+ * window's points being copy w / sets of the table (2^(c sets k) P_i). */
+DEV u32 bucket_of(int d, u32 w, u32 sets, u32 nb) { return (w % sets) * nb + (u32)(d < 0 ? -d : d) - 1; }
 
 /* Point i's key in window w (bucket | sign, or NO_KEY): keys[i] for w = 0;
  * above it only for the wide scalars, those of at least wide_bits bits (the
@@ -145,7 +147,7 @@ DEV u32 bucket_of(int d, u32 w, u32 win_stride) { return w * win_stride + (u32)(
  * warp at a time from *taken): wide[j] = i, keys[n + (w - 1) m + j] its key.
  * With wide_bits 0 every point is wide in its own slot (j = i, m = n, wide
  * unused): keys[w n + i], the dense layout. */
-extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 win_stride,
+extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 c, u32 windows, u32 sets,
                                               u32 wide_bits, u32 m, u32 *wide, u32 *taken, u32 *keys)
 {
     for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
@@ -171,7 +173,7 @@ extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 
         for (u32 w = 0; w < windows && (w == 0 || j < m); w++) {
             int d = signed_digit(k, w, c, carry);
             size_t at = w ? n + (size_t)(w - 1) * m + j : i;
-            keys[at] = d ? bucket_of(d, w, win_stride) | (d < 0 ? SIGN_BIT : 0u) : NO_KEY;
+            keys[at] = d ? bucket_of(d, w, sets, 1u << (c - 1)) | (d < 0 ? SIGN_BIT : 0u) : NO_KEY;
         }
     }
 }
@@ -186,26 +188,28 @@ extern "C" __global__ void PREFIX(msm_digits)(const fr_t *canonical, u32 n, u32 
  * wide is null). grouped: a warp's lanes with the same bucket take one atomic
  * (repeated keys: bits and small words); else one each (full scalars, whose
  * keys a warp rarely repeats: the grouping would only cost).
- * Rows are window-major (window row / parts, part row % parts), or with
- * window tables (win_stride 0, one set of buckets) part-major (part row /
- * windows), so that a run of rows completes a stretch of buckets that the
- * accumulation can start on while the next rows fill. Blocks start in order
+ * Rows run over (set, part, copy), the copy fastest: row r is copy k = r %
+ * copies of part (r / copies) % parts of set r / (copies parts), window w =
+ * set + k sets (none past the last window). Without tables (sets =
+ * windows, one copy) that is window-major; with one set, part-major; so a
+ * run of rows completes a stretch of buckets that the accumulation can
+ * start on while the next rows fill. Blocks start in order
  * of their linear index, so the counters and entries touched at any time lie
  * in one part's stretch, which stays in L2 when it fits; points-major (every
  * window of a point at once) spread them over all windows (G1 on an H200,
  * 2^24: fill 19.2 -> 7.4 ms; 2^26: count 35.9 -> 13.6, fill 94 -> 43). */
 extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 m, const u32 *wide, u32 windows,
-                                             u32 parts, u32 row0, u32 nb, u32 win_stride, u32 grouped,
+                                             u32 parts, u32 row0, u32 nb, u32 sets, u32 grouped,
                                              u32 *cursor, u32 *entries)
 {
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x, row = row0 + blockIdx.y;
-    u32 w = win_stride ? row / parts : row % windows, part = win_stride ? row % parts : row / windows;
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x, row = row0 + blockIdx.y, copies = (windows + sets - 1) / sets;
+    u32 copy = row % copies, part = row / copies % parts, set = row / (copies * parts), w = set + copy * sets;
     u32 len = w ? m : n;
-    if (blockIdx.x * blockDim.x >= len) return;  /* a launch over window 0's n keys and the others' m */
+    if (w >= windows || blockIdx.x * blockDim.x >= len) return; /* window 0's n keys and the others' m apart */
     u32 key = i < len ? keys[w ? n + (size_t)(w - 1) * m + i : i] : NO_KEY;
     u32 p = w && wide ? wide[i < len ? i : 0] : i; /* the point */
     u32 b = key & ~SIGN_BIT, per = (nb + parts - 1) / parts;
-    bool mine = key != NO_KEY && (b - w * win_stride) / per == part;
+    bool mine = key != NO_KEY && (b - set * nb) / per == part;
     if (!__ballot_sync(FULL_MASK, mine)) return; /* narrow scalars leave the high windows' warps nothing */
     if (!entries) {                              /* count: no positions, so no returned values to wait on */
         if (grouped)
@@ -215,8 +219,8 @@ extern "C" __global__ void PREFIX(msm_place)(const u32 *keys, u32 n, u32 m, cons
         return;
     }
     u32 pos = grouped ? grouped_add(cursor, mine ? b : 0, mine) : mine ? atomicAdd(&cursor[b], 1u) : 0;
-    /* with window tables (win_stride 0) the entry names window w's copy of the point: row w n + p */
-    if (mine) entries[pos] = (win_stride ? p : w * n + p) | (key & SIGN_BIT);
+    /* the entry names the copy of the point window w adds: row copy n + p of the points and the table */
+    if (mine) entries[pos] = (copy * n + p) | (key & SIGN_BIT);
 }
 
 /* ---------------------------------------------------------------- scan */
@@ -323,18 +327,20 @@ DEV u32 bucket_at(const u32 *ends, u32 from, u32 last, u32 pos)
 }
 
 /* Level 1 over buckets [first, last): their entries (point index | sign;
- * through rows, the scalar's index),
- * sorted by bucket, are positions [base, base + count); bucket b holds
- * [offsets[b], ends[b]). Only these buckets' ends are read, so the fill may
- * still be writing the others'. Chunk t's open runs go to slots 2t, 2t + 1.
- * Without rows scalar i's point is points[i]; with rows (ROWS) it is
- * points[rows[i]], none where rows[i] is NO_ROW: one sort of the scalars
- * serving several arrays of points (GpuMsm.msm_shared). Two kernels, so
- * the plain one keeps its registers. */
-template <bool ROWS>
-DEV void accumulate_level1(const point *points, const u32 *rows, const u32 *entries, const u32 *offsets,
-                           const u32 *ends, u32 first, u32 last, u32 base, u32 count, u32 chunk, proj *sums,
-                           u32 *next_keys, proj *next)
+ * through rows, the scalar's index), sorted by bucket, are positions [base,
+ * base + count); bucket b holds [offsets[b], ends[b]). Only these buckets'
+ * ends are read, so the fill may still be writing the others'. Chunk t's
+ * open runs go to slots 2t, 2t + 1. PLAIN: entry i's point is points[i].
+ * ROWS: points[rows[i]], none where rows[i] is NO_ROW (one sort of the
+ * scalars serving several arrays of points, GpuMsm.msm_shared). TABLE:
+ * points[i] below n, else table[i - n] (a window table's shifted copies
+ * beside the points). A kernel each, so the plain one keeps its registers. */
+enum Source { PLAIN, ROWS, TABLE };
+
+template <Source SRC>
+DEV void accumulate_level1(const point *points, const u32 *rows, const point *table, u32 n, const u32 *entries,
+                           const u32 *offsets, const u32 *ends, u32 first, u32 last, u32 base, u32 count,
+                           u32 chunk, proj *sums, u32 *next_keys, proj *next)
 {
     u32 chunks = (count + chunk - 1) / chunk, total = base + count;
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < chunks; t += gridDim.x * blockDim.x) {
@@ -352,8 +358,9 @@ DEV void accumulate_level1(const point *points, const u32 *rows, const u32 *entr
                 set_inf(acc);
             }
             u32 e = entries[pos], row = e & ~SIGN_BIT;
-            if (ROWS) row = rows[row];
-            if (!ROWS || row != NO_ROW) add_affine(acc, acc, points[row], (e & SIGN_BIT) != 0);
+            if (SRC == ROWS) row = rows[row];
+            const point *src = SRC == TABLE && row >= n ? table + (row - n) : points + row;
+            if (SRC != ROWS || row != NO_ROW) add_affine(acc, acc, *src, (e & SIGN_BIT) != 0);
         }
         bool open_right = end > hi;
         flush(sums, next_keys, next, t, key, false, acc, open_left || open_right, first_run, true);
@@ -364,8 +371,8 @@ extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32
                                                   const u32 *ends, u32 first, u32 last, u32 base, u32 count,
                                                   u32 chunk, proj *sums, u32 *next_keys, proj *next)
 {
-    accumulate_level1<false>(points, nullptr, entries, offsets, ends, first, last, base, count, chunk, sums,
-                             next_keys, next);
+    accumulate_level1<PLAIN>(points, nullptr, nullptr, 0, entries, offsets, ends, first, last, base, count, chunk,
+                             sums, next_keys, next);
 }
 
 extern "C" __global__ void PREFIX(msm_accumulate_rows)(const point *points, const u32 *rows, const u32 *entries,
@@ -373,8 +380,17 @@ extern "C" __global__ void PREFIX(msm_accumulate_rows)(const point *points, cons
                                                        u32 base, u32 count, u32 chunk, proj *sums, u32 *next_keys,
                                                        proj *next)
 {
-    accumulate_level1<true>(points, rows, entries, offsets, ends, first, last, base, count, chunk, sums, next_keys,
-                            next);
+    accumulate_level1<ROWS>(points, rows, nullptr, 0, entries, offsets, ends, first, last, base, count, chunk,
+                            sums, next_keys, next);
+}
+
+extern "C" __global__ void PREFIX(msm_accumulate_table)(const point *points, const point *table, u32 n,
+                                                        const u32 *entries, const u32 *offsets, const u32 *ends,
+                                                        u32 first, u32 last, u32 base, u32 count, u32 chunk,
+                                                        proj *sums, u32 *next_keys, proj *next)
+{
+    accumulate_level1<TABLE>(points, nullptr, table, n, entries, offsets, ends, first, last, base, count, chunk,
+                             sums, next_keys, next);
 }
 
 /* Level 2 and on: the same over a list of partial sums (keys may be dead). */
@@ -450,8 +466,8 @@ extern "C" __global__ void PREFIX(msm_fold)(const proj *in, u32 groups, u32 per_
     }
 }
 
-/* out[i] = 2^c in[i] (xyzz): the next window's copy of the bases, made
- * affine after by fb_normalize (fixed_base.cu). */
+/* out[i] = 2^c in[i] (xyzz, c doublings): a window table's next copy of
+ * the bases, made affine after by fb_normalize (fixed_base.cu). */
 extern "C" __global__ void PREFIX(msm_shift)(const point *in, u32 n, u32 c, proj *out)
 {
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {

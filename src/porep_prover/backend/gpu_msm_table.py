@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Window tables for the GPU MSM of resident points (GpuMsm.tables).
+
+The SRS is fixed, so for resident points shifted copies 2^(c sets k) P_i,
+k = 1 .. copies, can be made once on the device and kept beside them. Window
+w then adds copy w // sets of its point into bucket set w % sets: windows
+share sets of buckets, so fewer reductions are left and wider windows pay
+(fewer windows, so fewer entries to add). With a copy a window every window
+shares one set and no Horner step is left; with fewer copies (memory) the
+windows fall into several sets, each reduced and combined by Horner with c
+doublings between them, as plain windows are. The copies cost their
+memory, so a table is made only where it fits the resident budget beside
+what is already there, never evicting for it.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..errors import DeviceMemoryError
+from .gpu_msm_plan import table_copies, table_plan
+
+TABLE_CHUNK = 1 << 22    # points a table step doubles at once (its work buffers: 240 B a point)
+SMALL_THREADS = 64
+
+
+class Table(NamedTuple):
+    """A window table: the shifted copies (copy k at (k - 1) n points), the
+    window width, the sets of buckets the windows share."""
+    buf: object
+    c: int
+    sets: int
+
+
+def window_table(ops, points) -> Table | None:
+    """The table of resident points under ops' settings (tables on, c from
+    ops.table_bits or table_plan, at most ops.table_copies copies), made on
+    first use and kept with the points; None where tables are off, a table
+    would not help (no copy) or does not fit. The caller holds points
+    (GpuBackend.holding)."""
+    n, gpu = len(points), ops.gpu
+    if not ops.tables or n < 2:
+        return None
+    c, sets = table_plan(n, points.GROUP, ops.table_copies, ops.table_bits)
+    copies, nbytes = table_copies(c, sets), points.limbs.nbytes
+    if copies == 0 or (copies + 1) * n >= 1 << 31 or (copies + 1) * nbytes > gpu.resident_budget:
+        return None
+    gpu.resident(points)             # first: the table must fit beside its points
+    buf = gpu.resident_derived(points.limbs, ("msm_table", c, sets), copies * nbytes,
+                               lambda dst: _make_table(ops, points, c * sets, copies, dst))
+    return Table(buf, c, sets) if buf is not None else None
+
+
+def _make_table(ops, points, shift: int, copies: int, dst) -> None:
+    """dst's copy k (k = 1 .. copies, at (k - 1) n points) = 2^(shift k) points,
+    affine: each `shift` doublings of the last, made affine a run at a time
+    (GpuFixedBase.normalize)."""
+    gpu, group, n = ops.gpu, points.GROUP, len(points)
+    width = points.limbs.shape[1] * 8
+    per = min(n, TABLE_CHUNK)
+    proj, pref = gpu.try_alloc(2 * width * per), gpu.try_alloc(width // 2 * per)
+    try:
+        if proj is None or pref is None:   # a table is worth making only with memory to spare
+            raise DeviceMemoryError(f"window table of {n} points: no room for its work buffers")
+        for k in range(1, copies + 1):
+            for start in range(0, n, per):
+                count = min(per, n - start)
+                src = gpu.resident(points).view(width * start) if k == 1 else dst.view(width * ((k - 2) * n + start))
+                gpu.launch(ops._module(group), f"g{group}_msm_shift", count, [src, count, shift, proj],
+                           block=SMALL_THREADS)
+                gpu.fixed_base_ops.normalize(group, proj, count, pref, dst.view(width * ((k - 1) * n + start)))
+    finally:
+        gpu.free(proj, pref)
+
