@@ -28,8 +28,8 @@ from ..curve import _curve
 from ..config import gpu_msm_table_copies, gpu_msm_tables
 from ..errors import InvalidInputError, LengthMismatchError
 from .gpu_arrays import DeviceScalars, WorkBuffers
-from .gpu_msm_plan import (COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, chunk_length, fill_parts, grouped, overlapped,
-                           stretch_cuts, wide_rows, window_bits_for, windows_of)
+from .gpu_msm_plan import (COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, chunk_length, copies_of, fill_parts, grouped,
+                           overlapped, stretch_cuts, wide_rows, window_bits_for, windows_of)
 from .gpu_msm_table import window_table
 
 THREADS = 256
@@ -62,7 +62,7 @@ class Sort(NamedTuple):
     @property
     def copies(self) -> int:
         """The copies of the points the windows read (1 without a window table)."""
-        return -(-self.windows // self.sets)
+        return copies_of(self.windows, self.sets)
 
 
 class Target(NamedTuple):
@@ -225,6 +225,11 @@ class GpuMsm:
             total = total + got
         return total
 
+    def shift(self, group: int, src, count: int, doublings: int, out) -> None:
+        """out[i] = 2^doublings src[i] (xyzz) for i < count: a window table's next copy (gpu_msm_table)."""
+        self.gpu.launch(self._module(group), f"g{group}_msm_shift", count, [src, count, doublings, out],
+                        block=SMALL_THREADS)
+
     # ------------------------------------------------------------ one chunk
 
     def _pippenger(self, group, pts, sc, n, proj_bytes, table=None):
@@ -304,8 +309,7 @@ class GpuMsm:
             listed, taken, wide_bits = alloc(4 * max(1, m)), alloc(4), c
             taken.zero(gpu.stream)
         gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, sets, wide_bits, m, listed, taken, keys])
-        copies = -(-windows // sets)
-        parts = self.fill_parts or fill_parts(n, copies)
+        parts = self.fill_parts or fill_parts(n, copies_of(windows, sets))
         together = self.grouped if self.grouped is not None else grouped(lengths, repeats, n, c)
         return Sort(mod, group, keys, n, m, listed, windows, parts, nb, sets, int(together))
 

@@ -95,16 +95,21 @@ def table_plan(n: int, group: int, copies: int | None = None, c: int | None = No
     copies give one set; copies 0, a set a window (no table)."""
     def plan(bits):
         windows = windows_of(bits)
-        sets = -(-windows // (windows if copies is None else min(windows, copies + 1)))
+        sets = copies_of(windows, windows if copies is None else min(windows, copies + 1))
         return windows * n + BUCKET_COST[group] * sets * (1 << (bits - 1)), bits, sets
 
     _, bits, sets = min(plan(b) for b in ([c] if c else range(8, 25)))
     return bits, sets
 
 
+def copies_of(windows: int, sets: int) -> int:
+    """Copies of the points (theirs the first) that windows sharing `sets` sets of buckets read."""
+    return -(-windows // sets)
+
+
 def table_copies(c: int, sets: int) -> int:
     """Shifted copies a table of c-bit windows in `sets` sets holds beside the points."""
-    return -(-windows_of(c) // sets) - 1
+    return copies_of(windows_of(c), sets) - 1
 
 
 def stretch_cuts(units: int, groups: int) -> list[int]:

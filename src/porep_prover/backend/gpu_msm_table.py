@@ -20,7 +20,6 @@ from ..errors import DeviceMemoryError
 from .gpu_msm_plan import table_copies, table_plan
 
 TABLE_CHUNK = 1 << 22    # points a table step doubles at once (its work buffers: 240 B a point)
-SMALL_THREADS = 64
 
 
 class Table(NamedTuple):
@@ -56,7 +55,7 @@ def _make_table(ops, points, shift: int, copies: int, dst) -> None:
     (GpuFixedBase.normalize)."""
     gpu, group, n = ops.gpu, points.GROUP, len(points)
     width = points.limbs.shape[1] * 8
-    per = min(n, TABLE_CHUNK)
+    per, points_buf = min(n, TABLE_CHUNK), gpu.resident(points)
     proj, pref = gpu.try_alloc(2 * width * per), gpu.try_alloc(width // 2 * per)
     try:
         if proj is None or pref is None:   # a table is worth making only with memory to spare
@@ -64,10 +63,8 @@ def _make_table(ops, points, shift: int, copies: int, dst) -> None:
         for k in range(1, copies + 1):
             for start in range(0, n, per):
                 count = min(per, n - start)
-                src = gpu.resident(points).view(width * start) if k == 1 else dst.view(width * ((k - 2) * n + start))
-                gpu.launch(ops._module(group), f"g{group}_msm_shift", count, [src, count, shift, proj],
-                           block=SMALL_THREADS)
+                src = points_buf.view(width * start) if k == 1 else dst.view(width * ((k - 2) * n + start))
+                ops.shift(group, src, count, shift, proj)
                 gpu.fixed_base_ops.normalize(group, proj, count, pref, dst.view(width * ((k - 1) * n + start)))
     finally:
         gpu.free(proj, pref)
-
