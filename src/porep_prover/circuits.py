@@ -9,7 +9,12 @@ porep_like: the shape of a PoRep partition in miniature: mostly boolean
     some of those products.
 
 Both are built with numpy (no per-constraint Python loop beyond the small
-coefficient lists) and return (R1CS, witness, public_inputs).
+coefficient lists) and return (R1CS, witness, public_inputs). Sizes are
+bounded: at least one constraint (porep_like: twice its public inputs),
+at most MAX_CONSTRAINTS (2^28: the circuit, its witness and the domain's
+arrays are built in memory, a few GiB at that size; the domain's own limit,
+2^32 less the inputs, is beyond any host that builds them); seeds are
+integers from 0 to 2^64 - 1. InvalidInputError says the range otherwise.
 """
 from __future__ import annotations
 
@@ -21,6 +26,17 @@ from .errors import InvalidInputError
 from .field.constants import R
 from .field.fr_array import FrArray
 from .groth16.r1cs import R1CS, SparseMatrix
+
+MAX_CONSTRAINTS = 1 << 28
+MAX_PUBLIC = 1 << 16
+MAX_SEED = (1 << 64) - 1
+
+
+def _count(name: str, value, minimum: int, maximum: int) -> int:
+    """value as an int in [minimum, maximum], or InvalidInputError saying the range."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not minimum <= value <= maximum:
+        raise InvalidInputError(f"{name} must be an integer from {minimum} to {maximum}, got {value!r}")
+    return int(value)
 
 
 def fr_small(values) -> FrArray:
@@ -43,10 +59,8 @@ def _matrix(rows: list, cols: list, coeffs: list, nrows: int) -> SparseMatrix:
 
 def square_chain(num_constraints: int, seed: int = 0) -> tuple[R1CS, FrArray, list[int]]:
     """x_{i+1} = x_i^2 for i < m; the last square is the one public input."""
-    m = num_constraints
-    if m < 1:
-        raise InvalidInputError("square_chain needs at least one constraint")
-    rng = random.Random(seed)
+    m = _count("square_chain: num_constraints", num_constraints, 1, MAX_CONSTRAINTS)
+    rng = random.Random(_count("square_chain: seed", seed, 0, MAX_SEED))
     xs = [rng.randrange(2, R)]
     for _ in range(m):
         xs.append(xs[-1] * xs[-1] % R)
@@ -64,9 +78,10 @@ def square_chain(num_constraints: int, seed: int = 0) -> tuple[R1CS, FrArray, li
 def porep_like(num_constraints: int, num_public: int = 4, seed: int = 0) -> tuple[R1CS, FrArray, list[int]]:
     """About 19/20 boolean constraints (booleanity, XOR, 8-bit packing) and 1/20
     full-field products; num_public products are exposed as public inputs."""
-    m = num_constraints
-    if m < num_public + 1:
-        raise InvalidInputError(f"porep_like needs more than {num_public} constraints")
+    num_public = _count("porep_like: num_public", num_public, 0, MAX_PUBLIC)
+    # the products (at least num_public of them) and the public bindings need 2 num_public rows
+    m = _count("porep_like: num_constraints", num_constraints, max(1, 2 * num_public), MAX_CONSTRAINTS)
+    seed = _count("porep_like: seed", seed, 0, MAX_SEED)
     rng = np.random.default_rng(seed)
     body = m - num_public
     n_pack = body // 40

@@ -1,35 +1,72 @@
 # SPDX-License-Identifier: Apache-2.0
 """Process-wide settings. The only module that reads the environment.
 
-POREP_PROVER_THREADS   CPU threads for native kernels (default: all cores)
+POREP_PROVER_THREADS   CPU threads for native kernels, 1 to MAX_THREADS (default: all cores, at most MAX_THREADS)
 POREP_PROVER_SIMD      0 turns off the AVX-512 IFMA MSM path (default: on where the CPU has it)
 POREP_PROVER_CACHE_DIR where compiled GPU kernels are kept
-POREP_PROVER_GPU_RESIDENT_BYTES  cap on device memory for resident parameter points
+POREP_PROVER_GPU_RESIDENT_BYTES  cap on device memory for resident parameter points, 0 to MAX_RESIDENT_BYTES
 POREP_PROVER_GPU_MSM_TABLES      1: window tables for GPU MSMs of resident points (default 0)
-POREP_PROVER_GPU_MSM_TABLE_COPIES  at most this many shifted copies of the points in a table (default: a window's each)
+POREP_PROVER_GPU_MSM_TABLE_COPIES  at most this many shifted copies of the points in a table, 0 to
+                                   MAX_TABLE_COPIES (default: a window's each)
+POREP_PROVER_DEBUG     1: the command line prints the traceback of an error
+
+A number outside its range is an InvalidInputError naming the variable and the range.
 """
 from __future__ import annotations
 
+import contextlib
+import numbers
 import os
 
 from .errors import InvalidInputError
 
+# The most threads a native kernel may be asked for. The OpenMP runtime
+# crashes when a team cannot be made (100,000 threads: a segfault), so every
+# count is checked against this before it reaches native code; 1024 ran an
+# MSM, an NTT and a point decode correctly on a 2-core host.
+MAX_THREADS = 1024
+MAX_TABLE_COPIES = 64            # beyond the windows of any table (32 at c = 8): more copies are never used
+MAX_RESIDENT_BYTES = 1 << 48     # 256 TiB: beyond any device
+
+_threads_override: int | None = None
+
 
 def default_threads() -> int:
-    """Threads a native kernel uses when the caller passes threads=None."""
-    n = _env_int("POREP_PROVER_THREADS", 1)
+    """Threads a native kernel uses when the caller passes threads=None: the
+    count set by `threads_default`, else POREP_PROVER_THREADS (1 to
+    MAX_THREADS), else the cores this process may run on (at most MAX_THREADS)."""
+    if _threads_override is not None:
+        return _threads_override
+    n = _env_int("POREP_PROVER_THREADS", 1, MAX_THREADS)
     if n is not None:
         return n
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, MAX_THREADS))
 
 
 def resolve_threads(threads: int | None) -> int:
-    """threads, validated, or the default when None."""
+    """threads, validated (an int from 1 to MAX_THREADS; InvalidInputError
+    saying that range otherwise), or the default when None."""
     if threads is None:
         return default_threads()
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise InvalidInputError(f"threads must be a positive integer or None, got {threads!r}")
-    return threads
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or not 1 <= threads <= MAX_THREADS:
+        raise InvalidInputError(f"threads must be an integer from 1 to {MAX_THREADS} or None, got {threads!r}")
+    return int(threads)
+
+
+@contextlib.contextmanager
+def threads_default(threads: int | None):
+    """Within the block, threads=None means `threads` (validated; None leaves
+    the default as it is): how the command line's --threads reaches every
+    native kernel a command runs, also those called without a count."""
+    global _threads_override
+    saved = _threads_override
+    if threads is not None:
+        _threads_override = resolve_threads(threads)
+    try:
+        yield
+    finally:
+        _threads_override = saved
 
 
 def simd_wanted() -> bool:
@@ -53,13 +90,13 @@ def kernel_cache_dir() -> str:
 def gpu_resident_bytes() -> int | None:
     """Device bytes that resident parameter points may take (POREP_PROVER_GPU_RESIDENT_BYTES;
     default None: what the device has free, less a reserve for the kernels' work buffers)."""
-    return _env_int("POREP_PROVER_GPU_RESIDENT_BYTES", 0)
+    return _env_int("POREP_PROVER_GPU_RESIDENT_BYTES", 0, MAX_RESIDENT_BYTES)
 
 
 def gpu_msm_tables() -> bool:
     """Window tables for the GPU MSMs of resident points (POREP_PROVER_GPU_MSM_TABLES=1;
     default off: the table of a point array takes 11 to 13 times its memory, a copy a window)."""
-    return bool(_env_int("POREP_PROVER_GPU_MSM_TABLES", 0))
+    return bool(_env_int("POREP_PROVER_GPU_MSM_TABLES", 0, 1))
 
 
 def gpu_msm_table_copies() -> int | None:
@@ -67,18 +104,24 @@ def gpu_msm_table_copies() -> int | None:
     (POREP_PROVER_GPU_MSM_TABLE_COPIES; None: one for every window but the
     first, one set of buckets). Fewer copies cost less memory: the windows
     then share several sets of buckets."""
-    return _env_int("POREP_PROVER_GPU_MSM_TABLE_COPIES", 0)
+    return _env_int("POREP_PROVER_GPU_MSM_TABLE_COPIES", 0, MAX_TABLE_COPIES)
 
 
-def _env_int(name: str, minimum: int) -> int | None:
-    """An integer environment variable (None when unset or empty), or InvalidInputError."""
+def debug_wanted() -> bool:
+    """Whether the command line shows tracebacks (POREP_PROVER_DEBUG set, and not 0)."""
+    return os.environ.get("POREP_PROVER_DEBUG", "0").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _env_int(name: str, minimum: int, maximum: int) -> int | None:
+    """An integer environment variable (None when unset or empty), or
+    InvalidInputError naming it and the range [minimum, maximum]."""
     value = os.environ.get(name)
     if not value:
         return None
     try:
         n = int(value)
     except ValueError:
-        raise InvalidInputError(f"{name}={value!r} is not an integer") from None
-    if n < minimum:
-        raise InvalidInputError(f"{name}={value!r} must be at least {minimum}")
+        n = None
+    if n is None or not minimum <= n <= maximum:
+        raise InvalidInputError(f"{name}={value!r} must be an integer from {minimum} to {maximum}")
     return n

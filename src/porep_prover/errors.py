@@ -114,10 +114,10 @@ class UnsatisfiedError(PorepProverError):
     Attributes
     ----------
     constraint : int
-        Index of the first failing constraint.
+        Index of the first failing constraint (-1 when none is known).
     """
 
-    def __init__(self, message: str, constraint: int):
+    def __init__(self, message: str, constraint: int = -1):
         super().__init__(message)
         self.constraint = constraint
 
@@ -127,11 +127,62 @@ class ParamsError(PorepProverError):
 
 
 class ParamsFormatError(ParamsError, EncodingError):
-    """A parameters file is truncated, has trailing bytes, or holds an invalid point."""
+    """A parameters file is truncated, has trailing bytes, holds an invalid point, or fails its checksum."""
+
+
+class ParamsDigestError(ParamsFormatError):
+    """A parameters file's whole-file digest is not the one expected of it: the file is damaged or is
+    not the file the digest was published for. Raised only after the file was read whole.
+
+    Attributes
+    ----------
+    path : str
+        The file.
+    expected, actual : str
+        The digests (32 lower-case hex characters each).
+    """
+
+    def __init__(self, message: str, path: str = "", expected: str = "", actual: str = ""):
+        super().__init__(message)
+        self.path, self.expected, self.actual = path, expected, actual
 
 
 class ParamsMismatchError(ParamsError, InvalidInputError):
     """Parameters do not belong to the circuit they are used with."""
+
+
+class KeyIntegrityError(ParamsError):
+    """A proving key is damaged or was not made for the circuit it proves: a
+    proof made with it did not verify although the witness satisfies the
+    circuit and the CPU's sums agree with the device's (or the key's own
+    points contradict each other or the circuit). No proof is handed out.
+
+    Attributes
+    ----------
+    findings : list[str]
+        What the tests of the key found (a point off the curve or at infinity
+        where the circuit needs one, B_1 and B_2 disagreeing, ...); empty when
+        they found nothing, the key then damaged where no test can see it or
+        made for another circuit.
+    key_file : str or None
+        The key's file, set by a caller that knows it; the message then starts with it.
+    """
+
+    def __init__(self, message: str, findings=()):
+        super().__init__(message)
+        self.findings = list(findings)
+        self.key_file = None
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{self.key_file}: {text}" if self.key_file else text
+
+
+class WitnessOrKeyError(KeyIntegrityError, UnsatisfiedError):
+    """A proof did not verify and no circuit was at hand to check its witness
+    against (a .zkey, which stores no C, proved without its .r1cs): either the
+    witness does not satisfy the circuit or the key is damaged; proving with
+    the circuit tells which. .constraint is -1, .findings empty."""
 
 
 class ProofFormatError(EncodingError):
@@ -172,3 +223,21 @@ class JobFailedError(PorepProverError):
 
 class JobCancelledError(PorepProverError):
     """A job was cancelled (by its owner, or by an engine shutting down without waiting)."""
+
+
+class FileKindError(InvalidInputError):
+    """A file is of another kind than the argument it was given as (a circuit
+    where parameters belong, arguments in the wrong order), told by its first
+    bytes; the message names the file, what was expected and what it is.
+
+    Attributes
+    ----------
+    path : str
+        The file.
+    expected, found : str
+        The kinds, in words ("a circuit (.npz or circom .r1cs)").
+    """
+
+    def __init__(self, message: str, path: str = "", expected: str = "", found: str = ""):
+        super().__init__(message)
+        self.path, self.expected, self.found = path, expected, found

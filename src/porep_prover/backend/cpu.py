@@ -2,7 +2,7 @@
 """The CPU backend: native C kernels through Cython, run without the GIL."""
 from __future__ import annotations
 
-from ..config import simd_wanted
+from ..config import resolve_threads, simd_wanted
 from ..curve.points import G1Array, G2Array
 from ..errors import NativeMemoryError
 from ..field.fr_array import FrArray
@@ -21,6 +21,8 @@ class CpuBackend:
     """Reference implementation of `Backend` and the default one.
 
     MSMs and NTTs use AVX-512 IFMA where the CPU has it (see `simd`), with identical results.
+    Every threads argument goes through config.resolve_threads (None: the
+    default; outside 1..MAX_THREADS: InvalidInputError) before native code.
     """
 
     name = "cpu"
@@ -38,7 +40,7 @@ class CpuBackend:
 
     def msm(self, points, scalars, threads):
         out = type(points).POINT.identity()
-        rc, stats = msm_cpu.msm(points.GROUP, points.limbs, scalars.limbs, out.limbs, threads)
+        rc, stats = msm_cpu.msm(points.GROUP, points.limbs, scalars.limbs, out.limbs, resolve_threads(threads))
         _check(rc, f"{points.NAME} MSM of {len(points)}")
         return out, stats
 
@@ -55,22 +57,23 @@ class CpuBackend:
 
     def batch_sum(self, points, threads):
         out = type(points).POINT.identity()
-        _check(msm_cpu.batch_sum(points.GROUP, points.limbs, out.limbs, threads), f"{points.NAME} sum")
+        _check(msm_cpu.batch_sum(points.GROUP, points.limbs, out.limbs, resolve_threads(threads)), f"{points.NAME} sum")
         return out
 
     def ntt(self, values, inverse, coset, threads):
         out = values.copy()
         if len(out):
-            _check(ntt_cpu.ntt(out.limbs, len(out).bit_length() - 1, inverse, coset, threads), "NTT")
+            _check(ntt_cpu.ntt(out.limbs, len(out).bit_length() - 1, inverse, coset, resolve_threads(threads)), "NTT")
         return out
 
     def h_poly(self, a, b, c, threads, flavor="bellman"):
         log_n = len(a).bit_length() - 1
         snarkjs = flavor == "snarkjs"
-        _check(ntt_cpu.h_poly(a.limbs, b.limbs, c.limbs, log_n, snarkjs, threads), "H polynomial")
+        _check(ntt_cpu.h_poly(a.limbs, b.limbs, c.limbs, log_n, snarkjs, resolve_threads(threads)), "H polynomial")
         return FrArray(a.limbs if snarkjs else a.limbs[: len(a) - 1])
 
     def fixed_base(self, base, scalars, threads):
         out = type(base).zeros(len(scalars)) if isinstance(base, (G1Array, G2Array)) else None
-        _check(msm_cpu.fixed_base(base.GROUP, base.limbs, scalars.limbs, out.limbs, threads), "fixed-base products")
+        _check(msm_cpu.fixed_base(base.GROUP, base.limbs, scalars.limbs, out.limbs, resolve_threads(threads)),
+               "fixed-base products")
         return out

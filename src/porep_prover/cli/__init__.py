@@ -7,27 +7,55 @@
     porep-prover prove PARAMS CIRCUIT WITNESS -o PROOF
     porep-prover verify KEY PUBLIC PROOF  exit 0 and "OK!" when valid, 1 when not
     porep-prover params info PARAMS       sizes and layout of a parameters file
+    porep-prover params digest | check    Filecoin's digest of a parameters file; check it (exit 1: no match)
     porep-prover groth16 prove|verify     snarkjs's argument order and files
     porep-prover zkey export verificationkey | insecure-setup
     porep-prover gpu info | warm          CUDA devices; compile the kernels into the cache
     porep-prover bench batch | sweep      engine throughput (seconds per proof, GPU efficiency)
-    porep-prover timeline LOG             GPU efficiency, gaps, lock wait/hold; --gantt PNG
+    porep-prover timeline [LOG]           GPU efficiency, gaps, lock wait/hold; --gantt PNG
 
-Errors of porep_prover are printed as one line naming what is wrong (exit 2).
+Engine settings (--config FILE, --set KEY=VALUE) go before the command or
+after it, on the engine commands (bench batch, bench sweep, timeline); the
+command's own --config replaces the global one, its --set entries follow the
+global ones. Given to any other command they are a usage error. --threads N
+(1 to MAX_THREADS) on a command is what every native kernel it runs uses.
+
+Exit status: 0 done; 1 a proof did not verify (or a benchmark had failures);
+2 an error of the input or the environment, printed as one line naming what
+is wrong (also argparse's usage errors, numbers out of their range included);
+3 an internal error, printed as one line (POREP_PROVER_DEBUG=1 prints its
+traceback, and those of the errors of status 2); 130 Ctrl-C; 143 SIGTERM
+(both unwind the command first: partly written files are removed); 141
+standard output closed early (`| head`), quietly.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
+import threading
+import traceback
 
 from .. import __version__
 from ..backend import BACKENDS
+from ..config import debug_wanted, default_threads, threads_default
 from ..errors import PorepProverError
-from . import core, engine_cmds, gpu_cmds, snarkjs_cmds
+from . import arguments, core, engine_cmds, gpu_cmds, snarkjs_cmds
+
+EXIT_ERROR, EXIT_INTERNAL, EXIT_PIPE, EXIT_INTERRUPT, EXIT_TERMINATED = 2, 3, 141, 130, 143
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived while a command ran: raised in the main thread so that
+    the command unwinds as it does on Ctrl-C (finally blocks run, temporaries
+    are removed). A BaseException, so that `except Exception` passes it on."""
 
 
 def _common(p: argparse.ArgumentParser, backend: bool = True) -> None:
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("--threads", type=arguments.THREADS, default=None,
+                   help=f"CPU threads, 1 to {arguments.MAX_THREADS} (default: all cores)")
     if backend:
         p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default: auto)")
 
@@ -35,6 +63,10 @@ def _common(p: argparse.ArgumentParser, backend: bool = True) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="porep-prover", description="Groth16 prover over BLS12-381")
     parser.add_argument("--version", action="version", version=f"porep-prover {__version__}")
+    parser.add_argument("--config", dest="global_config", metavar="FILE",
+                        help="engine settings (TOML) for the engine commands (bench, timeline)")
+    parser.add_argument("--set", dest="global_set", action="append", metavar="KEY=VALUE",
+                        help="override an engine setting (repeatable)")
     sub = parser.add_subparsers(dest="command", required=True)
     core.register(sub, _common)
     snarkjs_cmds.register(sub, _common)
@@ -43,16 +75,93 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def _engine_options(parser: argparse.ArgumentParser, args) -> None:
+    """Merge the global --config / --set into the command's; a usage error
+    for a command that takes no engine settings."""
+    given = args.global_config is not None or args.global_set
+    if not hasattr(args, "config"):
+        if given:
+            name = " ".join(v for v in (args.command, getattr(args, "action", None)) if v)
+            parser.error(f"--config and --set are engine settings, for bench batch, bench sweep and timeline; "
+                         f"{name} takes none")
+        return
+    args.config = args.config if args.config is not None else args.global_config
+    args.set = (args.global_set or []) + (args.set or [])
+
+
+@contextlib.contextmanager
+def sigterm_unwinds():
+    """Within the block, SIGTERM raises Terminated in the main thread (a
+    second one ends the process at once, as before); elsewhere, or off the
+    main thread, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def terminate(signum, frame):
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminate)
     try:
-        return args.func(args)
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _fail(status: int, text: str, exc: BaseException) -> int:
+    if debug_wanted():
+        traceback.print_exception(exc)
+    print(f"porep-prover: {text}", file=sys.stderr)
+    return status
+
+
+def _run(argv: list[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _engine_options(parser, args)
+    threads = getattr(args, "threads", None)
+    if hasattr(args, "threads") and threads is None:
+        threads = default_threads()     # POREP_PROVER_THREADS checked here, not inside a reader
+    with threads_default(threads):
+        status = args.func(args)
+    sys.stdout.flush()    # here, where a closed pipe is caught, not at exit
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit status (argparse's usage errors and
+    --help / --version exit through SystemExit, as argparse does)."""
+    try:
+        with sigterm_unwinds():
+            try:
+                return _run(argv)
+            except SystemExit:
+                sys.stdout.flush()
+                raise
+    except BrokenPipeError:
+        # the reader of standard output is gone (| head): nothing more to say to it; send what is
+        # left in the buffer nowhere, so that the interpreter's last flush does not fail again
+        with contextlib.suppress(OSError, ValueError):    # ValueError: a stdout without a descriptor
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        return EXIT_PIPE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPT
+    except Terminated:
+        print("porep-prover: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except PorepProverError as exc:
-        print(f"porep-prover: error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        return _fail(EXIT_ERROR, f"error: {type(exc).__name__}: {exc}", exc)
     except OSError as exc:
-        print(f"porep-prover: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(EXIT_ERROR, f"error: {exc}", exc)
+    except MemoryError as exc:
+        return _fail(EXIT_ERROR, f"error: out of memory{': ' + str(exc) if str(exc) else ''}", exc)
+    except Exception as exc:    # a fault of the program: one line, the traceback on request
+        return _fail(EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc} "
+                                    "(POREP_PROVER_DEBUG=1 shows the traceback)", exc)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """porep-prover commands around our own formats (bellperson parameters, .npz
-circuits): demo, circuit generate, setup, prove, verify, params info. Circuits
+circuits): demo, circuit generate, setup, prove, verify, params info / map /
+digest / check. Circuits
 and witnesses may also be circom's .r1cs and snarkjs's .wtns."""
 from __future__ import annotations
 
@@ -12,15 +13,23 @@ import warnings
 
 from .. import __version__, circuits
 from ..backend import get_backend
-from ..errors import PorepProverError
+from ..errors import KeyIntegrityError, ParamsFormatError
 from ..config import resolve_threads
 from ..snarkjs import prove as snarkjs_prove
 from ..snarkjs import read_public, read_r1cs, read_wtns
-from ..snarkjs import read_zkey as snarkjs_read_zkey
+from ..snarkjs import read_zkey as _read_zkey
 from ..groth16 import (InsecureSetupWarning, Parameters, PreparedVerifyingKey, Proof, R1CS, VerifyingKey,
-                      insecure_setup, load_params, load_witness, prove, read_mapped, save_witness, verify,
+                      insecure_setup, load_witness, prove, read_mapped, save_witness, verify,
                       write_mapped, write_params)
+from ..groth16 import load_params as _load_params
+from ..groth16.params_digest import (check_digest, digest_beside, digest_from_parameters_json, file_digest,
+                                     write_sidecar)
 from ..groth16.params_mapped import is_mapped, is_mapped_file
+from ..groth16.verifier_files import read_proofs, read_verifying_key
+
+from ..atomic import atomic_write
+from . import arguments
+from .file_kinds import CIRCUIT, PARAMS, WITNESS, check_order, expect, naming
 
 CIRCUITS = circuits.CIRCUITS
 
@@ -35,9 +44,9 @@ def _progress(enabled: bool):
 
 
 def _write_json(path: str, obj) -> None:
-    with open(path, "w") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
+    """obj as indented JSON, written whole or not at all."""
+    with atomic_write(path) as f:
+        f.write((json.dumps(obj, indent=1) + "\n").encode())
 
 
 def _magic(path: str) -> bytes:
@@ -46,39 +55,48 @@ def _magic(path: str) -> bytes:
 
 
 def load_circuit(path: str) -> R1CS:
-    """Our .npz circuit, or circom's .r1cs (recognised by its magic)."""
-    return read_r1cs(path).r1cs if _magic(path) == b"r1cs" else R1CS.load(path)
+    """Our .npz circuit, or circom's .r1cs (recognised by its magic); another
+    kind of file is a FileKindError saying what it is, and errors name the file."""
+    kind = expect(path, "circuit", CIRCUIT)
+    with naming(path):
+        return read_r1cs(path).r1cs if kind == "r1cs" else R1CS.load(path)
 
 
 def load_any_witness(path: str):
-    """Our raw witness, or snarkjs's .wtns (recognised by its magic)."""
-    return read_wtns(path) if _magic(path) == b"wtns" else load_witness(path)
+    """Our raw witness, or snarkjs's .wtns (recognised by its magic); another
+    kind of file is a FileKindError saying what it is, and errors name the file."""
+    kind = expect(path, "witness", WITNESS)
+    with naming(path):
+        return read_wtns(path) if kind == "wtns" else load_witness(path)
+
+
+def load_params(path: str, **options) -> Parameters:
+    """groth16.load_params, its errors naming the file."""
+    with naming(path):
+        return _load_params(path, **options)
+
+
+def snarkjs_read_zkey(path: str, **options):
+    """snarkjs.read_zkey, its errors naming the file."""
+    with naming(path):
+        return _read_zkey(path, **options)
+
+
+def check_prove_files(args) -> None:
+    """prove's three files are of the kinds their places take (FileKindError
+    naming each misplaced one and the order otherwise)."""
+    check_order("prove", ("params", args.params, PARAMS), ("circuit", args.circuit, CIRCUIT),
+                ("witness", args.witness, WITNESS))
 
 
 def _read_key(path: str) -> VerifyingKey:
-    """A verifying key from a params file, vk.json or a binary vk."""
-    with open(path, "rb") as f:
-        head = f.read(1)
-    # A JSON key starts with "{"; binary keys start with a big-endian coordinate
-    # (top byte below 0x1b) or the infinity flag, never "{".
-    if head == b"{":
-        with open(path) as f:
-            return VerifyingKey.from_json(f.read())
-    if is_mapped_file(path):
-        return read_mapped(path).vk
-    data = open(path, "rb").read()
-    try:
-        return VerifyingKey.from_bytes(data)
-    except PorepProverError:
-        return VerifyingKey.read_prefix(memoryview(data))[0]
+    """A verifying key from a params or .pmap file, vk.json or a binary vk."""
+    return read_verifying_key(path)
 
 
 def _read_proof(path: str) -> list[Proof]:
-    data = open(path, "rb").read()
-    if data[:1] in (b"{", b"["):
-        obj = json.loads(data)
-        return [Proof.from_json(p) for p in obj] if isinstance(obj, list) else [Proof.from_json(obj)]
-    return Proof.split(data)
+    """The proofs in a binary proof file or proof.json (one or a list)."""
+    return read_proofs(path)
 
 
 # ------------------------------------------------------------------ commands
@@ -145,21 +163,26 @@ def cmd_setup(args) -> int:
 
 
 def cmd_prove(args) -> int:
+    check_prove_files(args)
     r1cs = load_circuit(args.circuit)
     witness = load_any_witness(args.witness)
     timings: dict = {}
-    if _magic(args.params) == b"zkey":
-        # a snarkjs key: its own flavour (5-based roots, odd-coset H)
-        zkey = snarkjs_read_zkey(args.params, check_subgroup=args.check_subgroup)
-        t = time.perf_counter()
-        proof, _ = snarkjs_prove(zkey, witness, backend=args.backend, threads=args.threads, r1cs=r1cs,
-                                 check=not args.no_check, timings=timings)
-    else:
-        params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
-                             progress=_progress(args.progress))
-        t = time.perf_counter()
-        proof = prove(params, r1cs, witness, backend=args.backend, threads=args.threads, check=not args.no_check,
-                      timings=timings)
+    try:                       # the proof verified unless --no-verify: one that fails is never written
+        if _magic(args.params) == b"zkey":
+            # a snarkjs key: its own flavour (5-based roots, odd-coset H)
+            zkey = snarkjs_read_zkey(args.params, check_subgroup=args.check_subgroup)
+            t = time.perf_counter()
+            proof, _ = snarkjs_prove(zkey, witness, backend=args.backend, threads=args.threads, r1cs=r1cs,
+                                     check=not args.no_check, timings=timings, verify=not args.no_verify)
+        else:
+            params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+                                 progress=_progress(args.progress))
+            t = time.perf_counter()
+            proof = prove(params, r1cs, witness, backend=args.backend, threads=args.threads,
+                          check=not args.no_check, timings=timings, verify=not args.no_verify)
+    except KeyIntegrityError as exc:
+        exc.key_file = args.params    # the key is at fault: its file named
+        raise
     secs = time.perf_counter() - t
     with open(args.output, "wb") as f:
         f.write(proof.to_bytes())
@@ -173,9 +196,12 @@ def cmd_prove(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    vk = _read_key(args.key)
-    public = read_public(args.public)
-    proofs = _read_proof(args.proof)
+    with naming(args.key):
+        vk = _read_key(args.key)
+    with naming(args.public):
+        public = read_public(args.public)
+    with naming(args.proof):
+        proofs = _read_proof(args.proof)
     pvk = PreparedVerifyingKey(vk)
     if all(verify(pvk, public, p) for p in proofs):
         print("OK!")
@@ -188,7 +214,7 @@ def cmd_params_map(args) -> int:
     t = time.perf_counter()
     params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
                          progress=_progress(args.progress))
-    write_mapped(args.output, params)
+    write_mapped(args.output, params, threads=args.threads)
     print(f"{args.output}: {os.path.getsize(args.output)} bytes in {time.perf_counter() - t:.1f} s")
     return 0
 
@@ -205,6 +231,45 @@ def cmd_params_info(args) -> int:
     return 0
 
 
+def _params_bytes_progress(enabled: bool):
+    if not enabled:
+        return None
+
+    def report(stage: str, done: int, total: int) -> None:
+        print(f"\r  {stage}: {done >> 20}/{total >> 20} MiB", end="\n" if done == total else "", file=sys.stderr,
+              flush=True)
+    return report
+
+
+def cmd_params_digest(args) -> int:
+    digest = file_digest(args.file, progress=_params_bytes_progress(args.progress))
+    print(digest)
+    if args.write:
+        print(f"wrote {write_sidecar(args.file, digest)}", file=sys.stderr)
+    return 0
+
+
+def cmd_params_check(args) -> int:
+    """Exit 0 when the file matches, 1 (one line naming the file) when it does
+    not; errors that leave nothing to check against are exit 2 as usual."""
+    expected = args.digest
+    if args.parameters_json:
+        expected = digest_from_parameters_json(args.parameters_json, os.path.basename(args.file))
+    progress = _params_bytes_progress(args.progress)
+    checked = []
+    try:
+        if is_mapped_file(args.file):
+            read_mapped(args.file, threads=args.threads)
+            checked.append("the checksum of every section")
+        if not checked or expected is not None or digest_beside(args.file) is not None:
+            checked.append(f"digest {check_digest(args.file, expected, progress)}")
+    except ParamsFormatError as exc:
+        print(f"porep-prover: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    print(f"{args.file}: OK, " + " and ".join(checked))
+    return 0
+
+
 # ------------------------------------------------------------------ parser
 
 
@@ -212,20 +277,24 @@ def register(sub, common) -> None:
     """Add this module's commands to the subparsers `sub`."""
     p = sub.add_parser("demo", help="generate a circuit, set up, prove, verify and print timings")
     p.add_argument("--circuit", choices=sorted(CIRCUITS), default="porep-like")
-    p.add_argument("--constraints", type=int, default=(1 << 16) - 5)
-    p.add_argument("--proofs", type=int, default=3, help="proofs to make (default 3)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--constraints", type=arguments.CONSTRAINTS, default=(1 << 16) - 5,
+                   help=f"constraints, 1 to {arguments.MAX_CONSTRAINTS} (porep-like: at least 8)")
+    p.add_argument("--proofs", type=arguments.PROOFS, default=3,
+                   help=f"proofs to make, 1 to {arguments.MAX_PROOFS} (default 3)")
+    p.add_argument("--seed", type=arguments.SEED, default=1, help="the circuit's seed, 0 to 2^64 - 1")
     common(p)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("circuit", help="demo circuits").add_subparsers(dest="action", required=True)
     g = p.add_parser("generate", help="write a demo circuit, witness and public inputs")
     g.add_argument("--kind", choices=sorted(CIRCUITS), default="porep-like")
-    g.add_argument("--constraints", type=int, required=True)
-    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--constraints", type=arguments.CONSTRAINTS, required=True,
+                   help=f"constraints, 1 to {arguments.MAX_CONSTRAINTS} (porep-like: at least 8)")
+    g.add_argument("--seed", type=arguments.SEED, default=1, help="the circuit's seed, 0 to 2^64 - 1")
     g.add_argument("-o", "--output", required=True, help="circuit file (.npz)")
     g.add_argument("--witness", required=True, help="witness file (32-byte LE values)")
     g.add_argument("--public", required=True, help="public inputs (JSON)")
+    common(g, backend=False)
     g.set_defaults(func=cmd_circuit_generate)
 
     p = sub.add_parser("setup", help="INSECURE test parameters for a circuit (.npz or circom .r1cs)")
@@ -244,6 +313,9 @@ def register(sub, common) -> None:
     p.add_argument("--json", help="also write the proof as JSON")
     p.add_argument("--public", help="also write the public inputs as JSON")
     p.add_argument("--no-check", action="store_true", help="skip the witness satisfaction check")
+    p.add_argument("--no-verify", action="store_true", help="write the proof without verifying it first (by "
+                   "default a proof that does not verify is not written; the error names the witness, the "
+                   "device or the key at fault)")
     p.add_argument("--check-subgroup", action="store_true", help="subgroup-check every parameter point")
     p.add_argument("--progress", action="store_true", help="report parameter loading progress")
     common(p)
@@ -253,6 +325,7 @@ def register(sub, common) -> None:
     p.add_argument("key", help="parameters file, verifying key JSON or binary")
     p.add_argument("public", help="public inputs JSON (list of decimal strings)")
     p.add_argument("proof", help="proof file (192 bytes per partition) or JSON")
+    common(p, backend=False)
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("params", help="parameter files").add_subparsers(dest="action", required=True)
@@ -267,3 +340,18 @@ def register(sub, common) -> None:
         a.add_argument("--progress", action="store_true")
         common(a, backend=False)
         a.set_defaults(func=func)
+    a = p.add_parser("digest", help="Filecoin's digest of a file: the first 32 hex characters of its BLAKE2b-512")
+    a.add_argument("file", help="a parameters file (.params, .pmap, .vk: any file)")
+    a.add_argument("--write", action="store_true", help="also write it beside the file, as FILE.digest")
+    a.add_argument("--progress", action="store_true")
+    a.set_defaults(func=cmd_params_digest)
+    a = p.add_parser("check", help="check a parameters file against its digest (exit 0 when it matches, 1 when "
+                                   "not); a .pmap also against its own checksums")
+    a.add_argument("file", help="a parameters file (.params, .pmap, .vk: any file)")
+    source = a.add_mutually_exclusive_group()
+    source.add_argument("--digest", metavar="HEX", help="the digest it must have (default: the one in FILE.digest, "
+                                                        "else in a parameters.json beside it)")
+    source.add_argument("--parameters-json", metavar="PATH", help="a Filecoin parameters.json that lists the file")
+    a.add_argument("--progress", action="store_true")
+    common(a, backend=False)
+    a.set_defaults(func=cmd_params_check)

@@ -2,7 +2,9 @@
 """`porep-prover timeline` and `porep-prover bench batch | sweep` (the engine's commands).
 
 Engine commands take --config FILE (TOML, see contrib/porep-prover.example.toml)
-and --set section.key=value (repeatable) to override any setting."""
+and --set section.key=value (repeatable) to override any setting, before the
+command (global) or after it; bench's --threads N is --set engine.threads=N.
+timeline reads the log named by logging.timeline when no LOG is given."""
 from __future__ import annotations
 
 import json
@@ -10,15 +12,20 @@ import os
 import tempfile
 
 from ..circuits import CIRCUITS
+from ..errors import InvalidInputError
+from . import arguments
 
 # The engine (toml, pluggy, threads) is imported by these commands only, when
 # they run: the other commands start without it.
 
 def cmd_timeline(args) -> int:
     from ..engine.timeline import analyze, format_report, gantt, read_log
-    events = read_log(args.log)
+    log = args.log or _config(args).get("logging.timeline")
+    if not log:
+        raise InvalidInputError("timeline: name the LOG, or give --config with logging.timeline set")
+    events = read_log(log)
     if not events:
-        print(f"{args.log}: no timeline events (TIMELINE lines)")
+        print(f"{log}: no timeline events (TIMELINE lines)")
         return 1
     stats = analyze(events)
     print(json.dumps(stats, indent=1) if args.json else format_report(stats))
@@ -31,6 +38,8 @@ def cmd_timeline(args) -> int:
 def _config(args, extra: dict | None = None):
     from ..engine import load_config
     overrides = list(args.set or [])
+    if getattr(args, "threads", None) is not None:
+        overrides.append(f"engine.threads={args.threads}")
     cfg = load_config(args.config, overrides)
     return cfg.replace(**extra) if extra else cfg
 
@@ -55,19 +64,26 @@ def _engine(cfg):
 
 
 def _with_logging(cfg, fn):
+    """fn(cfg) with the logging cfg sets up. Without logging.timeline the
+    events go to a temporary file (off the console), removed at the end: the
+    run's report already holds what they say."""
     from ..engine.logs import configure_logging, remove_handlers
     timeline = cfg.get("logging.timeline")
     tmp = None
-    if not timeline:  # keep the events off the console: their own file
+    if not timeline:
         fd, tmp = tempfile.mkstemp(prefix="porep-prover-timeline-", suffix=".log")
         os.close(fd)
         cfg = cfg.replace(**{"logging.timeline": tmp})
-    handlers = configure_logging(cfg)
+    handlers = []
     try:
+        handlers = configure_logging(cfg)
         return fn(cfg)
     finally:
         remove_handlers(handlers)
-        print(f"timeline log: {cfg.get('logging.timeline')}")
+        if tmp is not None:
+            os.unlink(tmp)
+        else:
+            print(f"timeline log: {timeline}")
 
 
 def cmd_bench_batch(args) -> int:
@@ -133,35 +149,47 @@ def cmd_bench_sweep(args) -> int:
 
 
 def engine_options(p) -> None:
-    p.add_argument("--config", help="engine settings (TOML)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a setting (repeatable)")
+    p.add_argument("--config", help="engine settings (TOML; replaces a --config given before the command)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a setting (repeatable; after those given before the command)")
 
 
 def _workload_options(p) -> None:
     engine_options(p)
-    p.add_argument("-c", "--count", type=int, default=4, help="jobs (proofs) to run")
-    p.add_argument("-j", "--concurrency", type=int, default=2, help="jobs in flight at once")
-    p.add_argument("--partitions", type=int, default=4, help="partitions per job")
-    p.add_argument("--constraints", type=int, default=1 << 14, help="constraints per partition")
+    p.add_argument("--threads", type=arguments.THREADS, default=None,
+                   help=f"CPU threads of each native kernel call, 1 to {arguments.MAX_THREADS} "
+                        "(--set engine.threads=N; default: the setting's)")
+    p.add_argument("-c", "--count", type=arguments.JOBS, default=4,
+                   help=f"jobs (proofs) to run, 1 to {arguments.MAX_JOBS}")
+    p.add_argument("-j", "--concurrency", type=arguments.PARTITIONS, default=2,
+                   help=f"jobs in flight at once, 1 to {arguments.MAX_PARTITIONS}")
+    p.add_argument("--partitions", type=arguments.PARTITIONS, default=4,
+                   help=f"partitions per job, 1 to {arguments.MAX_PARTITIONS}")
+    p.add_argument("--constraints", type=arguments.CONSTRAINTS, default=1 << 14,
+                   help=f"constraints per partition, 1 to {arguments.MAX_CONSTRAINTS}")
     p.add_argument("-t", "--type", default="demo",
                    help='job kind: "demo" (the --circuit below, in memory) or a provider\'s kind, '
                         'e.g. porep-shaped (plugin porep-prover-porep-shaped)')
-    p.add_argument("--scale", type=float, default=None, help="payload scale (porep-shaped: of a 32 GiB partition)")
-    p.add_argument("--seed", type=int, default=0, help="payload seed (the circuit's, for porep-shaped)")
+    p.add_argument("--scale", type=arguments.fraction, default=None,
+                   help="payload scale, above 0 and at most 1 (porep-shaped: of a 32 GiB partition)")
+    p.add_argument("--seed", type=arguments.SEED, default=0,
+                   help="payload seed, 0 to 2^64 - 1 (the circuit's, for porep-shaped)")
     p.add_argument("--payload", action="append", metavar="KEY=VALUE",
                    help="another payload entry for -t KIND (value read as TOML, e.g. save=false)")
     p.add_argument("--circuit", choices=sorted(CIRCUITS), default="porep-like")
-    p.add_argument("--witnesses", type=int, default=None,
-                   help="distinct witnesses the partitions cycle through (default: one per partition)")
+    p.add_argument("--witnesses", type=arguments.PARTITIONS, default=None,
+                   help="distinct witnesses the partitions cycle through, 1 to "
+                        f"{arguments.MAX_PARTITIONS} (default: one per partition)")
     p.add_argument("--no-warmup", dest="warmup", action="store_false",
                    help="do not run one job first (kernel compilation, parameter upload)")
 
 
 def register(sub, common) -> None:
     p = sub.add_parser("timeline", help="GPU efficiency, gaps, lock wait/hold and stages from an engine log")
-    p.add_argument("log", help="a log holding TIMELINE lines (the setting logging.timeline)")
+    p.add_argument("log", nargs="?", help="a log holding TIMELINE lines (default: the setting logging.timeline)")
     p.add_argument("--gantt", metavar="PNG", help="also draw the workers' Gantt chart")
     p.add_argument("--json", action="store_true", help="the numbers as JSON")
+    engine_options(p)
     p.set_defaults(func=cmd_timeline)
 
     b = sub.add_parser("bench", help="engine throughput benchmarks").add_subparsers(dest="action", required=True)

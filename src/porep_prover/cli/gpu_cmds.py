@@ -7,6 +7,7 @@ import time
 from .. import cuda
 from ..config import kernel_cache_dir
 from ..errors import BackendUnavailableError, CudaError
+from . import arguments
 
 
 def cmd_info(args) -> int:
@@ -52,5 +53,6 @@ def register(sub, common) -> None:
     i = p.add_parser("info", help="devices, NVRTC and the kernel cache (exit 1 without a device)")
     i.set_defaults(func=cmd_info)
     w = p.add_parser("warm", help="compile every GPU kernel into the on-disk cache")
-    w.add_argument("--arch", action="append", help="target, e.g. sm_90 (repeatable; default: the local devices')")
+    w.add_argument("--arch", action="append", type=arguments.arch,
+                   help="target, e.g. sm_90 (repeatable; default: the local devices')")
     w.set_defaults(func=cmd_warm)

@@ -16,7 +16,9 @@ import time
 import warnings
 
 from .. import snarkjs
+from ..errors import KeyIntegrityError
 from ..groth16.insecure_setup import InsecureSetupWarning
+from .file_kinds import naming
 
 
 def cmd_groth16_prove(args) -> int:
@@ -25,8 +27,12 @@ def cmd_groth16_prove(args) -> int:
     r1cs = snarkjs.read_r1cs(args.r1cs).r1cs if args.r1cs else None
     timings: dict = {}
     t = time.perf_counter()
-    proof, public = snarkjs.prove(zkey, witness, backend=args.backend, threads=args.threads, r1cs=r1cs,
-                                  check=not args.no_check, timings=timings)
+    try:                       # the proof verified unless --no-verify: one that fails is never written
+        proof, public = snarkjs.prove(zkey, witness, backend=args.backend, threads=args.threads, r1cs=r1cs,
+                                      check=not args.no_check, timings=timings, verify=not args.no_verify)
+    except KeyIntegrityError as exc:
+        exc.key_file = args.zkey      # the key is at fault (or, without --r1cs, may be): its file named
+        raise
     secs = time.perf_counter() - t
     snarkjs.write_proof(args.proof, proof)
     snarkjs.write_public(args.public, public)
@@ -37,9 +43,12 @@ def cmd_groth16_prove(args) -> int:
 
 
 def cmd_groth16_verify(args) -> int:
-    vk = snarkjs.read_verification_key(args.vk)
-    public = snarkjs.read_public(args.public)
-    proof = snarkjs.read_proof(args.proof)
+    with naming(args.vk):
+        vk = snarkjs.read_verification_key(args.vk)
+    with naming(args.public):
+        public = snarkjs.read_public(args.public)
+    with naming(args.proof):
+        proof = snarkjs.read_proof(args.proof)
     if len(public) + 1 != len(vk.ic):
         print(f"Invalid proof: {len(public)} public inputs, the key expects {len(vk.ic) - 1}", file=sys.stderr)
         return 1
@@ -51,14 +60,17 @@ def cmd_groth16_verify(args) -> int:
 
 
 def cmd_zkey_export_vk(args) -> int:
-    snarkjs.write_verification_key(args.output, snarkjs.read_zkey(args.zkey).vk)
+    with naming(args.zkey):
+        vk = snarkjs.read_zkey(args.zkey).vk
+    snarkjs.write_verification_key(args.output, vk)
     return 0
 
 
 def cmd_zkey_insecure_setup(args) -> int:
     print("WARNING: insecure test setup; the toxic waste is known to this process. "
           "Never use this key to secure anything.", file=sys.stderr)
-    circuit = snarkjs.read_r1cs(args.r1cs)
+    with naming(args.r1cs):
+        circuit = snarkjs.read_r1cs(args.r1cs, threads=args.threads)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InsecureSetupWarning)
         key = snarkjs.insecure_zkey(circuit, backend=args.backend, threads=args.threads)
@@ -77,8 +89,11 @@ def register(sub, common) -> None:
     p.add_argument("witness")
     p.add_argument("proof")
     p.add_argument("public")
-    p.add_argument("--r1cs", help="check the witness against this .r1cs first (names a failing constraint)")
-    p.add_argument("--no-check", action="store_true", help="skip checking the witness (and the proof)")
+    p.add_argument("--r1cs", help="check the witness and the key against this .r1cs first (names a failing "
+                                  "constraint); a proof that fails then says if the witness or the key is at fault")
+    p.add_argument("--no-check", action="store_true", help="skip checking the witness against --r1cs")
+    p.add_argument("--no-verify", action="store_true", help="write the proof without verifying it first (by "
+                   "default a proof that does not verify is not written)")
     p.add_argument("--check-subgroup", action="store_true", help="subgroup-check every key point")
     p.add_argument("-v", "--verbose", action="store_true", help="print the timings")
     common(p)
@@ -87,6 +102,7 @@ def register(sub, common) -> None:
     p.add_argument("vk")
     p.add_argument("public")
     p.add_argument("proof")
+    common(p, backend=False)
     p.set_defaults(func=cmd_groth16_verify)
 
     z = sub.add_parser("zkey", help="snarkjs proving keys").add_subparsers(dest="action", required=True)
@@ -94,6 +110,7 @@ def register(sub, common) -> None:
     p = e.add_parser("verificationkey", help="write verification_key.json as snarkjs does")
     p.add_argument("zkey")
     p.add_argument("output")
+    common(p, backend=False)
     p.set_defaults(func=cmd_zkey_export_vk)
     p = z.add_parser("insecure-setup", help="INSECURE .zkey for a circom .r1cs (tests, benchmarks)")
     p.add_argument("r1cs")

@@ -19,7 +19,7 @@ import numpy as np
 from ..config import resolve_threads
 from ..errors import EncodingError, InvalidInputError, NotInSubgroupError, NotOnCurveError, ScalarRangeError
 from ..field.constants import FQ_MONT, P, R, limbs
-from ..field.fr_array import limbs_array
+from ..field.fr_array import byte_view, limbs_array
 from . import _curve
 
 _ERRORS = {
@@ -27,6 +27,7 @@ _ERRORS = {
     2: (EncodingError, "coordinate not below p"),
     3: (NotOnCurveError, "not on the curve"),
     4: (NotInSubgroupError, "not in the prime-order subgroup"),
+    5: (EncodingError, "all zero bytes without the infinity flag (infinity is 0x40, then zeros)"),
 }
 
 
@@ -44,7 +45,9 @@ class _PointArray:
     @classmethod
     def zeros(cls, n: int):
         """n points at infinity."""
-        return cls(np.zeros((n, cls.WIDTH), dtype=np.uint64))
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise InvalidInputError(f"{cls.__name__}.zeros needs a count (an int >= 0), got {n!r}")
+        return cls(np.zeros((int(n), cls.WIDTH), dtype=np.uint64))
 
     @classmethod
     def generator(cls, n: int = 1):
@@ -56,14 +59,18 @@ class _PointArray:
 
     @classmethod
     def from_bytes(cls, buf, compressed: bool = True, check: bool = True, threads: int | None = None):
-        """Points from back-to-back encodings. Raises EncodingError (or its
-        NotOnCurveError / NotInSubgroupError subclasses) naming the first bad index."""
-        data = memoryview(buf).cast("B")
+        """Points from back-to-back encodings in any contiguous bytes-like buf.
+        Raises EncodingError (or its NotOnCurveError / NotInSubgroupError
+        subclasses) naming the first bad index; InvalidInputError when buf is
+        not bytes-like (str, None, a list) or is a strided view."""
+        data = byte_view(buf, f"{cls.NAME} from_bytes")
         size = cls.COMPRESSED * (1 if compressed else 2)
         if len(data) % size:
             raise EncodingError(f"{cls.NAME} bytes: length {len(data)} is not a multiple of {size}")
         out = cls.zeros(len(data) // size)
         code, index = _curve.decode(cls.GROUP, data, out.limbs, compressed, check, resolve_threads(threads))
+        if not code and not compressed:
+            code, index = _unflagged_infinity(data, out.limbs, size)
         if code:
             err, what = _ERRORS[code]
             raise err(f"{cls.NAME} point {index}: {what}", index=index)
@@ -189,9 +196,16 @@ class _Point:
         """True for the point at infinity."""
         return not self.limbs.any()
 
+    def __init__(self, limbs_: np.ndarray):
+        super().__init__(limbs_)
+        if self.limbs.shape[0] != 1:
+            raise InvalidInputError(f"{type(self).__name__} needs one point, a uint64 array of shape "
+                                    f"(1, {self.WIDTH}); got {self.limbs.shape[0]} rows")
+
     @classmethod
     def from_bytes(cls, buf, compressed: bool = True, check: bool = True):
-        data = bytes(buf)
+        """One point from its encoding (see the arrays' from_bytes)."""
+        data = byte_view(buf, f"{cls.NAME} point")
         size = cls.COMPRESSED * (1 if compressed else 2)
         if len(data) != size:
             raise EncodingError(f"{cls.NAME} point: {len(data)} bytes, expected {size}")
@@ -204,6 +218,21 @@ class _Point:
     @classmethod
     def generator(cls):
         return cls(cls.ARRAY.generator().limbs)
+
+
+def _unflagged_infinity(data: memoryview, limbs_: np.ndarray, size: int) -> tuple[int, int]:
+    """(5, index) of the first uncompressed encoding that decoded to infinity
+    without the infinity flag, else (0, -1). The decoder reads all-zero bytes
+    as the coordinates (0, 0), which is how infinity is held in memory; the
+    zcash encoding has infinity only as 0x40 then zeros, so all zeros is not
+    a point. Only the decoded infinities are looked at: one pass over limbs
+    just written, none over the input."""
+    infinity = np.flatnonzero(~limbs_.any(axis=1))
+    if not len(infinity):
+        return 0, -1
+    first_bytes = np.frombuffer(data, dtype=np.uint8)[infinity * size]
+    bad = infinity[(first_bytes & 0x40) == 0]
+    return (5, int(bad[0])) if len(bad) else (0, -1)
 
 
 def _fq_to_mont_ints(values: list[int]) -> list[int]:

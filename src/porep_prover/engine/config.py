@@ -2,7 +2,8 @@
 """Engine settings: a TOML file (every key documented in
 contrib/porep-prover.example.toml), then `section.key=value` overrides (the
 CLI's), validated as a whole. Unknown keys and bad values raise ConfigError
-naming the dotted key.
+naming the dotted key; every number has a range (below: the MAX_ bounds and
+SCHEMA), which the error states; NaN and infinities are refused.
 """
 from __future__ import annotations
 
@@ -10,24 +11,42 @@ import dataclasses
 import os
 from typing import Any, Callable
 
-import toml
+import tomllib
 
+from ..config import MAX_TABLE_COPIES, MAX_THREADS
 from ..errors import ConfigError
+from ..text import read_text
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
+# Upper bounds of the counts and amounts (each far above any useful value,
+# low enough that a typing slip is an error, not a crash or a stall later).
+MAX_PARTITION_WORKERS = 256      # Python threads, each holding a partition in memory
+MAX_GPU_WORKERS = 16             # per device
+MAX_LOOKAHEAD = 256              # partitions waiting for a device worker
+MAX_RETRIES = 100
+MAX_GIB = float(1 << 20)         # 1 PiB
+MAX_IDLE_SECONDS = 365 * 86400.0
+MAX_SWITCH_INTERVAL_MS = 1000.0
 
-def _int(minimum: int):
+
+def _int(minimum: int, maximum: int):
     def check(v):
-        return isinstance(v, int) and not isinstance(v, bool) and v >= minimum, f"an integer >= {minimum}"
+        return (isinstance(v, int) and not isinstance(v, bool) and minimum <= v <= maximum,
+                f"an integer from {minimum} to {maximum}")
     return check
 
 
-def _number(minimum: float):
+def _number(minimum: float, maximum: float):
+    """A finite int or float in [minimum, maximum] (NaN and infinities fail the comparison)."""
     def check(v):
-        return (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= minimum,
-                f"a number >= {minimum}")
+        return (isinstance(v, (int, float)) and not isinstance(v, bool) and minimum <= v <= maximum,
+                f"a finite number from {_plain(minimum)} to {_plain(maximum)}")
     return check
+
+
+def _plain(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
 
 
 def _bool(v):
@@ -62,25 +81,25 @@ def _level(v):
 # dotted key -> (default, validator). The example TOML documents each one.
 SCHEMA: dict[str, tuple[Any, Callable]] = {
     "engine.devices": ([], _devices),
-    "engine.gpu_workers_per_device": (2, _int(1)),
-    "engine.partition_workers": (0, _int(0)),
-    "engine.synthesis_lookahead": (2, _int(1)),
-    "engine.memory_budget_gib": (0.0, _number(0)),
-    "engine.threads": (0, _int(0)),
-    "engine.synthesis_threads": (0, _int(0)),
+    "engine.gpu_workers_per_device": (2, _int(1, MAX_GPU_WORKERS)),
+    "engine.partition_workers": (0, _int(0, MAX_PARTITION_WORKERS)),
+    "engine.synthesis_lookahead": (2, _int(1, MAX_LOOKAHEAD)),
+    "engine.memory_budget_gib": (0.0, _number(0, MAX_GIB)),
+    "engine.threads": (0, _int(0, MAX_THREADS)),
+    "engine.synthesis_threads": (0, _int(0, MAX_THREADS)),
     "engine.scheduler": ("", _str),
-    "engine.switch_interval_ms": (0.5, _number(0)),
+    "engine.switch_interval_ms": (0.5, _number(0, MAX_SWITCH_INTERVAL_MS)),
     "prover.verify": (True, _bool),
     "prover.check_witness": (True, _bool),
-    "prover.max_retries": (2, _int(0)),
+    "prover.max_retries": (2, _int(0, MAX_RETRIES)),
     "prover.b_g2": ("host", _choice("host", "device")),
     "prover.matvec": ("host", _choice("host", "device")),
     "prover.upload": ("ahead", _choice("region", "ahead")),
     "prover.msm_tables": (False, _bool),
-    "prover.msm_table_copies": (0, _int(0)),
+    "prover.msm_table_copies": (0, _int(0, MAX_TABLE_COPIES)),
     "srs.preload": ([], _str_list),
-    "srs.idle_evict_seconds": (600.0, _number(0)),
-    "srs.budget_gib": (0.0, _number(0)),
+    "srs.idle_evict_seconds": (600.0, _number(0, MAX_IDLE_SECONDS)),
+    "srs.budget_gib": (0.0, _number(0, MAX_GIB)),
     "logging.level": ("INFO", _level),
     "logging.file": ("", _str),
     "logging.timeline": ("", _str),
@@ -106,14 +125,14 @@ class EngineConfig:
 
     def partition_workers(self) -> int:
         n = self.values["engine.partition_workers"]
-        return n if n else max(1, (os.cpu_count() or 2) // 2)
+        return n if n else max(1, min((os.cpu_count() or 2) // 2, MAX_PARTITION_WORKERS))
 
     def synthesis_threads(self) -> int:
         """Native threads per synthesis worker: the setting, else the cores shared
         among the workers (each worker's OpenMP team on all cores would
         oversubscribe them, and spinning teams stall one another)."""
         n = self.values["engine.synthesis_threads"]
-        return n if n else max(1, (os.cpu_count() or 2) // self.partition_workers())
+        return n if n else max(1, min((os.cpu_count() or 2) // self.partition_workers(), MAX_THREADS))
 
     def memory_budget_bytes(self) -> int:
         """The setting in bytes, else 3/4 of the host's physical memory."""
@@ -165,6 +184,17 @@ def build(values: dict) -> EngineConfig:
     return EngineConfig(out)
 
 
+def _read_toml(path: str | os.PathLike) -> dict:
+    """The TOML document in the file at path (TOML 1.0, as tomllib reads it)."""
+    text = read_text(path, ConfigError, "the settings")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:      # its message ends "(at line L, column C)"
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: arrays or tables nested too deeply to read") from None
+
+
 def _flatten(doc: dict, prefix: str = "") -> dict:
     flat = {}
     for k, v in doc.items():
@@ -192,8 +222,8 @@ def resolve_key(name: str) -> str:
 def parse_value(raw: str) -> Any:
     """A value as written on a command line: read as TOML, else the string itself."""
     try:
-        return toml.loads(f"v = {raw}")["v"]
-    except toml.TomlDecodeError:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except (tomllib.TOMLDecodeError, RecursionError):
         return raw
 
 
@@ -232,15 +262,17 @@ def parse_override(text: str) -> tuple[str, Any]:
 
 
 def load_config(path: str | os.PathLike | None = None, overrides: list[str] | dict | None = None) -> EngineConfig:
-    """Settings from a TOML file (None: defaults only), then the overrides."""
+    """Settings from a TOML file (None: defaults only), then the overrides.
+    ConfigError naming the file, and the line where there is one, when the
+    file cannot be read, is not UTF-8, or is not TOML (a duplicate table or
+    key included); then as build() for the settings."""
     values = {}
     if path is not None:
+        doc = _read_toml(path)
         try:
-            with open(path, encoding="utf-8") as f:
-                doc = toml.load(f)
-        except toml.TomlDecodeError as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-        values.update(_flatten(doc))
+            values.update(_flatten(doc))
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}", key=exc.key) from None
     if isinstance(overrides, dict):
         values.update(overrides)
     else:

@@ -12,7 +12,11 @@
 
 Partitions of different jobs interleave. A failing partition is retried up
 to prover.max_retries times, then its job fails with the cause; other jobs
-go on. Every stage boundary emits a timeline event.
+go on. A failure of the key or the witness (KeyIntegrityError,
+UnsatisfiedError, ...) is not retried: it would fail the same way. With
+prover.verify every proof is checked before it leaves (groth16.proof_check),
+a failed check naming what is at fault. Every stage boundary emits a
+timeline event.
 """
 from __future__ import annotations
 
@@ -25,14 +29,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..backend import get_backend
 from ..config import resolve_threads
-from ..errors import EngineError, JobCancelledError, JobFailedError
+from ..errors import (EngineError, JobCancelledError, JobFailedError, KeyIntegrityError, ParamsMismatchError,
+                      UnsatisfiedError, WitnessError)
+from ..groth16.proof_check import bellman_suspects, check_proof
 from ..groth16.prover import evaluates_witness, finish, prove_device, synthesize
-from ..groth16.verifier import verify
 from . import config as _host
 from .config import EngineConfig, load_config
 from .devices import Device, discover
 from .interlock import kernel_region
-from .jobs import Job, JobHandle, JobResult, PartitionTask
+from .jobs import Job, JobHandle, JobResult, PartitionTask, check_timeout
 from .inline import default_registry
 from .registry import Registry
 from .srs import SrsManager
@@ -40,6 +45,8 @@ from .timeline import Timeline
 
 LOG = logging.getLogger("porep_prover.engine")
 _STOP = object()
+# failures of the key or the witness: a retry would fail the same way (a device's may pass)
+_NOT_RETRIED = (KeyIntegrityError, ParamsMismatchError, UnsatisfiedError, WitnessError)
 
 
 def partition_bytes(params, abc_on_device: bool = False) -> int:
@@ -157,7 +164,8 @@ class Engine:
     def shutdown(self, wait: bool = True, timeout: float | None = None) -> None:
         """Stop taking jobs. wait=True: finish every accepted job first; False:
         cancel the unfinished ones. Either way every accepted job's handle is
-        resolved when this returns."""
+        resolved when this returns. timeout: seconds to wait (check_timeout's range), None: no limit."""
+        timeout = check_timeout(timeout)
         with self._lock:
             if not self._accepting and self._stopping:
                 return
@@ -399,9 +407,11 @@ class Engine:
             self.timeline.emit("FINALIZE_START", job.id, task.index, name, device.identity)
             with self.srs.lease(provider.srs_key(job), lambda: provider.load_srs(job)) as params:
                 proof = finish(self._host, params, synth, dev, self.threads)   # B_2 here unless done on the device
-                if self.config.get("prover.verify") and not verify(params.vk, public, proof):
-                    raise JobFailedError(f"job {job.id} partition {task.index}: the proof does not verify",
-                                         job.id, task.index)
+                if self.config.get("prover.verify"):
+                    # a proof that fails raises what is at fault: the witness, the device or the key
+                    check_proof(params.vk, public, proof,
+                                bellman_suspects(params, lambda: self._circuit(task, provider, synth), device.backend,
+                                                 dev), self.threads)
             self.timeline.emit("FINALIZE_END", job.id, task.index, name, device.identity)
         except Exception as exc:  # noqa: BLE001
             self._failed(task, exc, name)
@@ -409,6 +419,13 @@ class Engine:
         finally:
             self._release(held)
         self._partition_done(task, proof, public)
+
+    def _circuit(self, task: PartitionTask, provider, synth):
+        """The partition's circuit and witness again, for a failed proof's check
+        (kept by a partition whose device evaluates A, B, C, else synthesized anew)."""
+        if synth.r1cs is not None and synth.witness is not None:
+            return synth.r1cs, synth.witness
+        return provider.synthesize(task.job, task.index, self.synthesis_threads)
 
     # ------------------------------------------------------------ outcomes
 
@@ -429,7 +446,7 @@ class Engine:
         state = self._jobs[task.job.id]
         if state.finished:
             return
-        if task.attempt < self.config.get("prover.max_retries"):
+        if task.attempt < self.config.get("prover.max_retries") and not isinstance(exc, _NOT_RETRIED):
             LOG.warning("job %s partition %d failed (attempt %d), retrying: %s", task.job.id, task.index,
                         task.attempt + 1, exc)
             self.timeline.emit("PARTITION_RETRY", task.job.id, task.index, worker)
@@ -443,8 +460,11 @@ class Engine:
                 return
             state.finished = True
             self._lock.notify_all()
-        err = JobFailedError(f"job {task.job.id} failed: partition {task.index} after {task.attempt + 1} "
-                             f"attempts: {type(exc).__name__}: {exc}", task.job.id, task.index)
+        tries = f"{task.attempt + 1} attempt{'s' if task.attempt else ''}"
+        if isinstance(exc, _NOT_RETRIED):
+            tries += ", not retried (a retry fails the same way)"
+        err = JobFailedError(f"job {task.job.id} failed: partition {task.index} after {tries}: "
+                             f"{type(exc).__name__}: {exc}", task.job.id, task.index)
         err.__cause__ = exc
         self._conclude(state, JobResult(state.job, error=err))
 

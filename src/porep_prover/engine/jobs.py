@@ -12,6 +12,20 @@ from typing import Any
 from ..errors import InvalidInputError
 
 _SEQ = itertools.count()
+MAX_PARTITIONS = 1 << 16           # a job's partitions (a 32 GiB PoRep has 10)
+MAX_TIMEOUT_SECONDS = 365 * 86400.0
+
+
+def check_timeout(timeout) -> float | None:
+    """A wait's timeout: None (no limit) or a number of seconds from 0 to
+    MAX_TIMEOUT_SECONDS (NaN and infinities refused); InvalidInputError saying so."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
+            not 0 <= timeout <= MAX_TIMEOUT_SECONDS:
+        raise InvalidInputError(f"timeout must be None or seconds from 0 to {MAX_TIMEOUT_SECONDS:.0f}, "
+                                f"got {timeout!r}")
+    return float(timeout)
 
 
 @dataclasses.dataclass
@@ -31,8 +45,10 @@ class Job:
     submitted: float = 0.0
 
     def __post_init__(self):
-        if isinstance(self.partitions, bool) or not isinstance(self.partitions, int) or self.partitions < 1:
-            raise InvalidInputError(f"job partitions must be a positive integer, got {self.partitions!r}")
+        if isinstance(self.partitions, bool) or not isinstance(self.partitions, int) or \
+                not 1 <= self.partitions <= MAX_PARTITIONS:
+            raise InvalidInputError(f"job partitions must be an integer from 1 to {MAX_PARTITIONS}, "
+                                    f"got {self.partitions!r}")
         if not isinstance(self.kind, str) or not self.kind:
             raise InvalidInputError(f"job kind must be a non-empty string, got {self.kind!r}")
 
@@ -68,8 +84,9 @@ class JobHandle:
         self._engine = engine
 
     def result(self, timeout: float | None = None) -> JobResult:
-        """The JobResult; raises the job's error (JobFailedError, JobCancelledError)."""
-        return self.future.result(timeout)
+        """The JobResult; raises the job's error (JobFailedError, JobCancelledError),
+        TimeoutError after timeout seconds (see check_timeout)."""
+        return self.future.result(check_timeout(timeout))
 
     def done(self) -> bool:
         return self.future.done()

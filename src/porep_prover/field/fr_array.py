@@ -30,6 +30,36 @@ def limbs_array(value, width: int, kind: str) -> np.ndarray:
     return np.ascontiguousarray(value)
 
 
+def byte_view(buf, what: str, error: type[InvalidInputError] = InvalidInputError) -> memoryview:
+    """buf's bytes as a flat memoryview, without a copy: bytes, bytearray,
+    memoryview, mmap or a C-contiguous numpy array. Raises `error` (an
+    InvalidInputError) naming `what` for anything else (str, None, lists,
+    ints) and for strided or otherwise non-contiguous views."""
+    try:
+        view = memoryview(buf)
+    except TypeError:
+        raise error(f"{what} needs a bytes-like object, got {type(buf).__name__}") from None
+    if not view.c_contiguous:
+        raise error(f"{what} needs a contiguous buffer, got a strided view (copy it first: bytes(view))")
+    return view.cast("B")
+
+
+def _count(n, what: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise InvalidInputError(f"{what} needs a count (an int >= 0), got {n!r}")
+    return int(n)
+
+
+def _values(values, what: str) -> list:
+    """values as a list; InvalidInputError for a str, bytes or a non-iterable."""
+    if isinstance(values, (str, bytes)):
+        raise InvalidInputError(f"{what} needs an iterable of ints, got {type(values).__name__}")
+    try:
+        return list(values)
+    except TypeError:
+        raise InvalidInputError(f"{what} needs an iterable of ints, got {type(values).__name__}") from None
+
+
 class FrArray:
     """Vector of Fr elements (scalars mod r)."""
 
@@ -42,12 +72,14 @@ class FrArray:
 
     @classmethod
     def zeros(cls, n: int) -> "FrArray":
-        return cls(np.zeros((n, FR_LIMBS), dtype=np.uint64))
+        return cls(np.zeros((_count(n, "FrArray.zeros"), FR_LIMBS), dtype=np.uint64))
 
     @classmethod
     def from_ints(cls, values: Iterable[int]) -> "FrArray":
-        """Elements from Python ints in [0, r). Raises ScalarRangeError otherwise."""
-        values = list(values)
+        """Elements from Python ints in [0, r). Raises ScalarRangeError for an
+        int outside that range, InvalidInputError for anything not an int
+        (or values not an iterable)."""
+        values = _values(values, "FrArray.from_ints")
         for i, v in enumerate(values):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise InvalidInputError(f"element {i} is {type(v).__name__}, not int")
@@ -57,13 +89,21 @@ class FrArray:
 
     @classmethod
     def from_ints_mod(cls, values: Iterable[int]) -> "FrArray":
-        """Elements from any Python ints, reduced mod r (negative ones too)."""
-        return cls.from_ints(v % R for v in values)
+        """Elements from any Python ints, reduced mod r (negative ones too);
+        InvalidInputError for anything not an int."""
+        values = _values(values, "FrArray.from_ints_mod")
+        for i, v in enumerate(values):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InvalidInputError(f"element {i} is {type(v).__name__}, not int")
+        return cls.from_ints([v % R for v in values])
 
     @classmethod
     def from_bytes(cls, buf, threads: int | None = None) -> "FrArray":
-        """Elements from 32-byte little-endian canonical encodings (< r) back to back."""
-        data = memoryview(buf).cast("B")
+        """Elements from 32-byte little-endian canonical encodings (< r) back
+        to back, in any contiguous bytes-like buf (see byte_view). Raises
+        EncodingError for a length not a multiple of 32, ScalarRangeError for
+        a value not below r, InvalidInputError for buf not bytes-like."""
+        data = byte_view(buf, "FrArray.from_bytes")
         if len(data) % FR_BYTES:
             raise EncodingError(f"Fr bytes: length {len(data)} is not a multiple of {FR_BYTES}")
         out = np.empty((len(data) // FR_BYTES, FR_LIMBS), dtype=np.uint64)
@@ -76,7 +116,7 @@ class FrArray:
     def random(cls, n: int, rng=None) -> "FrArray":
         """n uniform elements; rng is a random.Random-like object (default: secrets)."""
         draw = rng.randrange if rng is not None else secrets.randbelow
-        return cls.from_ints(draw(R) for _ in range(n))
+        return cls.from_ints(draw(R) for _ in range(_count(n, "FrArray.random")))
 
     @classmethod
     def concat(cls, parts: Sequence["FrArray"]) -> "FrArray":

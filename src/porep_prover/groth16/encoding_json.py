@@ -2,23 +2,53 @@
 """Points in snarkjs's JSON form: decimal strings of canonical affine coordinates
 in projective-looking triples. G1: [x, y, "1"]; G2: [[x.c0, x.c1], [y.c0, y.c1],
 ["1", "0"]]; the point at infinity has z = 0 (["0", "1", "0"] for G1).
-Decoding checks the curve and the subgroup."""
+Decoding checks the curve and the subgroup. parse_json / read_json_file are
+the JSON reading every key, proof and public-inputs reader shares: each
+failure is the caller's named error, with the file, line and column."""
 from __future__ import annotations
 
 import json
 
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
-from ..errors import EncodingError
+from ..errors import EncodingError, PorepProverError
 from ..field.constants import P
+from ..text import decode_utf8, read_text
+
+
+def short(value, limit: int = 40) -> str:
+    """repr(value), cut to about limit characters (error messages quote
+    values from files, which may be megabytes long)."""
+    text = repr(value) if not isinstance(value, (list, dict)) else f"a {type(value).__name__} of {len(value)}"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def parse_json(data, error: type[PorepProverError], where: str):
+    """The JSON value in data (UTF-8 bytes, a leading BOM allowed, or str).
+    Raises `error` starting with `where` and saying the line and column when
+    the bytes are not UTF-8 or the text not JSON, and when it nests deeper
+    than Python's recursion allows or holds a number too long to convert."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = decode_utf8(data, error, where)
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        raise error(f"{where}: JSON nested too deeply to read") from None
+    except ValueError:      # an integer of more digits than int() converts
+        raise error(f"{where}: not valid JSON: a number too long to read") from None
+
+
+def read_json_file(path, error: type[PorepProverError], what: str):
+    """The JSON value in the file at path; `error` naming the file when it
+    cannot be read or is not UTF-8 JSON (see parse_json)."""
+    return parse_json(read_text(path, error, what), error, f"{path}")
 
 
 def json_object(obj, error: type[EncodingError], what: str) -> dict:
     """obj, or the object parsed from JSON text; `error` when it is neither."""
-    if isinstance(obj, (str, bytes)):
-        try:
-            obj = json.loads(obj)
-        except ValueError as exc:
-            raise error(f"{what} JSON: {exc}") from None
+    if isinstance(obj, (str, bytes, bytearray, memoryview)):
+        obj = parse_json(obj, error, f"{what} JSON")
     if not isinstance(obj, dict):
         raise error(f"{what} JSON: expected an object, got {type(obj).__name__}")
     return obj
@@ -26,13 +56,13 @@ def json_object(obj, error: type[EncodingError], what: str) -> dict:
 
 def _int(value) -> int:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise EncodingError(f"coordinate {value!r} is not a decimal string")
-    try:
-        v = int(value, 10) if isinstance(value, str) else value
-    except ValueError:
-        raise EncodingError(f"coordinate {value!r} is not a decimal string") from None
+        raise EncodingError(f"coordinate {short(value)} is not a decimal string")
+    # ASCII digits only: int() would also take spaces, "_" and other scripts' digits
+    if isinstance(value, str) and not (value.isascii() and value.isdigit() and len(value) <= 200):
+        raise EncodingError(f"coordinate {short(value)} is not a decimal string below p")
+    v = int(value, 10) if isinstance(value, str) else value
     if not 0 <= v < P:
-        raise EncodingError(f"coordinate {value!r} is not in [0, p)")
+        raise EncodingError(f"coordinate {short(value)} is not in [0, p)")
     return v
 
 
@@ -51,7 +81,7 @@ def g2_to_json(point: G2Point) -> list:
 
 def g1_from_json(obj) -> G1Point:
     if not isinstance(obj, (list, tuple)) or len(obj) != 3:
-        raise EncodingError(f"G1 JSON point must be [x, y, z], got {obj!r}")
+        raise EncodingError(f"G1 JSON point must be [x, y, z], got {short(obj)}")
     x, y, z = (_int(v) for v in obj)
     if z == 0:
         return G1Point.identity()
@@ -65,7 +95,7 @@ def g1_from_json(obj) -> G1Point:
 def g2_from_json(obj) -> G2Point:
     if not isinstance(obj, (list, tuple)) or len(obj) != 3 or not all(
             isinstance(c, (list, tuple)) and len(c) == 2 for c in obj):
-        raise EncodingError(f"G2 JSON point must be [[x0, x1], [y0, y1], [z0, z1]], got {obj!r}")
+        raise EncodingError(f"G2 JSON point must be [[x0, x1], [y0, y1], [z0, z1]], got {short(obj)}")
     (x0, x1), (y0, y1), (z0, z1) = ((_int(a), _int(b)) for a, b in obj)
     if (z0, z1) == (0, 0):
         return G2Point.identity()

@@ -33,12 +33,12 @@ class InsecureSetupWarning(UserWarning):
     """Emitted by insecure_setup: the parameters are for testing only."""
 
 
-def lagrange_basis(tau: int, log_n: int, snarkjs: bool, threads: int) -> FrArray:
+def lagrange_basis(tau: int, log_n: int, snarkjs: bool, threads: int | None) -> FrArray:
     """L_i(tau) for i < 2^log_n over the domain of bellman's (7-based) or snarkjs's (5-based) roots."""
     omega = FrArray.zeros(1)
     ntt_cpu.root_of_unity(log_n, snarkjs, omega.limbs)
     out = FrArray.zeros(1 << log_n)
-    if _r1cs.lagrange_at(FrArray.from_ints([tau]).limbs, omega.limbs, out.limbs, log_n, threads):
+    if _r1cs.lagrange_at(FrArray.from_ints([tau]).limbs, omega.limbs, out.limbs, log_n, resolve_threads(threads)):
         raise NativeMemoryError("Lagrange basis: out of memory")
     return out
 

@@ -18,7 +18,7 @@ import struct
 
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import EncodingError, ParamsMismatchError, VerifyingKeyFormatError
-from .encoding_json import g1_from_json, g1_to_json, g2_from_json, g2_to_json, json_object
+from .encoding_json import g1_from_json, g1_to_json, g2_from_json, g2_to_json, json_object, short
 from .r1cs import R1CS
 
 VK_POINTS = (("alpha_g1", G1Point), ("beta_g1", G1Point), ("beta_g2", G2Point), ("gamma_g2", G2Point),
@@ -55,7 +55,9 @@ class VerifyingKey:
 
     @classmethod
     def read_prefix(cls, buf: memoryview, check: bool = True) -> tuple["VerifyingKey", int]:
-        """Parse a key at the start of buf; returns it and the bytes used."""
+        """Parse a key at the start of buf (bytes); returns it and the bytes used.
+        The ic count is checked against the bytes left in buf before anything
+        is decoded or allocated: VerifyingKeyFormatError when they cannot hold it."""
         fields, pos = {}, 0
         try:
             for name, kind in VK_POINTS:
@@ -101,9 +103,13 @@ class VerifyingKey:
         try:
             if obj.get("protocol") != "groth16" or obj.get("curve") not in ("bls12381", "bls12_381"):
                 raise VerifyingKeyFormatError("verifying key JSON: not a groth16 bls12381 key")
+            if not isinstance(obj.get("IC"), list) or not obj["IC"]:
+                raise VerifyingKeyFormatError("verifying key JSON: IC must be a list of at least one point")
             ic = G1Array.concat([g1_from_json(p) for p in obj["IC"]])
-            if not len(ic):
-                raise VerifyingKeyFormatError("verifying key JSON: IC is empty")
+            n_public = obj.get("nPublic", len(ic) - 1)
+            if isinstance(n_public, bool) or n_public != len(ic) - 1:
+                raise VerifyingKeyFormatError(f"verifying key JSON: nPublic is {short(n_public)}, but IC holds "
+                                              f"{len(ic)} points (nPublic + 1)")
             # snarkjs keys omit beta_1 / delta_1 (provers need them, verifiers not)
             g1_or_zero = lambda key: g1_from_json(obj[key]) if key in obj else G1Point.identity()  # noqa: E731
             return cls(alpha_g1=g1_from_json(obj["vk_alpha_1"]), beta_g1=g1_or_zero("vk_beta_1"),
@@ -111,6 +117,8 @@ class VerifyingKey:
                        delta_g1=g1_or_zero("vk_delta_1"), delta_g2=g2_from_json(obj["vk_delta_2"]), ic=ic)
         except (KeyError, TypeError, AttributeError) as exc:
             raise VerifyingKeyFormatError(f"verifying key JSON: missing or malformed field {exc}") from None
+        except VerifyingKeyFormatError:
+            raise
         except EncodingError as exc:
             raise VerifyingKeyFormatError(f"verifying key JSON: {exc}") from None
 

@@ -12,10 +12,15 @@ Layout, all points uncompressed zcash encodings (G1 96 bytes, G2 192 bytes):
     u32 BE |b_g2|  b_g2[0..]                               G2
 
 and nothing after. Reading maps the file and decodes sections in chunks on all
-threads, reporting progress. Decoding always checks the flag bits, that
-coordinates are canonical and that points are on the curve (cheap);
-`check_subgroup=True` adds the prime-order subgroup check of bellperson's
-checked read (an endomorphism test per point, about 50 us each per thread).
+threads, reporting progress. Every count is checked against the bytes left
+in the file before anything is decoded or allocated (a u32 count times the
+point size must fit), so no read asks for more memory than the file holds.
+Decoding always checks the flag bits, that coordinates are canonical and that
+points are on the curve (cheap); `check_subgroup=True` adds the prime-order
+subgroup check of bellperson's checked read (an endomorphism test per point,
+about 50 us each per thread). A file's integrity as a whole is checked
+against the digest Filecoin publishes for it (params_digest; load_params's
+`digest=` / `verify_digest=`).
 """
 from __future__ import annotations
 

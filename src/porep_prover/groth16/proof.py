@@ -11,6 +11,7 @@ import dataclasses
 
 from ..curve.points import G1Point, G2Point
 from ..errors import EncodingError, ProofFormatError
+from ..field.fr_array import byte_view
 from .encoding_json import g1_from_json, g1_to_json, g2_from_json, g2_to_json, json_object
 
 PROOF_BYTES = 192
@@ -27,8 +28,9 @@ class Proof:
 
     @classmethod
     def from_bytes(cls, data) -> "Proof":
-        """Decode 192 bytes, checking every point is on the curve and in its subgroup."""
-        data = bytes(data)
+        """Decode 192 bytes (any contiguous bytes-like object), checking every
+        point is on the curve and in its subgroup; ProofFormatError otherwise."""
+        data = bytes(byte_view(data, "a proof", ProofFormatError))
         if len(data) != PROOF_BYTES:
             raise ProofFormatError(f"a proof is {PROOF_BYTES} bytes, got {len(data)}")
         try:
@@ -39,7 +41,7 @@ class Proof:
     @staticmethod
     def split(data) -> list["Proof"]:
         """The partition proofs of a concatenated multi-partition proof."""
-        data = bytes(data)
+        data = bytes(byte_view(data, "a proof", ProofFormatError))
         if not data or len(data) % PROOF_BYTES:
             raise ProofFormatError(f"{len(data)} bytes is not a whole number of {PROOF_BYTES}-byte proofs")
         return [Proof.from_bytes(data[i:i + PROOF_BYTES]) for i in range(0, len(data), PROOF_BYTES)]

@@ -111,11 +111,11 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
                        b_scalars=query_scalars(r1cs, witness, "b", threads), check=check)
 
 
-def query_scalars(r1cs: R1CS, witness: FrArray, query: str, threads: int) -> FrArray:
+def query_scalars(r1cs: R1CS, witness: FrArray, query: str, threads: int | None) -> FrArray:
     """The a or b query's scalars, witness[r1cs.query_index(query)], gathered on threads."""
     idx = r1cs.query_index(query)
     out = np.empty((len(idx), 4), dtype=np.uint64)
-    _r1cs.gather_rows(witness.limbs, idx, out, threads)
+    _r1cs.gather_rows(witness.limbs, idx, out, resolve_threads(threads))
     return FrArray(out)
 
 
@@ -240,22 +240,30 @@ def finish(be, params: Parameters, synth: Synthesized, dev: DeviceResult, thread
 
 
 def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu", threads: int | None = None,
-          rng=None, check: bool = True, timings: dict | None = None, matvec: str = "host") -> Proof:
+          rng=None, check: bool = True, timings: dict | None = None, matvec: str = "host",
+          verify: bool = True) -> Proof:
     """A proof that witness satisfies r1cs, under params (synthesize, prove_device, finish).
 
     witness: the full assignment (the constant one, the public inputs, then aux).
     check: verify the witness satisfies every constraint first (cheap; raises
         UnsatisfiedError naming the first failing one). With check=False an
-        unsatisfying witness gives a proof that does not verify.
+        unsatisfying witness gives a proof that does not verify (verify then
+        names the constraint; with verify=False the proof is returned).
     rng: random.Random-like source of r and s, for reproducible tests only
         (default: the secrets module).
     timings: if a dict is given, seconds per stage are added to it.
     matvec: where A w, B w and C w are evaluated (and the witness checked):
         "host" (the CPU) or "device" (a backend that evaluates them, the GPU:
         the circuit's matrices stay resident there, only the witness crosses).
+    verify: verify the proof against params.vk before returning it (one
+        pairing check, a few ms); a proof that fails is never returned, the
+        error says what is at fault (proof_check). verify=False opts out.
 
     Raises WitnessError, UnsatisfiedError, ParamsMismatchError, InvalidInputError
-    (matvec unknown, or "device" on a backend without it) and the backend's errors.
+    (matvec unknown, or "device" on a backend without it) and the backend's
+    errors; with verify, on a proof that does not verify, UnsatisfiedError (the
+    witness), DeviceResultError (the backend's sums differ from the CPU's) or
+    KeyIntegrityError (params damaged or not made for r1cs).
     """
     threads = resolve_threads(threads)
     be = get_backend(backend)
@@ -267,7 +275,13 @@ def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu"
     synth = synthesize(params, r1cs, witness, threads, check, abc_on_device=matvec == "device")
     clock.lap("synthesis")
     dev = prove_device(be, params, synth, threads, clock)
-    return finish(be, params, synth, dev, threads, rng, clock)
+    proof = finish(be, params, synth, dev, threads, rng, clock)
+    if verify:
+        from .proof_check import bellman_suspects, check_proof   # it re-runs this module's stages: imported here
+        check_proof(params.vk, witness[1:r1cs.num_inputs], proof,
+                    bellman_suspects(params, lambda: (r1cs, witness), be, dev), threads)
+        clock.lap("verify")
+    return proof
 
 
 def msm_g1(be, threads: int, h, l, a, b1) -> DeviceResult:
@@ -292,6 +306,7 @@ def assemble(be, vk, b2_pts, b_sc, dev: DeviceResult, threads: int, rng, clock: 
     b2_acc = dev.b2_acc
     if b2_acc is None:
         b2_acc, _ = be.msm(b2_pts, b_sc, threads)
+        dev.b2_acc = b2_acc            # kept: a failed check compares it with the CPU's
         clock.lap("msm_g2")
     proof_a = vk.alpha_g1 + dev.a_acc + vk.delta_g1 * r
     proof_b = vk.beta_g2 + b2_acc + vk.delta_g2 * s

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import zipfile
 from typing import Iterable, Mapping
 
 import numpy as np
 
+from ..atomic import atomic_write
 from ..config import resolve_threads
-from ..errors import CircuitFormatError, R1CSError, UnsatisfiedError, WitnessError
+from ..errors import CircuitFormatError, InvalidInputError, R1CSError, UnsatisfiedError, WitnessError
 from ..field.constants import R
 from ..field.fr_array import FrArray
 from . import _r1cs
+from .npz_archive import read_npz
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,16 +118,22 @@ class SparseMatrix:
     def validate(self, nrows: int, ncols: int, name: str) -> None:
         """Raise R1CSError unless this is a well-formed nrows x ncols CSR matrix."""
         ip = self.indptr
-        if ip.dtype != np.int64 or ip.ndim != 1 or len(ip) != nrows + 1:
-            raise R1CSError(f"matrix {name}: indptr must be int64 of length {nrows + 1}")
-        if ip[0] != 0 or ip[-1] != self.nnz or np.any(np.diff(ip) < 0):
+        if not isinstance(ip, np.ndarray) or not isinstance(self.col, np.ndarray):
+            raise R1CSError(f"matrix {name}: indptr and col must be numpy arrays")
+        if ip.dtype != np.int64 or ip.ndim != 1 or len(ip) != nrows + 1 or nrows < 0:
+            raise R1CSError(f"matrix {name}: indptr must be int64 of length {max(nrows, 0) + 1} (rows + 1)")
+        # compared, not differenced: np.diff wraps around on offsets near 2^63
+        if ip[0] != 0 or ip[-1] != self.nnz or np.any(ip[1:] < ip[:-1]):
             raise R1CSError(f"matrix {name}: indptr is not a monotone offset table over {self.nnz} entries")
+        if self.col.ndim != 1 or not self.col.flags.c_contiguous or not ip.flags.c_contiguous:
+            raise R1CSError(f"matrix {name}: indptr and col must be contiguous one-dimensional arrays")
         if self.coeff_id is None:
             if self.col.dtype != np.uint32 or len(self.coeff) != self.nnz:
                 raise R1CSError(f"matrix {name}: col (uint32) and coeff must both have {self.nnz} entries")
         else:
             ids = self.coeff_id
-            if self.col.dtype != np.uint32 or ids.dtype != np.uint32 or ids.ndim != 1 or len(ids) != self.nnz:
+            if not isinstance(ids, np.ndarray) or self.col.dtype != np.uint32 or ids.dtype != np.uint32 \
+                    or ids.ndim != 1 or not ids.flags.c_contiguous or len(ids) != self.nnz:
                 raise R1CSError(f"matrix {name}: col and coeff_id must both be uint32 with {self.nnz} entries")
             if self.nnz and int(ids.max()) >= len(self.coeff):
                 raise R1CSError(f"matrix {name}: a coefficient index is past the table of {len(self.coeff)}")
@@ -142,10 +149,11 @@ class SparseMatrix:
         mask[self.col] = True
         return mask
 
-    def matvec(self, w: FrArray, threads: int, length: int | None = None) -> FrArray:
+    def matvec(self, w: FrArray, threads: int | None, length: int | None = None) -> FrArray:
         """M w, zero-padded to length rows (default: the matrix's rows)."""
         out = FrArray.zeros(max(self.rows, length or 0))
-        _r1cs.matvec(self.indptr, self.col, self.coeff.limbs, w.limbs, out.limbs, threads, self.coeff_id)
+        _r1cs.matvec(self.indptr, self.col, self.coeff.limbs, w.limbs, out.limbs, resolve_threads(threads),
+                     self.coeff_id)
         return out
 
 
@@ -273,39 +281,76 @@ class R1CS:
     # ------------------------------------------------------------ files
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the circuit as a numpy .npz archive (see load)."""
+        """Write the circuit as a numpy .npz archive (see load), whole or not at all."""
         arrays = {"format": np.array([1, self.num_inputs, self.num_aux], dtype=np.int64)}
         for name, m in (("a", self.a), ("b", self.b), ("c", self.c)):
             arrays[f"{name}_indptr"], arrays[f"{name}_col"], arrays[f"{name}_coeff"] = m.indptr, m.col, m.coeff.limbs
             if m.coeff_id is not None:
                 arrays[f"{name}_coeff_id"] = m.coeff_id
-        with open(path, "wb") as f:
+        with atomic_write(path) as f:
             np.savez(f, **arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "R1CS":
-        """Read a circuit written by save(); CircuitFormatError when malformed."""
+        """Read a circuit written by save(). CircuitFormatError naming the file
+        when it is not one (not a .npz archive, a missing array) or is
+        malformed: an array of the wrong dtype or shape, indptr / col / coeff
+        that disagree, a variable or coefficient index out of range, a
+        coefficient not below r. Never unpickles; the arrays take no more
+        memory than the file's size (npz_archive.read_npz)."""
+        z = read_npz(path, CircuitFormatError, "porep_prover circuit")
         try:
-            with np.load(path, allow_pickle=False) as z:
-                fmt = z["format"]
-                if fmt.shape != (3,) or fmt[0] != 1:
-                    raise CircuitFormatError(f"{path}: not a porep_prover circuit file (format {fmt!r})")
-                mats = [SparseMatrix(z[f"{n}_indptr"], z[f"{n}_col"], FrArray(z[f"{n}_coeff"]),
-                                     z[f"{n}_coeff_id"] if f"{n}_coeff_id" in z.files else None) for n in "abc"]
-        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-            if isinstance(exc, CircuitFormatError):
-                raise
-            raise CircuitFormatError(f"{path}: cannot read circuit: {exc}") from None
-        try:
-            return cls(int(fmt[1]), int(fmt[2]), *mats)
-        except R1CSError as exc:
+            num_inputs, num_aux = _npz_sizes(z)
+            return cls(num_inputs, num_aux, *(_npz_matrix(z, n) for n in "abc"))
+        except InvalidInputError as exc:      # R1CSError, and FrArray's shape and dtype checks
             raise CircuitFormatError(f"{path}: {exc}") from None
 
 
+def _npz_sizes(z: dict) -> tuple[int, int]:
+    """(num_inputs, num_aux) from a circuit file's "format" array [1, inputs, aux]."""
+    fmt = z.get("format")
+    if fmt is None or fmt.dtype.kind not in "iu" or fmt.shape != (3,) or fmt[0] != 1:
+        raise R1CSError("not a porep_prover circuit file (no int array 'format' of [1, inputs, aux])")
+    num_inputs, num_aux = int(fmt[1]), int(fmt[2])
+    if num_inputs < 1 or num_aux < 0 or num_inputs + num_aux > 1 << 32:
+        raise R1CSError(f"{num_inputs} inputs and {num_aux} aux: the inputs (the one included) must be >= 1, "
+                        f"the aux >= 0, and the variables at most 2^32 (their indices are uint32)")
+    return num_inputs, num_aux
+
+
+def _npz_matrix(z: dict, name: str) -> SparseMatrix:
+    """Matrix name ("a", "b" or "c") from a circuit file's arrays, its
+    coefficients checked below r (R1CS.__init__ checks the rest)."""
+    parts = [f"{name}_indptr", f"{name}_col", f"{name}_coeff"]
+    missing = [p for p in parts if p not in z]
+    if missing:
+        raise R1CSError(f"no array {missing[0]!r}")
+    indptr, col, coeff = (z[p] for p in parts)
+    coeff = FrArray(coeff)
+    bad = _first_not_below_r(coeff.limbs)
+    if bad >= 0:
+        raise R1CSError(f"matrix {name.upper()}: coefficient {bad} is not below r")
+    return SparseMatrix(indptr, col, coeff, z.get(f"{name}_coeff_id"))
+
+
+def _first_not_below_r(limbs: np.ndarray) -> int:
+    """Index of the first row of 4 little-endian limbs not below r, or -1."""
+    below, equal = np.zeros(len(limbs), dtype=bool), np.ones(len(limbs), dtype=bool)
+    for i in (3, 2, 1, 0):
+        r_i = np.uint64((R >> (64 * i)) & 0xFFFFFFFFFFFFFFFF)
+        below |= equal & (limbs[:, i] < r_i)
+        equal &= limbs[:, i] == r_i
+    bad = np.flatnonzero(~below)
+    return int(bad[0]) if len(bad) else -1
+
+
 def load_witness(path: str | os.PathLike) -> FrArray:
-    """A witness file: 32-byte little-endian canonical values back to back."""
+    """A witness file: 32-byte little-endian canonical values back to back.
+    CircuitFormatError naming the file when it cannot be read, its length is
+    not a multiple of 32 or a value is not below r."""
     try:
-        data = open(path, "rb").read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as exc:
         raise CircuitFormatError(f"{path}: cannot read witness: {exc}") from None
     try:
@@ -315,5 +360,6 @@ def load_witness(path: str | os.PathLike) -> FrArray:
 
 
 def save_witness(path: str | os.PathLike, witness: FrArray) -> None:
-    with open(path, "wb") as f:
+    """Write a witness (32-byte little-endian values), whole or not at all."""
+    with atomic_write(path) as f:
         f.write(witness.to_bytes())

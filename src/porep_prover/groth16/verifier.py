@@ -30,6 +30,8 @@ class PreparedVerifyingKey:
     for keys with many public inputs outweighs the pairings."""
 
     def __init__(self, vk: VerifyingKey):
+        if not isinstance(vk, VerifyingKey):
+            raise InvalidInputError(f"a verifying key must be a VerifyingKey, got {type(vk).__name__}")
         self.num_inputs = len(vk.ic)
         self.alpha_neg = -ArkG1.from_compressed_bytes(vk.alpha_g1.to_bytes())
         self.beta = ArkG2.from_compressed_bytes(vk.beta_g2.to_bytes())
@@ -44,7 +46,13 @@ class PreparedVerifyingKey:
 def _inputs(public_inputs) -> list[int]:
     if isinstance(public_inputs, FrArray):
         return public_inputs.to_ints()
-    values = list(public_inputs)
+    if isinstance(public_inputs, (str, bytes)):
+        raise InvalidInputError(f"public inputs must be a sequence of ints, got {type(public_inputs).__name__}")
+    try:
+        values = list(public_inputs)
+    except TypeError:
+        raise InvalidInputError(f"public inputs must be a sequence of ints, got "
+                                f"{type(public_inputs).__name__}") from None
     for v in values:
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < R:
             raise ScalarRangeError(f"public input {v!r} is not an int in [0, r)")
@@ -54,8 +62,12 @@ def _inputs(public_inputs) -> list[int]:
 def verify(vk: VerifyingKey | PreparedVerifyingKey, public_inputs: Sequence[int] | FrArray, proof: Proof) -> bool:
     """True iff proof is valid for these public inputs (without the leading one).
 
-    Raises InvalidInputError when the number of inputs does not match the key.
+    Raises InvalidInputError when the number of inputs does not match the key,
+    or an argument has the wrong type (ScalarRangeError for an input that is
+    not an int in [0, r)).
     """
+    if not isinstance(proof, Proof):
+        raise InvalidInputError(f"proof must be a Proof, got {type(proof).__name__}")
     pvk = vk if isinstance(vk, PreparedVerifyingKey) else PreparedVerifyingKey(vk)
     xs = _inputs(public_inputs)
     if len(xs) + 1 != pvk.num_inputs:

@@ -5,7 +5,9 @@ Layout (all little-endian): 4-byte magic, u32 version, u32 section count, then
 per section {u32 type, u64 byte length, payload}. Sections may come in any
 order (circom writes the r1cs constraints before the header); a section the
 reader needs must appear exactly once. Files are memory-mapped, so section
-payloads are zero-copy views.
+payloads are zero-copy views; the section count and every section's length
+are checked against the file's size before anything is read from them, so the
+formats' readers start from sections the file holds.
 """
 from __future__ import annotations
 
@@ -38,6 +40,10 @@ class BinFile:
         if self.version not in versions:
             raise error(f"{self.path}: {magic.decode()} version {self.version} is not supported "
                         f"(supported: {', '.join(map(str, versions))})")
+        # each section has a 12-byte header: a count the file cannot hold fails here, not in the loop
+        if count > (size - 12) // 12:
+            raise error(f"{self.path}: {count} sections need at least {12 * count} bytes of section headers, "
+                        f"the file has {size - 12} after its header")
         self.sections: dict[int, list[tuple[int, int]]] = {}
         pos = 12
         for i in range(count):

@@ -6,7 +6,8 @@
       u32 nPubIn, u32 nPrvIn, u64 nLabels, u32 nConstraints
   section 2 constraints: per constraint three linear combinations A, B, C of
       {u32 nTerms; nTerms x (u32 wire, n8-byte canonical LE coefficient)}
-  section 3 wire -> label map (not needed to prove)
+  section 3 wire -> label map: one u64 label per wire (not needed to prove;
+      it backs the wire count, see read_r1cs)
 Wire 0 is the constant one, wires 1 .. nPubOut + nPubIn the public signals
 (outputs first), then private inputs and internal signals: exactly our
 variable order with num_inputs = 1 + nPublic.
@@ -58,8 +59,27 @@ def _check_prime(reader: Reader, where: str) -> None:
                                  f"(compile with circom --prime bls12381)")
 
 
+def _check_wires(f: BinFile, n_wires: int, terms: int) -> None:
+    """A wire count only as large as the file backs: with the wire -> label
+    map (section 3, which circom writes) one u64 label per wire, without it
+    one constraint term per wire beyond the constant one. What a prover makes
+    per wire (the witness, a setup's points) then stays a multiple of the
+    file's size, not 2^32 wires from a 4-byte field."""
+    if 3 in f.sections:
+        labels = len(f.section(3, "wire labels"))
+        if labels != 8 * n_wires:
+            raise CircuitFormatError(f"{f.path}: {n_wires} wires need {8 * n_wires} bytes of wire labels "
+                                     f"(section 3), the file has {labels}")
+    elif n_wires > 1 + terms:
+        raise CircuitFormatError(f"{f.path}: {n_wires} wires, but the constraints use at most {1 + terms} and "
+                                 f"there is no wire label map (section 3) to hold the others")
+
+
 def read_r1cs(path: str | os.PathLike, threads: int | None = None) -> CircomR1CS:
-    """Read a circom .r1cs. Raises CircuitFormatError naming what is wrong and where."""
+    """Read a circom .r1cs. Raises CircuitFormatError naming what is wrong and
+    where; counts the file does not back (constraints beyond its bytes, wires
+    beyond its label map or terms) are errors before anything is made from
+    them."""
     f = BinFile(path, b"r1cs", (1,), CircuitFormatError)
     head = Reader(f.section(1, "header"), f"{f.path} header", CircuitFormatError)
     _check_prime(head, f"{f.path} header")
@@ -70,6 +90,9 @@ def read_r1cs(path: str | os.PathLike, threads: int | None = None) -> CircomR1CS
         raise CircuitFormatError(f"{f.path}: {n_wires} wires cannot hold {n_pub_out} outputs, {n_pub_in} public "
                                  f"and {n_prv_in} private inputs and the constant one")
     body = f.section(2, "constraints")
+    if n_constraints > len(body) // 12:       # three term counts of 4 bytes each at least
+        raise CircuitFormatError(f"{f.path}: {n_constraints} constraints need at least {12 * n_constraints} "
+                                 f"bytes, the constraints section has {len(body)}")
     rc, where, mats = _r1cs.parse_circom_constraints(body, n_constraints, n_wires, resolve_threads(threads))
     if rc:
         raise CircuitFormatError(f"{f.path}: constraints section, {_PARSE_ERRORS.get(rc, rc)} at byte "
@@ -77,6 +100,7 @@ def read_r1cs(path: str | os.PathLike, threads: int | None = None) -> CircomR1CS
     if where != len(body):
         raise CircuitFormatError(f"{f.path}: constraints section has {len(body) - where} bytes after "
                                  f"{n_constraints} constraints")
+    _check_wires(f, n_wires, sum(len(col) for _, col, _ in mats))
     matrices = [SparseMatrix(ip, col, FrArray(coeff)) for ip, col, coeff in mats]
     k = 1 + n_pub_out + n_pub_in
     try:

@@ -21,16 +21,17 @@ import numpy as np
 from ..backend import get_backend
 from ..config import resolve_threads
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
-from ..errors import UnsatisfiedError, WitnessError
+from ..errors import KeyIntegrityError, WitnessError
 from ..field.constants import R
 from ..field.fr_array import FrArray
 from ..groth16 import _r1cs
 from ..groth16.insecure_setup import InsecureSetupWarning, lagrange_basis
 from ..groth16.keys import VerifyingKey
-from ..groth16.prover import Stopwatch, assemble, device_sums, h_values
+from ..groth16.proof_check import (EITHER, FINITE, INFINITY, Query, Suspects, check_proof, columns_used,
+                                   random_scalars)
+from ..groth16.prover import DeviceResult, Stopwatch, assemble, device_sums, h_values
 from ..groth16.proof import Proof
 from ..groth16.r1cs import R1CS, SparseMatrix
-from ..groth16.verifier import verify
 from .circom_files import CircomR1CS
 from .zkey_file import ZKey
 
@@ -42,12 +43,21 @@ def domain_size(num_constraints: int, n_public: int) -> int:
 
 
 def prove(zkey: ZKey, witness: FrArray, backend: str = "cpu", threads: int | None = None, rng=None,
-          r1cs: R1CS | None = None, check: bool = True, timings: dict | None = None) -> tuple[Proof, list[int]]:
+          r1cs: R1CS | None = None, check: bool = True, timings: dict | None = None,
+          verify: bool = True) -> tuple[Proof, list[int]]:
     """A proof for witness (every wire, w[0] = 1) under zkey, and its public signals.
 
     check: with r1cs, the witness is checked against it first (UnsatisfiedError
-    names the failing constraint); without, the proof is verified against the
-    key afterwards and an UnsatisfiedError raised if it fails.
+        names the failing constraint), and the key's A and B against the
+        circuit's (KeyIntegrityError names the first row that differs).
+    verify: verify the proof against zkey.vk before returning it (one pairing
+        check); a proof that fails is never returned, the error says what is at
+        fault (groth16.proof_check): UnsatisfiedError (the witness; needs
+        r1cs), DeviceResultError (the backend's sums differ from the CPU's),
+        KeyIntegrityError (the key), or without r1cs WitnessOrKeyError (the
+        key stores no C, so the witness cannot be told from the key).
+        verify=False opts out.
+    Raises WitnessError (the witness does not fit the key) too.
     """
     threads = resolve_threads(threads)
     be = get_backend(backend)
@@ -57,10 +67,25 @@ def prove(zkey: ZKey, witness: FrArray, backend: str = "cpu", threads: int | Non
         raise WitnessError(f"the witness has {got} values, the key's circuit has {zkey.n_vars} wires")
     if witness[0] != 1:
         raise WitnessError("witness[0] must be the constant one")
+    if r1cs is not None and r1cs.num_variables != zkey.n_vars:
+        raise WitnessError(f"the r1cs has {r1cs.num_variables} wires, the key {zkey.n_vars}")
     if check and r1cs is not None:
-        if r1cs.num_variables != zkey.n_vars:
-            raise WitnessError(f"the r1cs has {r1cs.num_variables} wires, the key {zkey.n_vars}")
         r1cs.check(witness, threads)
+        check_circuit(zkey, r1cs, threads)
+    dev = device_part(be, zkey, witness, threads, clock)
+    proof = assemble(be, zkey.vk, zkey.b_g2, witness, dev, threads, rng, clock)
+    public = witness[1:zkey.n_public + 1].to_ints()
+    if verify:
+        check_proof(zkey.vk, public, proof, zkey_suspects(zkey, r1cs, witness, be, dev), threads)
+        clock.lap("verify")
+    return proof, public
+
+
+def device_part(be, zkey: ZKey, witness: FrArray, threads: int, clock: Stopwatch | None = None,
+                b_g2: bool = False) -> DeviceResult:
+    """The sums a backend makes: A_T, B_T (C_T = A_T o B_T) and H, then the
+    G1 MSMs of A, C + H and B_1; with b_g2, B_2's too (else assemble does it)."""
+    clock = clock or Stopwatch(None)
     a_t = zkey.a_matrix.matvec(witness, threads)
     b_t = zkey.b_matrix.matvec(witness, threads)
     c_t = a_t * b_t
@@ -69,12 +94,62 @@ def prove(zkey: ZKey, witness: FrArray, backend: str = "cpu", threads: int | Non
     clock.lap("h_poly")
     dev = device_sums(be, threads, h_sc, h=zkey.h, l=(zkey.c, witness[zkey.n_public + 1:]),
                       a=(zkey.a, witness), b1=(zkey.b_g1, witness), clock=clock)
-    proof = assemble(be, zkey.vk, zkey.b_g2, witness, dev, threads, rng, clock)
-    public = witness[1:zkey.n_public + 1].to_ints()
-    if check and r1cs is None and not verify(zkey.vk, public, proof):
-        raise UnsatisfiedError("the witness does not satisfy the circuit: its proof fails verification "
-                               "(give the .r1cs to find the failing constraint)", constraint=-1)
-    return proof, public
+    if b_g2:
+        dev.b2_acc, _ = be.msm(zkey.b_g2, witness, threads)
+    return dev
+
+
+def check_circuit(zkey: ZKey, r1cs: R1CS, threads: int) -> None:
+    """KeyIntegrityError unless the key's A and B are the circuit's (with
+    snarkjs's public rows): both applied to one random vector, row by row (C,
+    which the key does not store, cannot be compared)."""
+    m, k = r1cs.num_constraints, zkey.n_public + 1
+    if m + k > zkey.domain_size:
+        raise KeyIntegrityError(f"the key's domain of {zkey.domain_size} rows cannot hold the circuit's {m} "
+                                f"constraints and {k} public rows: the key was not made for this circuit")
+    v = random_scalars(r1cs.num_variables)
+    for name, key_m, circuit_m in (("A", zkey.a_matrix, r1cs.a), ("B", zkey.b_matrix, r1cs.b)):
+        want = FrArray.zeros(zkey.domain_size)
+        want.limbs[:m] = circuit_m.matvec(v, threads).limbs
+        if name == "A":
+            want.limbs[m:m + k] = v.limbs[:k]
+        differ = np.flatnonzero((key_m.matvec(v, threads).limbs != want.limbs).any(axis=1))
+        if len(differ):
+            row = int(differ[0])
+            where = f"constraint {row}" if row < m else f"row {row} (public wire {row - m})"
+            raise KeyIntegrityError(f"the key's {name} differs from the circuit's at {where}: the key was not made "
+                                    f"for this circuit (or one of the two is damaged)", [f"{name} row {row}"])
+
+
+def zkey_suspects(zkey: ZKey, r1cs: R1CS | None, witness: FrArray, be, dev: DeviceResult) -> Suspects:
+    """What a failed check of a proof under zkey examines (proof_check)."""
+    cpu = get_backend("cpu")
+    on_device = be is not cpu
+
+    def redo(circuit, w, threads) -> DeviceResult:
+        return device_part(cpu, zkey, w, threads, b_g2=True)
+
+    return Suspects(circuit=lambda: (r1cs, witness), queries=lambda circuit: zkey_queries(zkey, circuit),
+                    pairs=[(Query("B1", zkey.b_g1), Query("B2", zkey.b_g2))],
+                    device=dev if on_device else None, redo=redo if on_device else None)
+
+
+def zkey_queries(zkey: ZKey, r1cs: R1CS | None) -> list[Query]:
+    """The key's sections and where each point must be finite: A, B1, B2 per
+    wire where the key's A or B uses it (infinity elsewhere); C where a wire
+    is used (with the circuit; without it, where A or B use it, else either);
+    H and IC everywhere."""
+    n, k = zkey.n_vars, zkey.n_public + 1
+    in_a = columns_used(zkey.a_matrix, width=n)
+    in_b = columns_used(zkey.b_matrix, width=n)
+    in_ab = in_a | in_b
+    if r1cs is not None:
+        c_expect = np.where((in_ab | columns_used(r1cs.c, width=n))[k:], FINITE, INFINITY)
+    else:
+        c_expect = np.where(in_ab[k:], FINITE, EITHER)
+    a_expect, b_expect = np.where(in_a, FINITE, INFINITY), np.where(in_b, FINITE, INFINITY)
+    return [Query("A", zkey.a, a_expect), Query("B1", zkey.b_g1, b_expect), Query("B2", zkey.b_g2, b_expect),
+            Query("C", zkey.c, c_expect), Query("H", zkey.h), Query("IC", zkey.vk.ic)]
 
 
 def insecure_zkey(circuit: CircomR1CS, rng=None, backend: str = "cpu", threads: int | None = None,

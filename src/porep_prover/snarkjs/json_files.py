@@ -15,9 +15,10 @@ import os
 
 from py_arkworks_bls12381 import GT, G1Point as ArkG1, G2Point as ArkG2
 
-from ..errors import PublicInputsError
+from ..atomic import atomic_write
+from ..errors import ProofFormatError, PublicInputsError, VerifyingKeyFormatError
 from ..field.constants import R
-from ..groth16.encoding_json import g1_to_json, g2_to_json
+from ..groth16.encoding_json import g1_to_json, g2_to_json, read_json_file, short
 from ..groth16.keys import VerifyingKey
 from ..groth16.proof import Proof
 
@@ -27,8 +28,8 @@ def dumps(obj) -> str:
 
 
 def _write(path, obj) -> None:
-    with open(path, "w") as f:
-        f.write(dumps(obj))
+    with atomic_write(path) as f:      # whole or not at all
+        f.write(dumps(obj).encode())
 
 
 def alphabeta(vk: VerifyingKey) -> list:
@@ -67,34 +68,49 @@ def write_public(path: str | os.PathLike, public: list[int]) -> None:
     _write(path, [str(v) for v in public])
 
 
+def _public_value(v) -> int | None:
+    """A public input as snarkjs writes it (a decimal string; 0x-hex and JSON
+    integers are taken too), or None."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if not isinstance(v, str) or not v.isascii() or len(v) > 200:
+        return None
+    digits, base = (v[2:], 16) if v[:2] in ("0x", "0X") else (v, 10)
+    ok = digits.isdigit() if base == 10 else digits and all(c in "0123456789abcdefABCDEF" for c in digits)
+    return int(digits, base) if ok else None
+
+
 def read_public(path: str | os.PathLike) -> list[int]:
-    """public.json: decimal (or 0x-hex) strings, each < r."""
-    try:
-        with open(path) as f:
-            values = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise PublicInputsError(f"{path}: cannot read public inputs: {exc}") from None
+    """public.json: a list of decimal (or 0x-hex) strings, each < r.
+    PublicInputsError naming the file (and the line, or the input) otherwise."""
+    values = read_json_file(path, PublicInputsError, "public inputs")
     if not isinstance(values, list):
-        raise PublicInputsError(f"{path}: public inputs must be a JSON list")
+        raise PublicInputsError(f"{path}: public inputs must be a JSON list, got {type(values).__name__}")
     out = []
     for i, v in enumerate(values):
-        try:
-            x = int(v, 0) if isinstance(v, str) else int(v) if isinstance(v, int) and not isinstance(v, bool) else None
-        except ValueError:
-            x = None
+        x = _public_value(v)
         if x is None or not 0 <= x < R:
-            raise PublicInputsError(f"{path}: public input {i} ({v!r}) is not a field element below r")
+            raise PublicInputsError(f"{path}: public input {i} ({short(v)}) is not a field element below r")
         out.append(x)
     return out
 
 
 def read_proof(path: str | os.PathLike) -> Proof:
-    with open(path, "rb") as f:
-        return Proof.from_json(f.read())
+    """snarkjs's proof.json; ProofFormatError naming the file when it cannot be
+    read, is not UTF-8 JSON or holds no valid proof."""
+    obj = read_json_file(path, ProofFormatError, "proof")
+    try:
+        return Proof.from_json(obj)
+    except ProofFormatError as exc:
+        raise ProofFormatError(f"{path}: {exc}") from None
 
 
 def read_verification_key(path: str | os.PathLike) -> VerifyingKey:
     """snarkjs's verification_key.json. Its keys carry no beta_1 / delta_1 (only
-    provers use them); those stay the point at infinity."""
-    with open(path, "rb") as f:
-        return VerifyingKey.from_json(f.read())
+    provers use them); those stay the point at infinity. VerifyingKeyFormatError
+    naming the file when it cannot be read, is not UTF-8 JSON or not a key."""
+    obj = read_json_file(path, VerifyingKeyFormatError, "verifying key")
+    try:
+        return VerifyingKey.from_json(obj)
+    except VerifyingKeyFormatError as exc:
+        raise VerifyingKeyFormatError(f"{path}: {exc}") from None

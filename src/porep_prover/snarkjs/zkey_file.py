@@ -61,18 +61,30 @@ class ZKey:
                 "coeffs": self.a_matrix.nnz + self.b_matrix.nnz}
 
 
-def _points(f: BinFile, kind: int, name: str, cls, count: int, check_subgroup: bool):
+def _point_sections(n_vars: int, n_public: int, domain: int) -> tuple:
+    """(section, name, class, count) of every point section, the counts the header's."""
+    return ((3, "IC", G1Array, n_public + 1), (5, "A", G1Array, n_vars), (6, "B1", G1Array, n_vars),
+            (7, "B2", G2Array, n_vars), (8, "C", G1Array, n_vars - n_public - 1), (9, "H", G1Array, domain))
+
+
+def _view(f: BinFile, kind: int, name: str, cls, count: int) -> np.ndarray:
+    """Section kind's points as a zero-copy (count, WIDTH) view of the file;
+    ParamsFormatError unless it holds exactly count points."""
     buf = f.section(kind, name)
     width = cls.WIDTH * 8
     if len(buf) != width * count:
         raise ParamsFormatError(f"{f.path}: section {kind} ({name}) has {len(buf)} bytes, expected {count} points "
                                 f"of {width} = {width * count}")
-    pts = cls(np.frombuffer(buf, dtype="<u8").reshape(count, cls.WIDTH)) if count else cls.zeros(0)
+    return np.frombuffer(buf, dtype="<u8").reshape(count, cls.WIDTH)
+
+
+def _points(f: BinFile, kind: int, name: str, cls, view: np.ndarray, check_subgroup: bool):
+    pts = cls(view) if len(view) else cls.zeros(0)
     bad = pts.first_not_in_subgroup() if check_subgroup else pts.first_not_on_curve()
     if bad >= 0:
         what = "not in the subgroup" if check_subgroup else "not a canonical point on the curve"
         raise ParamsFormatError(f"{f.path}: section {kind} ({name}), point {bad} (offset "
-                                f"{f.offset(kind) + width * bad}): {what}", index=bad)
+                                f"{f.offset(kind) + cls.WIDTH * 8 * bad}): {what}", index=bad)
     return pts
 
 
@@ -90,7 +102,9 @@ def _header(f: BinFile) -> tuple[int, int, int, dict]:
         raise ParamsFormatError(f"{f.path}: scalar field is not BLS12-381's")
     n_vars, n_public, domain = rd.u32(), rd.u32(), rd.u32()
     if domain & (domain - 1) or domain < n_public + 1 or n_vars < n_public + 1:
-        raise ParamsFormatError(f"{f.path}: inconsistent sizes: {n_vars} vars, {n_public} public, domain {domain}")
+        raise ParamsFormatError(f"{f.path}: inconsistent sizes: {n_vars} vars, {n_public} public, domain {domain} "
+                                f"(the domain must be a power of two of at least public + 1 rows, and there "
+                                f"must be at least public + 1 vars)")
     raw = {}
     for name, cls in HEADER_POINTS:
         data = rd.take(cls.WIDTH * 8)
@@ -135,18 +149,21 @@ def _coeffs(f: BinFile, n_vars: int, domain: int) -> tuple[SparseMatrix, SparseM
 def read_zkey(path: str | os.PathLike, check_subgroup: bool = False) -> ZKey:
     """Read a Groth16 .zkey. Every point is checked canonical and on its curve
     (check_subgroup adds the subgroup test); ParamsFormatError names the first
-    problem with its section and offset."""
+    problem with its section and offset.
+
+    The header's counts are checked against the file before anything is
+    made from them: every point section must hold exactly the points they
+    count (vars in A, B1, B2; the domain's rows in H), so the matrices over
+    the domain's rows and vars are never larger than the file backs."""
     f = BinFile(path, b"zkey", (1,), ParamsFormatError)
     n_vars, n_public, domain, raw = _header(f)
-    ic = _points(f, 3, "IC", G1Array, n_public + 1, check_subgroup)
-    vk = VerifyingKey(ic=G1Array(ic.limbs), **{k: v for k, v in raw.items()})
+    views = {name: (kind, cls, _view(f, kind, name, cls, count))
+             for kind, name, cls, count in _point_sections(n_vars, n_public, domain)}
+    pts = {name: _points(f, kind, name, cls, view, check_subgroup) for name, (kind, cls, view) in views.items()}
+    vk = VerifyingKey(ic=G1Array(pts["IC"].limbs), **{k: v for k, v in raw.items()})
     a_m, b_m = _coeffs(f, n_vars, domain)
     key = ZKey(n_vars=n_vars, n_public=n_public, domain_size=domain, vk=vk, a_matrix=a_m, b_matrix=b_m,
-               a=_points(f, 5, "A", G1Array, n_vars, check_subgroup),
-               b_g1=_points(f, 6, "B1", G1Array, n_vars, check_subgroup),
-               b_g2=_points(f, 7, "B2", G2Array, n_vars, check_subgroup),
-               c=_points(f, 8, "C", G1Array, n_vars - n_public - 1, check_subgroup),
-               h=_points(f, 9, "H", G1Array, domain, check_subgroup))
+               a=pts["A"], b_g1=pts["B1"], b_g2=pts["B2"], c=pts["C"], h=pts["H"])
     if 10 in f.sections:
         key.transcript = bytes(f.section(10, "contributions"))
     return key

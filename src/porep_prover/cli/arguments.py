@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The porep-prover command's numeric arguments, each bounded: a value
+outside its range is argparse's one-line usage error naming the argument and
+the range (exit 2), never a traceback or a crash further in.
+
+The ranges: --threads 1 to config.MAX_THREADS; circuit sizes (--constraints)
+1 to circuits.MAX_CONSTRAINTS; seeds 0 to 2^64 - 1; demo --proofs 1 to
+MAX_PROOFS; bench -c 1 to MAX_JOBS, -j, --partitions and --witnesses 1 to
+MAX_PARTITIONS; --scale above 0, at most 1; --arch sm_NN (NN from 30 to 199).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+
+from ..circuits import MAX_CONSTRAINTS, MAX_SEED
+from ..config import MAX_THREADS
+
+MAX_PROOFS = 10_000
+MAX_JOBS = 100_000
+MAX_PARTITIONS = 1024
+
+
+def integer(minimum: int, maximum: int):
+    """An argparse type: a decimal integer in [minimum, maximum]."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text, 10)
+        except ValueError:       # not a number, or more digits than int() reads
+            n = None
+        if n is None or not minimum <= n <= maximum:
+            raise argparse.ArgumentTypeError(f"must be an integer from {minimum} to {maximum}, got {text!r}")
+        return n
+    parse.__name__ = "integer"
+    return parse
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a finite number above 0 and at most 1."""
+    try:
+        x = float(text)
+    except ValueError:
+        x = math.nan
+    if not 0 < x <= 1:          # also false for NaN
+        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most 1, got {text!r}")
+    return x
+
+
+def arch(text: str) -> str:
+    """An argparse type: a CUDA target such as sm_90 or sm_90a."""
+    match = re.fullmatch(r"sm_([0-9]{2,3})[af]?", text)
+    if not match or not 30 <= int(match[1]) <= 199:
+        raise argparse.ArgumentTypeError(f"must be a CUDA target sm_NN (NN from 30 to 199, e.g. sm_90), "
+                                         f"got {text!r}")
+    return text
+
+
+THREADS = integer(1, MAX_THREADS)
+CONSTRAINTS = integer(1, MAX_CONSTRAINTS)
+SEED = integer(0, MAX_SEED)
+PROOFS = integer(1, MAX_PROOFS)
+JOBS = integer(1, MAX_JOBS)
+PARTITIONS = integer(1, MAX_PARTITIONS)
