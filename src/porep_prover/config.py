@@ -9,6 +9,9 @@ POREP_PROVER_GPU_MSM_TABLES      1: window tables for GPU MSMs of resident point
 POREP_PROVER_GPU_MSM_TABLE_COPIES  at most this many shifted copies of the points in a table, 0 to
                                    MAX_TABLE_COPIES (default: a window's each)
 POREP_PROVER_DEBUG     1: the command line prints the traceback of an error
+POREP_PROVER_OMP_WAIT  how the native kernels' OpenMP threads wait between parallel regions: "passive"
+                       (default: they sleep) or "runtime" (the OpenMP runtime's own default, or what
+                       OMP_WAIT_POLICY / GOMP_SPINCOUNT say; either, when set, is kept anyway)
 
 A number outside its range is an InvalidInputError naming the variable and the range.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import os
+import warnings
 
 from .errors import InvalidInputError
 
@@ -105,6 +109,42 @@ def gpu_msm_table_copies() -> int | None:
     first, one set of buckets). Fewer copies cost less memory: the windows
     then share several sets of buckets."""
     return _env_int("POREP_PROVER_GPU_MSM_TABLE_COPIES", 0, MAX_TABLE_COPIES)
+
+
+OMP_WAIT = "POREP_PROVER_OMP_WAIT"
+OMP_WAIT_CHOICES = ("passive", "runtime")
+
+
+@contextlib.contextmanager
+def openmp_wait_policy():
+    """The block in which the native modules first load, and with them the
+    OpenMP runtime, which reads its settings then and never again: there,
+    OMP_WAIT_POLICY=PASSIVE unless POREP_PROVER_OMP_WAIT=runtime or the
+    runtime's own variables are set; the environment is restored after.
+
+    Why: an OpenMP team that finishes a parallel region spins on its cores
+    for a while (libgomp: about 300,000 rounds) in case another region
+    follows. A host's cores are never idle, and this engine runs several
+    native teams at once (synthesis workers, device workers' preparation,
+    finalizers): spinning teams take the cores the other teams need (two
+    provers at once: +24 % over the ideal split of the cores; a prover beside
+    a busy core: 2x), while sleeping ones cost a wake-up per region (within
+    noise: BENCHMARKS.md, "Sharing the cores"). A runtime that another
+    library loaded first keeps its settings."""
+    choice = os.environ.get(OMP_WAIT, "passive").strip().lower() or "passive"
+    if choice not in OMP_WAIT_CHOICES:     # at import: a warning, not an error no caller could catch
+        warnings.warn(f"{OMP_WAIT}={choice!r} is not {' or '.join(OMP_WAIT_CHOICES)}: taken as passive",
+                      RuntimeWarning, stacklevel=3)
+        choice = "passive"
+    own = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+    setting = choice == "passive" and not any(os.environ.get(name) for name in own)
+    if setting:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        yield
+    finally:
+        if setting:
+            os.environ.pop("OMP_WAIT_POLICY", None)
 
 
 def debug_wanted() -> bool:
