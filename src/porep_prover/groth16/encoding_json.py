@@ -32,7 +32,8 @@ def parse_json(data, error: type[PorepProverError], where: str):
     try:
         return json.loads(data)
     except json.JSONDecodeError as exc:
-        raise error(f"{where}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        problem = exc.msg.removesuffix(" at")     # json's "Unterminated string starting at" says where below
+        raise error(f"{where}: not valid JSON: {problem} at line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:
         raise error(f"{where}: JSON nested too deeply to read") from None
     except ValueError:      # an integer of more digits than int() converts
