@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _result_dir(tmp_path_factory, monkeypatch):
-    """An installed directory sink writes into a temporary folder, never the checkout."""
+    """A directory sink a test enables writes into a temporary folder, never the checkout."""
     monkeypatch.setenv("POREP_PROVER_RESULT_DIR", str(tmp_path_factory.mktemp("results")))
 
 

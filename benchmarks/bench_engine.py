@@ -26,7 +26,7 @@ import pathlib
 import time
 
 from porep_prover.engine import Engine, load_config
-from porep_prover.engine.bench import DemoWorkload, run_batch, warm_up
+from porep_prover.bench import DemoWorkload, run_batch, warm_up
 from porep_prover.engine.config import parse_override, parse_sweep
 from porep_prover.engine.logs import configure_logging, remove_handlers
 

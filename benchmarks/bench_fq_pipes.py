@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 
+import gpu_builds
 from bench_gpu import device_time
 from porep_prover.backend import get_backend
 
@@ -31,6 +32,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args()
     gpu = get_backend("gpu")
+    gpu_builds.add_builds()                 # fq_pipes: benchmarks/kernels/fq_pipes.cu
     rng = np.random.default_rng(args.seed)
     n = gpu.info.multiprocessors * 256 * args.blocks_per_sm
     x = rng.integers(0, 1 << 64, size=(n, 6), dtype=np.uint64)

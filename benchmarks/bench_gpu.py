@@ -27,6 +27,7 @@ floor is the IMAD-bound estimate of ../shared/research/perf_anchors.md §5
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import statistics
@@ -35,13 +36,15 @@ import time
 
 import numpy as np
 
+import gpu_builds
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
-from porep_prover.backend import get_backend, gpu_ntt
-from porep_prover.circuits import fr_small
-from porep_prover.backend import gpu as gpu_backend
-from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, table_copies, window_bits
+from porep_prover.backend import get_backend
+from porep_prover.backend.gpu_msm import GpuMsm
+from porep_prover.backend.gpu_msm_plan import MAX_CHUNK, MsmTuning, table_copies, window_bits
 from porep_prover.backend.gpu_msm_table import window_table
+from porep_prover.backend.gpu_ntt import GpuNtt, NttTuning
+from porep_prover.circuits import fr_small
 from porep_prover.field.constants import FR_GENERATOR, R
 
 ROWS: list[dict] = []
@@ -163,19 +166,21 @@ def bench_ntt(gpu, args, rng):
 
 
 def bench_ntt_tune(gpu, args, rng):
-    """The NTT pass's build and shape side by side: module x elements a block x threads a block."""
-    ops = gpu.ntt_ops
+    """The NTT pass's build and shape side by side: module x elements a block x threads a block
+    (a GpuNtt of each NttTuning)."""
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 27)}):
         xs = random_fr(1 << log_n, rng)
         src, dst = gpu.upload(xs.limbs), gpu.alloc(32 << log_n)
         for module in args.ntt_modules.split(","):
             for block_log in (int(b) for b in args.block_logs.split(",")):
                 for threads in (int(t) for t in args.thread_counts.split(",")):
-                    ops.module, ops.block_log, ops.threads = module, block_log, threads
-                    dev = device_time(gpu, lambda: ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
+                    ops = GpuNtt(gpu, NttTuning(module, block_log, threads))
+                    try:
+                        dev = device_time(gpu, lambda: ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
+                    finally:
+                        ops.close()
                     row("ntt", log_n, dev, None, ntt_floor_ms(log_n),
                         note=f"{module} block 2^{block_log} x {threads} threads")
-        ops.module, ops.block_log, ops.threads = "ntt", gpu_ntt.BLOCK_LOG, gpu_ntt.THREADS
         gpu.free(src, dst)
 
 
@@ -195,28 +200,35 @@ def bench_h(gpu, args, rng):
             row(f"h_{flavor[:4]}", log_n, dev, call, 7 * ntt_floor_ms(log_n), note=f"{shape} (floor: 7 NTTs)")
 
 
-def msm_device_time(gpu, pts, buf, reps: int) -> tuple[float, str]:
-    """Median device ms of the MSM of pts by the scalars in buf, and one more run's phases (ms)."""
-    dev = device_time(gpu, lambda: gpu.msm_ops.msm_device(pts, buf), reps)
-    gpu.msm_ops.profile = {}
-    gpu.msm_ops.msm_device(pts, buf)
-    phases = " ".join(f"{k}={v:.1f}" for k, v in gpu.msm_ops.profile.items())
-    gpu.msm_ops.profile = None
+def tuned_msm(gpu, args, **choices) -> GpuMsm:
+    """A GpuMsm of the benchmark's own on gpu: --msm-variant's build, and
+    these of the plan's choices fixed (MsmTuning's fields)."""
+    return GpuMsm(gpu, dataclasses.replace(MsmTuning(variant=args.msm_variant), **choices))
+
+
+def msm_device_time(ops, pts, buf, reps: int) -> tuple[float, str]:
+    """Median device ms of ops' MSM of pts by the scalars in buf, and one more run's phases (ms)."""
+    dev = device_time(ops.gpu, lambda: ops.msm_device(pts, buf), reps)
+    ops.profile = {}
+    ops.msm_device(pts, buf)
+    phases = " ".join(f"{k}={v:.1f}" for k, v in ops.profile.items())
+    ops.profile = None
     return dev, phases
 
 
-def bench_msm(gpu, args, rng, cls, group):
+def bench_msm(gpu, ops, args, rng, cls, group):
+    """ops' MSM (a GpuMsm of gpu): device-resident, and the whole call (uploads included)."""
     top = min(args.max_log, 26 if group == 1 else 24)
     for log_n in range(max(args.min_log, 16), top + 1, args.step):
         n = 1 << log_n
         pts = random_points(cls, n, log_n)
         sc = random_fr(n, rng)
         buf = gpu.upload(sc.limbs)
-        dev, phases = msm_device_time(gpu, pts, buf, args.reps if log_n < 24 else 3)
-        call = host_time(lambda: gpu.msm(pts, sc, 1), 2 if log_n < 24 else 1)
+        dev, phases = msm_device_time(ops, pts, buf, args.reps if log_n < 24 else 3)
+        call = host_time(lambda: ops.msm(pts, sc), 2 if log_n < 24 else 1)
         note = phases
         if args.check and log_n <= 18:
-            note += " = cpu" if gpu.msm(pts, sc, 1)[0] == pp.msm(pts, sc, backend="cpu") else " MISMATCH"
+            note += " = cpu" if ops.msm(pts, sc)[0] == pp.msm(pts, sc, backend="cpu") else " MISMATCH"
         gpu.free(buf)
         gpu.release_resident()
         row(f"msm_g{group}", log_n, dev, call, msm_floor_ms(log_n, group), note=note)
@@ -227,17 +239,16 @@ def bench_msm_tables(gpu, args, rng, cls, group):
     each window width of --table-bits with each bound of --table-copies, and
     the table's one-time making (host clock, on first use)."""
     top = min(args.max_log, 27 if group == 1 else 24)
-    ops = gpu.msm_ops
     for log_n in range(max(args.min_log, 16), top + 1, args.step):
         n = (1 << log_n) - (log_n == 27)        # 2^27 - 1: the H query of a 2^27 domain
         pts = random_points(cls, n, log_n)
         buf = gpu.upload(random_fr(n, rng).limbs)
-        dev, phases = msm_device_time(gpu, pts, buf, 3)
+        dev, phases = msm_device_time(tuned_msm(gpu, args), pts, buf, 3)
         row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group), note=phases)
-        ops.tables = True
         for copies in [int(k) if k else None for k in args.table_copies.split(",")]:
             for bits in [int(b) if b else None for b in args.table_bits.split(",")]:
-                ops.table_bits, ops.table_copies = bits, copies
+                ops = tuned_msm(gpu, args, table_bits=bits)
+                ops.tables, ops.table_copies = True, copies
                 t = time.perf_counter()
                 with gpu.holding(pts.limbs):
                     table = window_table(ops, pts)
@@ -246,12 +257,11 @@ def bench_msm_tables(gpu, args, rng, cls, group):
                     row(f"msm_g{group}", log_n, float("nan"), None, float("nan"),
                         note=f"table bits={bits} copies={copies}: no room")
                     continue
-                dev, phases = msm_device_time(gpu, pts, buf, 3)
+                dev, phases = msm_device_time(ops, pts, buf, 3)
                 row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group),
                     note=f"table c={table.c} sets={table.sets} copies={table_copies(table.c, table.sets)} "
                          f"made in {made_s:.2f}s {phases}")
                 gpu.release_points(pts)
-        ops.tables, ops.table_bits, ops.table_copies = False, None, None
         gpu.free(buf)
         gpu.release_resident()
 
@@ -265,9 +275,10 @@ def bench_msm_sort(gpu, args, rng):
     kinds = {"random": random_fr(n, rng),
              "repeated": FrArray(np.tile(random_fr(1, rng).limbs, (n, 1))),
              "small": FrArray(np.take(FrArray.from_ints([0, 1, 2, 3]).limbs, rng.integers(0, 4, size=n), axis=0))}
+    ops = tuned_msm(gpu, args)
     for kind, sc in kinds.items():
         buf = gpu.upload(sc.limbs)
-        dev, phases = msm_device_time(gpu, pts, buf, 3)
+        dev, phases = msm_device_time(ops, pts, buf, 3)
         row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} {phases}")
         gpu.free(buf)
     gpu.release_resident()
@@ -275,20 +286,18 @@ def bench_msm_sort(gpu, args, rng):
 
 def bench_msm_fill(gpu, args, rng):
     """G1 on random scalars with a window's buckets filled in 1 to 16 parts
-    (GpuMsm.fill_parts), without and with window tables (where a part spans
+    (MsmTuning.fill_parts), without and with window tables (where a part spans
     every window's entries)."""
-    ops = gpu.msm_ops
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 26)}):
         pts = random_points(G1Array, 1 << log_n, log_n)
         buf = gpu.upload(random_fr(1 << log_n, rng).limbs)
         for tables in (False, True):
-            ops.tables = tables
             for parts in (1, 2, 4, 8, 16):
-                ops.fill_parts = parts
-                dev, phases = msm_device_time(gpu, pts, buf, args.reps)
+                ops = tuned_msm(gpu, args, fill_parts=parts)
+                ops.tables = tables
+                dev, phases = msm_device_time(ops, pts, buf, args.reps)
                 row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1),
                     note=f"{'table' if tables else 'plain'} fill in {parts} parts {phases}")
-        ops.tables, ops.fill_parts = False, None
         gpu.free(buf)
         gpu.release_resident()
 
@@ -306,29 +315,28 @@ def porep_scalars(n: int, rng: np.random.Generator) -> FrArray:
 
 def bench_msm_shape(gpu, args, rng):
     """G1 at 2^24 and 2^26: on random scalars the accumulating threads' longest
-    chunk (GpuMsm.max_chunk) and the sort's atomics one a key (the default
+    chunk (MsmTuning.max_chunk) and the sort's atomics one a key (the default
     for distinct full scalars) against grouped by key a warp at a time; on
     porep-shaped ones (mostly bits and small words) the window width from
     their bit lengths against the width for full scalars of the same count,
     each with keys above window 0 for the wide scalars only and for every
     point."""
-    ops = gpu.msm_ops
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 26)}):
         n = 1 << log_n
         pts = random_points(G1Array, n, log_n)
         random_sc = random_fr(n, rng)
-        shapes = [("random", random_sc, None, COMPACT_SHARE, most, None) for most in (64, 256)]
-        shapes += [("random, atomics grouped", random_sc, None, COMPACT_SHARE, MAX_CHUNK, True)]
+        shapes = [("random", random_sc, dict(max_chunk=most)) for most in (64, 256)]
+        shapes += [("random, atomics grouped", random_sc, dict(grouped=True))]
         narrow = porep_scalars(n, rng)
-        shapes += [("porep auto width, wide keys listed", narrow, None, COMPACT_SHARE, MAX_CHUNK, None),
-                   ("porep auto width, every key", narrow, None, 0.0, MAX_CHUNK, None),
-                   ("porep full width, wide keys listed", narrow, window_bits(n), COMPACT_SHARE, MAX_CHUNK, None)]
-        for kind, sc, bits, share, most, together in shapes:
+        shapes += [("porep auto width, wide keys listed", narrow, {}),
+                   ("porep auto width, every key", narrow, dict(compact_share=0.0)),
+                   ("porep full width, wide keys listed", narrow, dict(window_bits=window_bits(n)))]
+        for kind, sc, choices in shapes:
             buf = gpu.upload(sc.limbs)
-            ops.window_bits, ops.compact_share, ops.max_chunk, ops.grouped = bits, share, most, together
-            dev, phases = msm_device_time(gpu, pts, buf, args.reps)
+            ops = tuned_msm(gpu, args, **choices)
+            dev, phases = msm_device_time(ops, pts, buf, args.reps)
+            most = choices.get("max_chunk", MAX_CHUNK)
             row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} chunk<={most} {phases}")
-            ops.window_bits, ops.compact_share, ops.max_chunk, ops.grouped = None, COMPACT_SHARE, MAX_CHUNK, None
             gpu.free(buf)
         gpu.release_resident()
 
@@ -339,7 +347,6 @@ def bench_msm_overlap(gpu, args, rng):
     plain and with window tables; the plain MSM's windows in 4 or 2
     stretches. Then the host clock of a work buffer's cuMemAlloc and cuMemFree
     at the sizes these MSMs take."""
-    ops = gpu.msm_ops
     shapes = [("one stream", dict(overlap=False)), ("fill beside", dict(overlap=True)),
               ("fill beside, 2 window stretches", dict(overlap=True, groups=2))]
     cases = [(G1Array, 1, log_n) for log_n in (22, 24, 26) if args.min_log <= log_n <= args.max_log]
@@ -348,15 +355,12 @@ def bench_msm_overlap(gpu, args, rng):
         pts = random_points(cls, 1 << log_n, log_n)
         buf = gpu.upload(random_fr(1 << log_n, rng).limbs)
         for tables in (False, True) if group == 1 else (False,):
-            ops.tables = tables
             for name, shape in shapes:
-                for key, value in shape.items():
-                    setattr(ops, key, value)
-                dev, phases = msm_device_time(gpu, pts, buf, args.reps)
+                ops = tuned_msm(gpu, args, **shape)
+                ops.tables = tables
+                dev, phases = msm_device_time(ops, pts, buf, args.reps)
                 row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group),
                     note=f"{'table' if tables else 'plain'} {name} {phases}")
-                ops.overlap, ops.groups = None, OVERLAP_GROUPS
-        ops.tables = False
         gpu.free(buf)
         gpu.release_resident()
     for nbytes in (256 << 20, 1 << 30, 3 << 30, 6 << 30):
@@ -485,12 +489,13 @@ def main() -> int:
                                                        "comma-separated ('' = a copy for every window)")
     ap.add_argument("--matvec", default="host", help="groth16: where A w, B w, C w are evaluated: host, device "
                                                      "or both (host,device)")
-    ap.add_argument("--msm-variant", default="", help="build variant of the MSM kernels (see backend.gpu.VARIANTS)")
+    ap.add_argument("--msm-variant", default="", help="the MSM sections' build of the MSM kernels (a variant in "
+                                                      "benchmarks/gpu_builds.py; groth16's proofs use the backend's)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--json")
     args = ap.parse_args()
     gpu = get_backend("gpu")
-    gpu.msm_ops.variant = args.msm_variant
+    gpu_builds.add_builds()
     rng = np.random.default_rng(args.seed)
     info = gpu.info
     print(f"device: {info.name} ({info.arch}, {info.multiprocessors} SMs, {info.memory_bytes / 2**30:.0f} GiB)")
@@ -508,17 +513,15 @@ def main() -> int:
     if "h" in sections:
         bench_h(gpu, args, rng)
     if "msm_g1" in sections:
-        bench_msm(gpu, args, rng, G1Array, 1)
+        bench_msm(gpu, tuned_msm(gpu, args), args, rng, G1Array, 1)
     if "msm_g2" in sections:
-        bench_msm(gpu, args, rng, G2Array, 2)
+        bench_msm(gpu, tuned_msm(gpu, args), args, rng, G2Array, 2)
     if "msm_variants" in sections:
         for cls, group in ((G1Array, 1), (G2Array, 2)):
             for variant in (v for v in args.variants.split(",")
-                            if v == "" or f"msm_g{group}.{v}" in gpu_backend.VARIANTS):
-                gpu.msm_ops.variant = variant
+                            if v == "" or f"msm_g{group}.{v}" in gpu_builds.BUILDS):
                 print(f"(G{group} MSM variant {variant or 'default'})")
-                bench_msm(gpu, args, rng, cls, group)
-        gpu.msm_ops.variant = args.msm_variant
+                bench_msm(gpu, GpuMsm(gpu, MsmTuning(variant=variant)), args, rng, cls, group)
     if "msm_sort" in sections:
         bench_msm_sort(gpu, args, rng)
     if "msm_fill" in sections:

@@ -30,13 +30,13 @@ import time
 
 import numpy as np
 
-from porep_prover.backend import get_backend
+from porep_prover.backend import Flavor, get_backend
 from porep_prover.backend.gpu_arrays import DeviceScalars
 from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
 from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
-from porep_prover.groth16.prover import (evaluates_witness, finish, prove_device, query_scalars, region_scalars,
+from porep_prover.groth16.prover import (DeviceArrays, HostAssignment, finish, prove_device, query_scalars,
                                          synthesize)
 from porep_prover_porep_shaped.plugin import PorepShapedProvider
 
@@ -55,6 +55,23 @@ def fresh(params, r1cs, witness, threads, on_device):
     return synthesize(params, r1cs, witness, threads, check=False, abc_on_device=on_device)
 
 
+def phase_scalars(be, assignment, threads, arrays: DeviceArrays):
+    """H's scalars and the (l, a, b) queries' scalars, each MSM apart: H from
+    a, b, c (consumed) and the synthesized scalars; or all from the device's
+    copy of the witness (A's taken too, where the kernel region reads them
+    through msm_shared's rows)."""
+    if isinstance(assignment, HostAssignment):
+        h = arrays.keep(be.h_scalars(assignment.a, assignment.b, assignment.c, threads, Flavor.BELLMAN))
+        return h, (assignment.l_scalars, assignment.a_scalars, assignment.b_scalars)
+    r1cs = assignment.r1cs
+    h, w = be.h_from_witness(r1cs, assignment.witness, threads, Flavor.BELLMAN, check=assignment.check,
+                             keep_witness=True)
+    arrays.keep(h, w)
+    a_sc = arrays.keep(be.take(w, r1cs.query_index("a", np.uint32)))
+    b_sc = arrays.keep(be.take(w, r1cs.query_index("b", np.uint32)))
+    return h, (w[r1cs.num_inputs:], a_sc, b_sc)
+
+
 def one_run(be, params, r1cs, witness, threads, on_device, phases=None) -> dict:
     """Seconds of each phase, one after the other, and of the whole region;
     with phases (a dict, GPU only) each MSM's kernel phases in ms go to
@@ -62,25 +79,23 @@ def one_run(be, params, r1cs, witness, threads, on_device, phases=None) -> dict:
     synth = fresh(params, r1cs, witness, threads, on_device)
     times = {}
     t = time.perf_counter()
-    held = []
-    h_sc, (l_sc, a_sc, b_sc) = region_scalars(be, synth, threads, held)   # as the kernel region gets them
-    times["h (ntt)"] = time.perf_counter() - t
-    for name, points, scalars in (("msm a", params.a, a_sc), ("msm l", params.l, l_sc), ("msm h", params.h, h_sc),
-                                  ("msm b_g1", params.b_g1, b_sc), ("msm b_g2", params.b_g2, b_sc)):
-        ops = getattr(be, "msm_ops", None)
-        if phases is not None and ops is not None:
-            ops.profile = phases.setdefault(name, {})
-        t = time.perf_counter()
-        be.msm(points, scalars, threads)
-        times[name] = time.perf_counter() - t
-        if ops is not None:
-            ops.profile = None
-    for arr in held:
-        if hasattr(arr, "close"):
-            arr.close()
+    with DeviceArrays(be) as arrays:
+        h_sc, (l_sc, a_sc, b_sc) = phase_scalars(be, synth, threads, arrays)
+        times["h (ntt)"] = time.perf_counter() - t
+        for name, points, scalars in (("msm a", params.a, a_sc), ("msm l", params.l, l_sc),
+                                      ("msm h", params.h, h_sc), ("msm b_g1", params.b_g1, b_sc),
+                                      ("msm b_g2", params.b_g2, b_sc)):
+            ops = getattr(be, "msm_ops", None)
+            if phases is not None and ops is not None:
+                ops.profile = phases.setdefault(name, {})
+            t = time.perf_counter()
+            be.msm(points, scalars, threads)
+            times[name] = time.perf_counter() - t
+            if ops is not None:
+                ops.profile = None
     synth = fresh(params, r1cs, witness, threads, on_device)
     t = time.perf_counter()
-    prove_device(be, params, synth, threads, b_g2=True)
+    prove_device(be, params, synth, threads, b_g2=True, host=get_backend("cpu"))
     times["kernel region"] = time.perf_counter() - t
     return times
 
@@ -105,7 +120,7 @@ def h_phases(be, synth) -> dict:
         lap("upload")
         abc = be.r1cs_ops.evaluate(r1cs, w, n, synth.check)
         lap("matvec + check")
-        held.append(be.ntt_ops.h_owned(abc, n, synth.flavor))
+        held.append(be.ntt_ops.h_owned(abc, n, Flavor.BELLMAN))
         lap("h")
         held += [be.take(w, r1cs.query_index(q, np.uint32)) for q in ("a", "b")]
         lap("takes")
@@ -139,12 +154,12 @@ def main() -> None:
     print(f"scale {args.scale:g}: {r1cs.num_constraints} constraints, domain 2^{r1cs.domain_size.bit_length() - 1}, "
           f"backend {args.backend}; circuit, parameters and witness in "
           f"{time.perf_counter() - t:.1f} s")
-    on_device = args.matvec == "device" and evaluates_witness(be)
+    on_device = args.matvec == "device" and be.capabilities.evaluates_witness
     synth = fresh(params, r1cs, witness, threads, on_device)
     b_share = make_up(query_scalars(r1cs, witness, "b", threads))
     shares = {"msm a": make_up(query_scalars(r1cs, witness, "a", threads)), "msm l": make_up(witness[r1cs.num_inputs:]),
               "msm b_g1": b_share, "msm b_g2": b_share, "msm h": "full"}
-    proof = finish(be, params, synth, prove_device(be, params, synth, threads), threads)
+    proof = finish(be, params, synth, prove_device(be, params, synth, threads, host=get_backend("cpu")), threads)
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
     msm_phases = {}
     runs = [one_run(be, params, r1cs, witness, threads, on_device, msm_phases if args.profile and i == args.reps - 1

@@ -6,12 +6,11 @@ import pathlib
 import random
 import threading
 import time
-import types
 
 import pytest
 
 from porep_prover import FrArray
-from porep_prover.backend import get_backend
+from porep_prover.backend import Capabilities, CpuBackend, Flavor, MsmOptions, get_backend
 from porep_prover.circuits import porep_like, square_chain
 from porep_prover.engine import Engine, Job, inline_job, load_config
 from porep_prover.engine.devices import Device
@@ -72,11 +71,15 @@ def test_async_handles(circuit):
         check_result(res, params)
 
 
-class RecordingBackend:
-    """The CPU backend, slowed down and recording when each call runs (thread, start, end)."""
+class RecordingBackend(CpuBackend):
+    """The CPU backend as a device, slowed down and recording when each call runs (thread, start, end)."""
+
+    name = "recording"
+    capabilities = Capabilities(evaluates_witness=False, reference=False)
 
     def __init__(self, delay=0.03):
-        self.cpu, self.delay = get_backend("cpu"), delay
+        super().__init__()
+        self.delay = delay
         self.calls, self.lock = [], threading.Lock()
 
     def _rec(self, what, fn, *args):
@@ -87,17 +90,11 @@ class RecordingBackend:
             self.calls.append((what, threading.current_thread().name, t0, time.perf_counter()))
         return out
 
-    def prepare(self, synth, ahead=False):
-        return self._rec("prepare", lambda: None)
+    def prepare(self, assignment, ahead=False):
+        return self._rec("prepare", super().prepare, assignment, ahead)
 
-    def h_poly(self, a, b, c, threads, flavor="bellman"):
-        return self._rec("gpu", self.cpu.h_poly, a, b, c, threads, flavor)
-
-    def msm(self, points, scalars, threads):
-        return self.cpu.msm(points, scalars, threads)
-
-    def msm_many(self, parts, threads):
-        return self.cpu.msm_many(parts, threads)
+    def h_poly(self, a, b, c, threads, flavor=Flavor.BELLMAN):
+        return self._rec("gpu", super().h_poly, a, b, c, threads, flavor)
 
 
 def test_interlock_one_kernel_region_at_a_time_and_preparation_overlaps(circuit):
@@ -182,45 +179,61 @@ def test_partitions_spread_over_devices_with_a_lock_each(circuit):
     assert set(stats) == {"fake-gpu-0", "fake-gpu-1"} and all(0 < d["efficiency"] <= 1 for d in stats.values())
 
 
-def test_msm_tables_setting_is_undone_at_shutdown(circuit):
-    """prover.msm_tables turns window tables on for each device's MSM side
-    (the process's backend; prover.msm_table_copies their copies) while the
-    engine runs and off again when it stops, leaving a device that had them
-    on already as it was."""
+class OptionsBackend(RecordingBackend):
+    """A device whose MSMs record the options they ran with: with_options
+    gives a view of it (sharing its record) with options of its own."""
+
+    def __init__(self, options=None, seen=None):
+        super().__init__(delay=0.0)
+        self.options, self.seen = options, seen if seen is not None else []
+
+    def with_options(self, options):
+        return OptionsBackend(options, self.seen)
+
+    def msm(self, points, scalars, threads):
+        with self.lock:
+            self.seen.append(self.options)
+        return super().msm(points, scalars, threads)
+
+
+def test_two_engines_with_different_msm_settings_share_a_device(circuit):
+    """prover.msm_tables gives an engine's devices window tables (with
+    prover.msm_table_copies copies) through its own view of each backend:
+    two engines at once on one device, one with tables and one without,
+    each runs its MSMs with its own settings, and the device is left as it was."""
     params, r1cs, ws = circuit
-    backends = [RecordingBackend(delay=0.0), RecordingBackend(delay=0.0)]
-    backends[0].msm_ops = types.SimpleNamespace(tables=False, table_copies=None)
-    backends[1].msm_ops = types.SimpleNamespace(tables=True, table_copies=5)
-    devs = [Device(f"fake-gpu-{i}", f"fake{i}", "gpu", be) for i, be in enumerate(backends)]
-    with Engine(config(**{"prover.msm_tables": True, "prover.msm_table_copies": 2}), devices=devs) as engine:
-        assert [be.msm_ops.tables for be in backends] == [True, True]
-        assert [be.msm_ops.table_copies for be in backends] == [2, 5]
-        check_result(engine.submit(inline_job(params, r1cs, ws)).result(120), params)
-    assert [be.msm_ops.tables for be in backends] == [False, True]
-    assert [be.msm_ops.table_copies for be in backends] == [None, 5]
+    be = OptionsBackend()
+    copies = random.randrange(1, 9)
+    settings = [{"prover.msm_tables": True, "prover.msm_table_copies": copies}, {"prover.msm_tables": False}]
+    engines = [Engine(config(**extra), devices=[Device("fake-gpu", "fake", "gpu", be)]) for extra in settings]
+    with engines[0], engines[1]:
+        handles = [e.submit(inline_job(params, r1cs, ws[:3])) for e in engines]
+        for h in handles:
+            check_result(h.result(120), params)
+    assert engines[0].devices[0].backend is not be and engines[1].devices[0].backend is be
+    assert be.options is None
+    tables = MsmOptions(tables=True, table_copies=copies)
+    assert set(be.seen) == {tables, None}
+    assert be.seen.count(tables) == be.seen.count(None)      # the same jobs, the same MSMs
 
 
 class WitnessBackend(RecordingBackend):
     """A fake device that evaluates A, B, C itself (h_from_witness) and takes
     the queries' scalars from its copy of the witness, as the GPU does."""
 
+    capabilities = Capabilities(evaluates_witness=True, reference=False)
+
     def __init__(self):
         super().__init__(delay=0.0)
         self.from_witness = self.taken = 0
 
-    def h_from_witness(self, r1cs, witness, threads, flavor="bellman", check=True, keep_witness=False):
+    def h_from_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True, keep_witness=False):
         self.from_witness += 1
-        n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
-        a, b, c = r1cs.evaluate(witness, threads, length=n)
-        if check:
-            r1cs.check(witness, threads, abc=(a, b, c))
-        a.limbs[m:m + k] = witness.limbs[:k]
-        h = self.cpu.h_poly(a, b, c, threads, flavor)
-        return (h, witness.copy()) if keep_witness else h
+        return super().h_from_witness(r1cs, witness, threads, flavor, check, keep_witness)
 
     def take(self, values, index):
         self.taken += 1
-        return FrArray(values.limbs[index])
+        return super().take(values, index)
 
 
 def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
@@ -233,7 +246,7 @@ def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
         bad.limbs[r1cs.num_inputs + 3] = FrArray.from_ints([5]).limbs[0]    # not a bit: its booleanity fails
         with pytest.raises(JobFailedError, match="UnsatisfiedError"):
             engine.prove(inline_job(params, r1cs, [bad]), timeout=120)
-    assert be.from_witness >= 3 and be.taken >= 6       # the a and b scalars of each partition
+    assert be.from_witness >= 3 and be.taken >= 3       # B's scalars of each partition (A's: msm_shared's rows)
     mixed = [dev, Device("cpu", "cpu", "cpu", get_backend("cpu"))]
     with Engine(config(**{"prover.matvec": "device"}), devices=mixed) as engine:
         assert not engine._abc_on_device          # the CPU device cannot: the host evaluates for all
@@ -250,14 +263,7 @@ class SharingBackend(WitnessBackend):
 
     def msm_shared(self, sets, scalars, threads):
         self.shared.append([len(p) for p, _ in sets])
-        out = []
-        for points, rows in sets:
-            if rows is None:
-                out.append(self.msm(points, scalars, threads)[0])
-            else:
-                keep = rows != 0xFFFFFFFF
-                out.append(self.msm(points[rows[keep]], FrArray(scalars.limbs[keep]), threads)[0])
-        return out
+        return super().msm_shared(sets, scalars, threads)
 
 
 @pytest.mark.parametrize("b_g2", ["device", "host"])

@@ -97,7 +97,7 @@ def test_bench_and_timeline_commands(tmp_path, capsys):
 
 
 def test_batch_report_says_whether_the_host_keeps_up():
-    from porep_prover.engine.bench import BatchReport
+    from porep_prover.bench import BatchReport
     dev = {"efficiency": 0.6, "busy": 3.0, "span": 5.0, "gaps": {"count": 9}, "partitions": 10}
     synth = {"count": 10, "mean": 1.2}
     slow = BatchReport(1, 1, 10, 5.0, {"count": 0}, {"count": 0}, {"gpu0": dev}, 0, {"synthesis": synth}, 2)
@@ -135,7 +135,7 @@ def test_partition_estimate_is_what_synthesis_holds(abc_on_device):
 
 
 def test_batch_report_steady_state_is_the_devices_pace():
-    from porep_prover.engine.bench import BatchReport
+    from porep_prover.bench import BatchReport
     span, parts = 10 + random.random() * 50, random.randrange(5, 40)
     dev = {"efficiency": 0.9, "busy": span * 0.9, "span": span, "gaps": {"count": 3}, "partitions": parts}
     one = BatchReport(2, 2, 10, span + 7.0, {"count": 0}, {"count": 0}, {"gpu0": dev}, 0, {}, 8)

@@ -7,7 +7,8 @@ import pytest
 from gpu_inputs import random_fr, random_points
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
-from porep_prover.backend import get_backend, gpu_available, gpu_ntt
+from porep_prover.backend import get_backend, gpu_available
+from porep_prover.backend.gpu_ntt import GpuNtt, NttTuning
 from porep_prover.circuits import porep_like, square_chain
 from porep_prover.field.constants import P, R
 from porep_prover.groth16 import insecure_setup, prove, verify
@@ -41,6 +42,7 @@ FQ_CHAIN, FR_CHAIN = (P, 6, "g1_fq_mul_chain"), (R, 4, "fr_mul_chain")
 FQ64_CHAIN = (P, 6, "fq64_mul_chain")  # the same values through 8 x 48-bit limbs on the FP64 pipe
 
 
+@pytest.mark.usefixtures("benchmark_modules")
 @pytest.mark.parametrize("field,module", [(FQ_CHAIN, "msm_g1"), (FQ_CHAIN, "msm_g1.fq_inline"),
                                           (FQ_CHAIN, "msm_g1.lohi"), (FQ_CHAIN, "msm_g1.align4"),
                                           (FR_CHAIN, "ntt"), (FR_CHAIN, "ntt.lohi"), (FR_CHAIN, "ntt.align4"),
@@ -65,6 +67,7 @@ def test_products_match_python(gpu, field, module, n, iters, rng):
     assert got == [a * pow(b * r_inv, iters, m) % m for a, b in zip(x, y)]
 
 
+@pytest.mark.usefixtures("benchmark_modules")
 @pytest.mark.parametrize("fp64_warps", [0, 3, 8])
 def test_products_on_both_pipes_match_python(gpu, fp64_warps, rng):
     """fp64_warps of every 8 warps multiply on the FP64 pipe, the rest on the
@@ -83,6 +86,7 @@ def test_products_on_both_pipes_match_python(gpu, fp64_warps, rng):
     assert got == [a * pow(b * r_inv, iters, P) % P for a, b in zip(x, y)]
 
 
+@pytest.mark.usefixtures("benchmark_modules")
 @pytest.mark.parametrize("module", ["msm_g1", "msm_g1.fq_inline", "msm_g1.sqr_mul", "msm_g2"])
 @pytest.mark.parametrize("n,iters", [(1, 1), (333, 1), (1025, 5)])
 def test_squares_match_python(gpu, module, n, iters, rng):
@@ -105,6 +109,7 @@ def test_squares_match_python(gpu, module, n, iters, rng):
     assert got == want
 
 
+@pytest.mark.usefixtures("benchmark_modules")
 @pytest.mark.parametrize("module", ["msm_g1", "msm_g1.fq_inline", "msm_g1.mul2_off", "msm_g2"])
 @pytest.mark.parametrize("n", [1, 7, 1025])
 def test_sums_of_products_match_python(gpu, module, n, rng):
@@ -172,19 +177,19 @@ def test_ntt_matches_cpu(gpu, log_n, inverse, coset, rng):
     assert gpu.ntt(xs, inverse, coset, 1) == CPU.ntt(xs, inverse, coset, 2)
 
 
+@pytest.mark.usefixtures("benchmark_modules")
 @pytest.mark.parametrize("module,block_log,threads",
                          [("ntt.align4", 11, 256), ("ntt", 11, 256), ("ntt", 12, 512), ("ntt.align4", 12, 128)])
 @pytest.mark.parametrize("log_n", [1, 4, 13, 21])
 def test_ntt_pass_builds_and_shapes_match_cpu(gpu, module, block_log, threads, log_n, rng):
     """The pass kernel's other builds and block shapes (the benchmarks' sweep) give the same transforms."""
     xs = random_fr(1 << log_n, rng)
-    ops = gpu.ntt_ops
-    ops.module, ops.block_log, ops.threads = module, block_log, threads
+    ops = GpuNtt(gpu, NttTuning(module, block_log, threads))
     try:
         for inverse, coset in ((False, False), (True, True), (False, True)):
-            assert gpu.ntt(xs, inverse, coset, 1) == CPU.ntt(xs, inverse, coset, 2)
+            assert ops.ntt(xs, inverse, coset) == CPU.ntt(xs, inverse, coset, 2)
     finally:
-        ops.module, ops.block_log, ops.threads = "ntt", gpu_ntt.BLOCK_LOG, gpu_ntt.THREADS
+        ops.close()
 
 
 @pytest.mark.parametrize("log_n", [1, 3, 10, 13, 20])
@@ -232,8 +237,8 @@ def test_h_scalars_stay_on_device(gpu, flavor, rng):
 
 def _partition(rng):
     """A synthesized partition of random arrays, sizes not multiples of the arena alignment."""
-    from porep_prover.groth16.prover import Synthesized
-    return Synthesized(*(random_fr(k, rng) for k in (4096, 4096, 4096, 3001, 2999, 1001)))
+    from porep_prover.groth16.prover import HostAssignment
+    return HostAssignment(*(random_fr(k, rng) for k in (4096, 4096, 4096, 3001, 2999, 1001)))
 
 
 def test_prepared_partition_is_pinned_and_equal(gpu, rng):
@@ -242,11 +247,11 @@ def test_prepared_partition_is_pinned_and_equal(gpu, rng):
     first = staged.arena.address
     try:
         for f in ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars"):
-            got, want = getattr(staged.synth, f), getattr(synth, f)
+            got, want = getattr(staged.assignment, f), getattr(synth, f)
             assert got == want and got.limbs.ctypes.data != want.limbs.ctypes.data
             assert gpu.pinned.contains(got.limbs.reshape(-1).view(np.uint8))
             assert not gpu.pinned.contains(want.limbs.reshape(-1).view(np.uint8))
-        buf = gpu.upload(staged.synth.l_scalars.limbs)      # the direct (DMA) path
+        buf = gpu.upload(staged.assignment.l_scalars.limbs)      # the direct (DMA) path
         back = gpu.download_array(buf, (3001, 4))
         gpu.free(buf)
         assert np.array_equal(back, synth.l_scalars.limbs)
@@ -262,13 +267,13 @@ def test_prepared_ahead_copies_are_handed_over_once(gpu, rng):
     staged = gpu.prepare(synth, ahead=True)
     try:
         assert len(staged.ahead) == 6 and len(gpu._ahead) == 6
-        first = gpu.upload(staged.synth.b_scalars.limbs)     # the copy made ahead
-        second = gpu.upload(staged.synth.b_scalars.limbs)    # a fresh upload: the copy went once
+        first = gpu.upload(staged.assignment.b_scalars.limbs)     # the copy made ahead
+        second = gpu.upload(staged.assignment.b_scalars.limbs)    # a fresh upload: the copy went once
         assert first is not second and len(gpu._ahead) == 5
         for buf in (first, second):
             assert np.array_equal(gpu.download_array(buf, (1001, 4)), synth.b_scalars.limbs)
         gpu.free(first, second)
-        part = gpu.upload(staged.synth.a_scalars.limbs[:1000])   # not what was copied: uploaded in full
+        part = gpu.upload(staged.assignment.a_scalars.limbs[:1000])   # not what was copied: uploaded in full
         assert np.array_equal(gpu.download_array(part, (1000, 4)), synth.a_scalars.limbs[:1000])
         gpu.free(part)
     finally:
@@ -284,15 +289,14 @@ def test_engine_on_gpu_proofs_verify(gpu, b_g2, upload, tables, rng):
     witnesses = [porep_like(2000, seed=rng.randrange(1 << 30))[1] for _ in range(5)]
     cfg = load_config(overrides={"engine.devices": ["gpu:0"], "engine.partition_workers": 2,
                                  "prover.b_g2": b_g2, "prover.upload": upload, "prover.msm_tables": tables})
-    try:
-        with Engine(cfg) as engine:
-            result = engine.prove(inline_job(params, r1cs, witnesses), timeout=300)
-            events = engine.timeline.events()
-            # inside: the engine drops its parameters' device copies, tables with them, when it shuts down
-            made = [key for key in gpu._resident if not isinstance(key, int)]
-    finally:
-        gpu.msm_ops.tables = False
+    tables_before = gpu.msm_ops.tables
+    with Engine(cfg) as engine:
+        result = engine.prove(inline_job(params, r1cs, witnesses), timeout=300)
+        events = engine.timeline.events()
+        # inside: the engine drops its parameters' device copies, tables with them, when it shuts down
+        made = [key for key in gpu._resident if not isinstance(key, int)]
     assert result.ok and bool(made) == tables      # the tables were made, and used by every proof
+    assert gpu.msm_options is None and gpu.msm_ops.tables == tables_before   # the engine's view had them
     for w, public, proof in zip(witnesses, result.public_inputs, result.proofs):
         assert public == w[1:r1cs.num_inputs].to_ints() and verify(params.vk, public, proof)
     kinds = {e.event for e in events}
@@ -423,13 +427,13 @@ def test_witness_kept_on_the_device_gives_every_query_s_scalars(gpu, rng):
 
 @pytest.mark.parametrize("make", [square_chain, porep_like], ids=["square_chain", "porep_like"])
 def test_proof_with_abc_on_device_verifies(make, rng):
-    from porep_prover.groth16.prover import finish, prove_device, synthesize
+    from porep_prover.groth16.prover import WitnessAssignment, finish, prove_device, synthesize
     r1cs, witness, public = make(3000)
     params = insecure_setup(r1cs, rng=rng)
     gpu = get_backend("gpu")
     synth = synthesize(params, r1cs, witness, 2, abc_on_device=True)
-    assert synth.a is None
-    proof = finish(gpu, params, synth, prove_device(gpu, params, synth, 1), 1, rng=rng)
+    assert isinstance(synth, WitnessAssignment)
+    proof = finish(gpu, params, synth, prove_device(gpu, params, synth, 1, host=get_backend("cpu")), 1, rng=rng)
     assert verify(params.vk, public, proof)
     from porep_prover.engine import Engine, inline_job, load_config
     cfg = load_config(overrides={"engine.devices": ["gpu:0"], "prover.matvec": "device", "prover.b_g2": "device",

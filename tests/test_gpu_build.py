@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """The GPU lane that needs no GPU: every kernel compiles through NVRTC for
-sm_80 and sm_90, and the on-disk kernel cache keys, writes and reads safely."""
+sm_80 and sm_90 (the benchmarks' own builds, from benchmarks/, for sm_90),
+and the on-disk kernel cache keys, writes and reads safely."""
 import threading
 
 import pytest
 
 from porep_prover import errors
-from porep_prover.backend.gpu import INCLUDE, MODULES, VARIANTS, build_modules
+from porep_prover.backend import gpu
+from porep_prover.backend.gpu import INCLUDE, MODULES, PKG, build_modules
 from porep_prover.cli import main
 from porep_prover.cuda import compiler
 from porep_prover.cuda.cache import MAGIC, KernelCache, cache_key
@@ -41,13 +43,40 @@ def test_every_kernel_compiles(built):
             assert kernel in cubin, (arch, name, kernel)
 
 
-def test_benchmark_variants_compile(tmp_path):
-    """The other builds the benchmarks compare (backend.gpu.VARIANTS) compile too."""
+def test_benchmark_builds_compile(tmp_path, benchmark_builds):
+    """The builds only the benchmarks compile (benchmarks/gpu_builds.py: the
+    backend's sources built another way, and benchmarks/kernels/) compile too,
+    each holding its module's kernels."""
     cache = KernelCache(tmp_path)
-    for name, (src, defines) in VARIANTS.items():
+    assert set(benchmark_builds.OWN) <= set(KERNELS) - set(MODULES)
+    for name, (src, defines) in benchmark_builds.BUILDS.items():
         cubin = compiler.compile_cubin(src, INCLUDE, "sm_90", defines, cache, "0")
         assert cubin[:4] == b"\x7fELF", name
         assert all(kernel in cubin for kernel in KERNELS[name.split(".")[0]]), name
+
+
+def test_the_package_holds_only_the_production_kernels(benchmark_builds):
+    """Every .cu in the package is a source of MODULES (what pyproject ships);
+    the benchmarks' kernels are outside it."""
+    assert set(PKG.rglob("*.cu")) == {src for src, _ in MODULES.values()}
+    assert all(not src.is_relative_to(PKG) for src, _ in benchmark_builds.OWN.values())
+
+
+def test_a_benchmark_hands_the_backend_a_build(tmp_path, monkeypatch, benchmark_builds):
+    """add_variant: a build named once (again with the same source and defines:
+    no change); a production module's name, a taken name with other
+    defines, or a missing source are named errors."""
+    monkeypatch.setattr(gpu, "VARIANTS", {})
+    benchmark_builds.add_builds()
+    benchmark_builds.add_builds()
+    assert gpu.VARIANTS == {name: (src.resolve(), defines) for name, (src, defines) in benchmark_builds.BUILDS.items()}
+    src, defines = benchmark_builds.OWN["fq_pipes"]
+    for name, source, other in (("msm_g1", MODULES["msm_g1"][0], MODULES["msm_g1"][1]),
+                                ("fq_pipes", src, defines + ("MONT_ALIGN4",)),
+                                ("fq_pipes.x", tmp_path / "missing.cu", ())):
+        with pytest.raises(errors.InvalidInputError, match=name):
+            gpu.add_variant(name, source, other)
+    assert "fq_pipes.x" not in gpu.VARIANTS and gpu.VARIANTS["fq_pipes"] == (src.resolve(), defines)
 
 
 def test_second_build_comes_from_the_cache(built, monkeypatch):

@@ -1,15 +1,17 @@
 """The GPU backend's device-memory policy (resident arrays, eviction, copies
-made ahead, the work buffers' pool) on a fake device: runs without a GPU."""
+made ahead, the work buffers' pool; a view with MSM options of its own over
+the same memory, and the window tables those options ask for) on a fake
+device: runs without a GPU."""
 import collections
 import threading
 
 import numpy as np
 import pytest
 
+from porep_prover.backend import Prepared
 from porep_prover.errors import DeviceMemoryError
 
 GpuBackend = pytest.importorskip("porep_prover.backend.gpu").GpuBackend
-Prepared = pytest.importorskip("porep_prover.backend.gpu_prepare").Prepared
 
 
 class FakeBuffer:
@@ -133,7 +135,7 @@ def test_a_copy_made_ahead_is_handed_over_once_and_leftovers_are_freed():
     assert be.upload(witness) is made[keys[0]]
     again = be.upload(witness)                     # handed over once: a fresh upload now
     assert again is not made[keys[0]] and be.drv.used == 250
-    be.release_prepared(Prepared(synth=None, arena=None, ahead=keys))
+    be.release_prepared(Prepared(assignment=None, arena=None, ahead=keys))
     assert be._ahead == {} and not made[keys[1]].open and made[keys[0]].open
 
 
@@ -206,3 +208,66 @@ def test_work_buffers_come_back_to_the_pool_and_it_gives_way():
         with pytest.raises(DeviceMemoryError):
             be.work_alloc(400)                                 # nothing to give back, the points held
     assert be.resident_bytes() == 500 and be.drv.used == 800
+
+
+class RecordingMsm:
+    """The MSM side of a fake backend: each plain MSM records the options it was given."""
+
+    def __init__(self):
+        self.options = []
+
+    def msm(self, points, scalars, options=None):
+        self.options.append(options)
+        return type(points).POINT.identity(), {}
+
+    def msm_shared(self, sets, scalars):
+        return None                       # the arrays do not fit at once: the backend takes them apart
+
+
+def test_a_view_with_msm_options_shares_the_device_and_leaves_it_as_it_was():
+    """with_options: the view's MSMs (plain, many, a shared sort taken apart)
+    carry its options to the MSM side; the backend's own carry none; both see
+    one resident store; a view's with_options is the backend's."""
+    from porep_prover.backend import MsmOptions
+    from porep_prover.curve.points import G1Array
+    from porep_prover.field.fr_array import FrArray
+    be = fake_backend(1000)
+    be.msm_ops = RecordingMsm()
+    copies = np.random.default_rng().integers(1, 9)
+    options = MsmOptions(tables=True, table_copies=int(copies))
+    view = be.with_options(options)
+    pts, sc = G1Array.generator(), FrArray.from_ints([3])
+    view.msm(pts, sc, 1), view.msm_many([(pts, sc), (pts, sc)], 1), view.msm_shared([(pts, None)], sc, 1)
+    be.msm(pts, sc, 1)
+    assert be.msm_ops.options == [options] * 4 + [None]
+    assert be.msm_options is None and view.msm_options == options
+    (points,) = arrays(300)
+    view.resident_array(points)
+    assert list(be._resident) == [id(points)] and be.resident_bytes() == view.resident_bytes() == 300
+    other = view.with_options(MsmOptions())
+    assert other.gpu is be and other.msm_options == MsmOptions()
+
+
+def test_window_tables_follow_the_caller_s_options_over_the_msm_side_s():
+    """window_table: options given decide tables and copies (the MSM side's
+    own settings only without them); the table made has table_plan's shape."""
+    import types
+
+    from porep_prover.backend import MsmOptions
+    from porep_prover.backend.gpu_msm_plan import table_copies, table_plan
+    from porep_prover.backend.gpu_msm_table import window_table
+    from porep_prover.curve.points import G1Array
+    made = []
+    gpu = types.SimpleNamespace(resident_budget=1 << 40, resident=lambda points: None,
+                                resident_derived=lambda limbs, tag, nbytes, make: made.append((tag, nbytes)) or tag)
+    n = int(np.random.default_rng().integers(3000, 5000))
+    points = G1Array.zeros(n)
+    ops = types.SimpleNamespace(gpu=gpu, tables=True, table_copies=None, tuning=types.SimpleNamespace(table_bits=None))
+    assert window_table(ops, points, MsmOptions(tables=False)) is None and not made
+    copies = int(np.random.default_rng().integers(1, 4))
+    table = window_table(ops, points, MsmOptions(tables=True, table_copies=copies))
+    c, sets = table_plan(n, points.GROUP, copies, None)
+    assert table is not None and (table.c, table.sets) == (c, sets)
+    assert made == [(("msm_table", c, sets), table_copies(c, sets) * points.limbs.nbytes)]
+    ops.tables = False
+    assert window_table(ops, points) is None and len(made) == 1

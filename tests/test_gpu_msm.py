@@ -10,7 +10,8 @@ import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available
 from porep_prover.backend.gpu_arrays import DeviceScalars
-from porep_prover.backend.gpu_msm_plan import MAX_CHUNK, OVERLAP_GROUPS, table_copies, table_plan
+from porep_prover.backend.gpu_msm import GpuMsm
+from porep_prover.backend.gpu_msm_plan import MAX_CHUNK, MsmTuning, table_copies, table_plan
 from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R
 
@@ -95,16 +96,13 @@ def test_memory_running_out_inside_an_msm_is_a_clean_error(gpu, rng):
 @pytest.mark.parametrize("cls,variant", [(G1Array, "lohi"), (G1Array, "fq_inline"), (G2Array, "fq_inline"),
                                          (G1Array, "align4"), (G2Array, "fq2_sqr_mul")],
                          ids=["g1-lohi", "g1-inline", "g2-inline", "g1-align4", "g2-fq2-sqr-mul"])
+@pytest.mark.usefixtures("benchmark_modules")
 def test_msm_build_variants_match_cpu(gpu, cls, variant, rng):
     """The benchmarks' other builds of the MSM give the CPU's sums."""
     n = 9001 if cls is G1Array else 2001
     pts = random_points(cls, rng, n)
     sc = FrArray.from_ints([rng.randrange(R) for _ in range(n)])
-    gpu.msm_ops.variant = variant
-    try:
-        got, _ = gpu.msm(pts, sc, 1)
-    finally:
-        gpu.msm_ops.variant = ""
+    got, _ = GpuMsm(gpu, MsmTuning(variant=variant)).msm(pts, sc)
     assert got == CPU.msm(pts, sc, 2)[0]
 
 
@@ -141,20 +139,17 @@ def test_msm_window_tables_match_cpu(gpu, cls, bits, n, copies, rng):
     pts = cls(limbs)
     pick = [0, 1, R - 1]
     sc = FrArray.from_ints([pick[i % 4] if i % 4 < 3 else rng.randrange(R) for i in range(n)])
-    ops, before = gpu.msm_ops, gpu.resident_bytes()
-    ops.tables, ops.table_bits, ops.table_copies = True, bits, copies
-    try:
-        got, stats = gpu.msm(pts, sc, 1)
-        c = stats["window_bits"]
-        made = gpu.resident_bytes()
-        held = table_copies(*table_plan(n, cls.GROUP, copies, bits))
-        assert 1 <= held <= (255 // c if copies is None else copies)
-        assert made == before + (1 + held) * pts.limbs.nbytes       # the points and their copies
-        sc2 = random_fr(n, rng)
-        assert gpu.msm(pts, sc2, 1)[0] == CPU.msm(pts, sc2, 2)[0]
-        assert gpu.resident_bytes() == made
-    finally:
-        ops.tables, ops.table_bits, ops.table_copies = False, None, None
+    ops, before = GpuMsm(gpu, MsmTuning(table_bits=bits)), gpu.resident_bytes()
+    ops.tables, ops.table_copies = True, copies
+    got, stats = ops.msm(pts, sc)
+    c = stats["window_bits"]
+    made = gpu.resident_bytes()
+    held = table_copies(*table_plan(n, cls.GROUP, copies, bits))
+    assert 1 <= held <= (255 // c if copies is None else copies)
+    assert made == before + (1 + held) * pts.limbs.nbytes       # the points and their copies
+    sc2 = random_fr(n, rng)
+    assert ops.msm(pts, sc2)[0] == CPU.msm(pts, sc2, 2)[0]
+    assert gpu.resident_bytes() == made
     assert got == CPU.msm(pts, sc, 2)[0]
     if bits is not None:
         assert c == bits
@@ -170,13 +165,10 @@ def test_msm_fill_in_parts_matches_cpu(gpu, tables, parts, rng):
     window's entries: the CPU's sums on random and on small scalars."""
     n = 70001
     pts = random_points(G1Array, rng, n)
-    ops = gpu.msm_ops
-    ops.tables, ops.fill_parts = tables, parts
-    try:
-        for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(5) for _ in range(n)])):
-            assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
-    finally:
-        ops.tables, ops.fill_parts = False, None
+    ops = GpuMsm(gpu, MsmTuning(fill_parts=parts))
+    ops.tables = tables
+    for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(5) for _ in range(n)])):
+        assert ops.msm(pts, sc)[0] == CPU.msm(pts, sc, 2)[0]
     gpu.release_points(pts)
 
 
@@ -194,16 +186,13 @@ def test_msm_overlapped_stretches_match_cpu(gpu, cls, tables, overlap, groups, p
     limbs = random_points(cls, rng, n).limbs.copy()
     limbs[5::13] = 0
     pts = cls(limbs)
-    ops = gpu.msm_ops
-    ops.tables, ops.overlap, ops.groups, ops.fill_parts, ops.table_bits = tables, overlap, groups, parts, bits
-    try:
-        for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(7) for _ in range(n)])):
-            got, stats = gpu.msm(pts, sc, 1)
-            assert got == CPU.msm(pts, sc, 2)[0]
-            if tables and bits:
-                assert stats["window_bits"] == bits
-    finally:
-        ops.tables, ops.overlap, ops.groups, ops.fill_parts, ops.table_bits = False, None, OVERLAP_GROUPS, None, None
+    ops = GpuMsm(gpu, MsmTuning(overlap=overlap, groups=groups, fill_parts=parts, table_bits=bits))
+    ops.tables = tables
+    for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(7) for _ in range(n)])):
+        got, stats = ops.msm(pts, sc)
+        assert got == CPU.msm(pts, sc, 2)[0]
+        if tables and bits:
+            assert stats["window_bits"] == bits
     gpu.release_points(pts)
 
 
@@ -287,15 +276,11 @@ def test_msm_narrow_scalars_match_cpu(gpu, cls, overlap, bits, chunk, rng):
     values = [0 if r < 0.4 else 1 if r < 0.75 else rng.randrange(2, 1 << 11) if r < 0.95 else rng.randrange(R)
               for r in (pick() for _ in range(n))]
     sc = FrArray.from_ints(values)
-    ops = gpu.msm_ops
-    ops.overlap, ops.window_bits, ops.max_chunk = overlap, bits, chunk or ops.max_chunk
-    try:
-        ops.profile = {}
-        got, stats = gpu.msm(pts, sc, 1)
-        assert got == CPU.msm(pts, sc, 2)[0]
-        assert stats["window_bits"] == (bits or ops.profile["c"])
-    finally:
-        ops.overlap, ops.window_bits, ops.max_chunk, ops.profile = None, None, MAX_CHUNK, None
+    ops = GpuMsm(gpu, MsmTuning(overlap=overlap, window_bits=bits, max_chunk=chunk or MAX_CHUNK))
+    ops.profile = {}
+    got, stats = ops.msm(pts, sc)
+    assert got == CPU.msm(pts, sc, 2)[0]
+    assert stats["window_bits"] == (bits or ops.profile["c"])
     gpu.release_points(pts)
 
 
@@ -372,6 +357,7 @@ def test_msm_shared_refuses_bad_rows(gpu, rng):
         on_device.close()
 
 
+@pytest.mark.usefixtures("benchmark_modules")
 def test_batch_affine_sums_match_cpu(gpu, rng):
     """The batch-affine benchmark's kernels: one round of affine pair sums
     (runs of pairs sharing an inversion, the last run cut short) and XYZZ

@@ -14,7 +14,7 @@ import pytest
 
 from msm_model import signed_digits
 from porep_prover.backend.gpu_msm import REPEATS, GpuMsm, Target
-from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, windows_of
+from porep_prover.backend.gpu_msm_plan import MsmTuning, windows_of
 from porep_prover.backend.gpu_msm_table import Table
 
 P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
@@ -288,10 +288,7 @@ def run(n, c, tables, overlap, parts, groups, seed, mix="random"):
     for each ceil(windows / sets) - 1 windows beyond the first set)."""
     rnd = random.Random(seed)
     dev = Device()
-    ops = GpuMsm.__new__(GpuMsm)
-    ops.gpu, ops.profile, ops.variant = dev, None, ""
-    ops.overlap, ops.groups, ops.fill_parts, ops.max_chunk = overlap, groups, parts, MAX_CHUNK
-    ops.compact_share, ops.grouped = COMPACT_SHARE, None
+    ops = GpuMsm(dev, MsmTuning(window_bits=c, overlap=overlap, groups=groups, fill_parts=parts))
     windows = windows_of(c or 4)
     copies = -(-windows // tables) - 1 if tables else 0
     points = [0 if i % 9 == 4 else rnd.randrange(1, P) for i in range(n)]
@@ -302,7 +299,6 @@ def run(n, c, tables, overlap, parts, groups, seed, mix="random"):
         dev.mem.write(pts.ptr, i, "point", points[i])
         for k in range(1, copies + 1):                # copy k: 2^(c sets k) P_i
             dev.mem.write(table.ptr, (k - 1) * n + i, "point", points[i] * pow(2, c * tables * k, P) % P)
-    ops.window_bits = c
     rows, c, split = ops._pippenger(1, pts.ptr, sc.ptr, n, 192,
                                     Table(table.ptr, c, tables) if tables else None)
     assert len(rows) == (tables or windows_of(c))    # a row a set of buckets
@@ -374,10 +370,7 @@ def test_one_sort_serves_several_arrays(overlap, mix):
     accumulation, combine levels and reduction apart."""
     rnd, n, c = random.Random(7 + overlap), 180, 6
     dev = Device()
-    ops = GpuMsm.__new__(GpuMsm)
-    ops.gpu, ops.profile, ops.variant = dev, None, ""
-    ops.overlap, ops.groups, ops.fill_parts, ops.max_chunk = overlap, 3, None, MAX_CHUNK
-    ops.compact_share, ops.grouped = COMPACT_SHARE, None
+    ops = GpuMsm(dev, MsmTuning(overlap=overlap, groups=3))
     first = [0 if i % 7 == 3 else rnd.randrange(1, P) for i in range(n)]
     second = [rnd.randrange(1, P) for _ in range(n + 40)]
     rows = rnd.sample(range(n + 40), n)

@@ -11,8 +11,8 @@ import pytest
 
 from msm_model import signed_digits
 from porep_prover.backend.gpu_msm import GpuMsm, Sort, Stretch
-from porep_prover.backend.gpu_msm_plan import (BUCKET_COST, digits_of, grouped, overlapped, table_copies, table_plan,
-                                               window_bits, window_bits_for, windows_of)
+from porep_prover.backend.gpu_msm_plan import (BUCKET_COST, MsmTuning, digits_of, grouped, overlapped, table_copies,
+                                               table_plan, window_bits, window_bits_for, windows_of)
 from porep_prover.field.constants import R
 
 
@@ -35,8 +35,7 @@ def row_buckets(row, windows, sets, parts, nb):
 
 
 def plan(sets, windows, parts, nb, overlap, groups):
-    ops = GpuMsm.__new__(GpuMsm)
-    ops.groups = groups
+    ops = GpuMsm(None, MsmTuning(groups=groups))
     return ops._stretches(Sort("", 1, 0, 100, 100, 0, windows, parts, nb, sets or windows, 0), overlap)
 
 

@@ -40,7 +40,7 @@ def test_prepare_copies_each_held_array_once(partition, abc_on_device):
         staged = prepare(pool, synth)
         held = synth.arrays()
         for f, arr in held.items():
-            got = getattr(staged.synth, f)
+            got = getattr(staged.assignment, f)
             assert np.array_equal(got.limbs, arr.limbs)
             assert pool.contains(got.limbs.reshape(-1).view(np.uint8)), f"{f} is not in the arena"
             assert not np.shares_memory(got.limbs, arr.limbs)

@@ -11,7 +11,7 @@ import pytest
 
 from porep_prover import FrArray, G1Point, G2Point, snarkjs
 from porep_prover import backend as backends
-from porep_prover.backend import CpuBackend
+from porep_prover.backend import Capabilities, CpuBackend
 from porep_prover.cli import main
 from porep_prover.curve.points import G1Array, G2Array
 from porep_prover.engine import Engine, inline_job, load_config
@@ -255,6 +255,7 @@ class FaultyBackend(CpuBackend):
     "lh": the L + H sum) is off by the generator, the first `times` times (or always)."""
 
     name = "faulty"
+    capabilities = Capabilities(reference=False)     # a device: its sums are checked against the CPU's
 
     def __init__(self, target, times=None):
         super().__init__()

@@ -27,6 +27,8 @@ from .field.constants import R
 from .field.fr_array import FrArray
 from .groth16.r1cs import R1CS, SparseMatrix
 
+__all__ = ["CIRCUITS", "MAX_CONSTRAINTS", "MAX_PUBLIC", "MAX_SEED", "fr_small", "porep_like", "square_chain"]
+
 MAX_CONSTRAINTS = 1 << 28
 MAX_PUBLIC = 1 << 16
 MAX_SEED = (1 << 64) - 1

@@ -3,8 +3,7 @@ import pytest
 
 porep_prover_schedulers = pytest.importorskip("porep_prover_schedulers.plugin")
 
-from porep_prover.engine import Job  # noqa: E402
-from porep_prover.engine.jobs import PartitionTask  # noqa: E402
+from porep_prover.engine import Job, PartitionTask  # noqa: E402
 from porep_prover.hooks import collect_registry, plugin_manager  # noqa: E402
 
 

@@ -12,7 +12,7 @@ import threading
 
 from .. import cuda
 from ..errors import BackendUnavailableError, UnknownBackendError
-from .base import Backend
+from .base import Backend, Capabilities, Flavor, MsmOptions, Prepared
 from .cpu import CpuBackend
 
 BACKENDS = ("cpu", "gpu", "auto")
@@ -57,4 +57,5 @@ def get_backend(name: str = "auto") -> Backend:
     return _CPU
 
 
-__all__ = ["BACKENDS", "Backend", "CpuBackend", "get_backend", "gpu_available", "gpu_backend"]
+__all__ = ["BACKENDS", "Backend", "Capabilities", "CpuBackend", "Flavor", "MsmOptions", "Prepared", "get_backend",
+           "gpu_available", "gpu_backend"]

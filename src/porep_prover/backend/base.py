@@ -1,24 +1,107 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The interface every compute backend implements."""
+"""The interface every compute backend implements, and the names its calls take.
+
+Every backend has every method of `Backend`: what one cannot do faster than
+the host it does as the host would (CpuBackend: take is a gather, msm_shared
+one MSM per set, prepare stages nothing, h_from_witness evaluates on the
+host). What differs between backends and changes what a caller does is
+declared in `Capabilities`, never found out by looking for methods.
+"""
 from __future__ import annotations
 
+import dataclasses
+import enum
 from typing import Protocol
 
+import numpy as np
+
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
+from ..errors import InvalidInputError
 from ..field.fr_array import FrArray
+
+NO_ROW = 0xFFFFFFFF        # a row map's entry for a scalar without a point (msm_shared)
+
+
+class Flavor(enum.StrEnum):
+    """Whose Groth16 the H scalars are for.
+
+    BELLMAN: the n - 1 coefficients of H = (A B - C) / Z (7-based roots, coset 7).
+    SNARKJS: the n values of A B - C on the odd coset omega_2n <omega_n> (5-based roots)."""
+    BELLMAN = "bellman"
+    SNARKJS = "snarkjs"
+
+    @classmethod
+    def of(cls, value: "Flavor | str") -> "Flavor":
+        """value as a Flavor (its name as a string accepted); InvalidInputError otherwise."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise InvalidInputError(f"flavor {value!r}: one of {', '.join(f.value for f in cls)}") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class Capabilities:
+    """What a backend declares about itself.
+
+    evaluates_witness: A w, B w and C w are best left to the backend (its copy
+        of the circuit's matrices resident, only the witness sent): synthesis
+        then hands it a WitnessAssignment instead of evaluating them.
+    reference: its sums are the reference others are checked against (the
+        CPU's); a failed proof made by any other backend is made again here
+        to tell a device fault from a bad key."""
+    evaluates_witness: bool = False
+    reference: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class MsmOptions:
+    """MSM settings of one user of a backend (an engine), applied by a view of
+    it (Backend.with_options) rather than to the backend every user shares.
+
+    tables: window tables for resident points (GPU: shifted copies kept beside
+        the points where they fit; the CPU has none).
+    table_copies: the most shifted copies a table holds (None: one a window)."""
+    tables: bool = False
+    table_copies: int | None = None
+
+
+@dataclasses.dataclass
+class Prepared:
+    """An assignment staged for a backend's kernel region (Backend.prepare),
+    given back with release_prepared once the region is over.
+
+    assignment: what the region takes: a copy in the backend's staging memory,
+        or the assignment itself where there is nothing to stage.
+    arena: the staging memory (None: none). ahead: the (address, bytes) of
+        the arrays also copied to the device ahead of the region."""
+    assignment: object
+    arena: object = None
+    ahead: list = dataclasses.field(default_factory=list)
 
 
 class Backend(Protocol):
     """Kernels the prover needs. Inputs are validated by the caller
-    (backend.api); implementations may assume matching lengths and sizes."""
+    (backend.api); implementations may assume matching lengths and sizes.
+
+    Scalars: an FrArray, or what h_scalars / h_from_witness / take return
+    (device memory on a GPU), which this backend's msm and msm_shared read
+    and release_scalars gives back."""
 
     name: str
+    capabilities: Capabilities
 
-    def msm(self, points: G1Array | G2Array, scalars: FrArray, threads: int) -> tuple[G1Point | G2Point, dict]:
+    def msm(self, points: G1Array | G2Array, scalars, threads: int) -> tuple[G1Point | G2Point, dict]:
         """sum scalars[i] * points[i], and how the scalars were split."""
 
-    def msm_many(self, parts: list[tuple[G1Array | G2Array, FrArray]], threads: int) -> G1Point | G2Point:
+    def msm_many(self, parts: list[tuple[G1Array | G2Array, object]], threads: int) -> G1Point | G2Point:
         """sum of msm(points, scalars) over parts (all of one group)."""
+
+    def msm_shared(self, sets: list[tuple[G1Array | G2Array, np.ndarray | None]], scalars,
+                   threads: int) -> list[G1Point | G2Point]:
+        """[sum_i scalars[i] P_i for each (points, rows) of sets]: rows None,
+        P_i = points[i]; else rows (uint32, one a scalar) names P_i =
+        points[rows[i]], no term where rows[i] is NO_ROW. A GPU sorts the
+        scalars once for every set."""
 
     def batch_sum(self, points: G1Array | G2Array, threads: int) -> G1Point | G2Point:
         """sum points[i]."""
@@ -26,10 +109,43 @@ class Backend(Protocol):
     def ntt(self, values: FrArray, inverse: bool, coset: bool, threads: int) -> FrArray:
         """Transform of a copy of values (length a power of two)."""
 
-    def h_poly(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: str = "bellman") -> FrArray:
-        """The H scalars from A, B, C evaluated on the size-n domain; a, b, c are consumed.
-        bellman: the n - 1 coefficients of H = (A B - C) / Z (7-based roots, coset 7).
-        snarkjs: the n values of A B - C on the odd coset omega_2n <omega_n> (5-based roots)."""
+    def h_poly(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN) -> FrArray:
+        """The H scalars (see Flavor) from A, B, C evaluated on the size-n domain; a, b, c are consumed."""
+
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN):
+        """h_poly's scalars where this backend's msm reads them (a GPU's: left
+        on the device); give them back with release_scalars."""
+
+    def h_from_witness(self, r1cs, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
+                       check: bool = True, keep_witness: bool = False):
+        """h_scalars with A w, B w, C w evaluated by the backend (bellman's
+        layout: the inputs at rows m .. m + k - 1 of A w); check raises
+        UnsatisfiedError naming the first failing constraint. keep_witness:
+        (H, the backend's copy of the witness), which take and slices read."""
+
+    def take(self, values, index: np.ndarray):
+        """values[index] (index: a 1-D uint32 array of rows of values), as scalars of this backend."""
+
+    def release_scalars(self, values) -> None:
+        """Give back what h_scalars / h_from_witness / take returned (device
+        memory; nothing for host arrays). Releasing twice is harmless."""
+
+    def prepare(self, assignment, ahead: bool = False) -> Prepared:
+        """Host work for an assignment's kernel region, done before the device's
+        lock is taken (staging copies; ahead: device copies too)."""
+
+    def release_prepared(self, prepared: Prepared) -> None:
+        """What prepare staged, back once the kernel region is over."""
+
+    def release_points(self, points: G1Array | G2Array) -> None:
+        """Drop the backend's resident copy of one point array (none on the host)."""
+
+    def release_resident(self) -> None:
+        """Drop every resident copy not in use (none on the host)."""
+
+    def with_options(self, options: MsmOptions) -> "Backend":
+        """This backend with options for its MSMs: a light view sharing its
+        device, resident points and pools (itself where no option applies)."""
 
     def fixed_base(self, base: G1Array | G2Array, scalars: FrArray, threads: int) -> G1Array | G2Array:
         """scalars[i] * base[0] for every i."""

@@ -2,12 +2,15 @@
 """The CPU backend: native C kernels through Cython, run without the GIL."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..config import resolve_threads, simd_wanted
 from ..curve.points import G1Array, G2Array
-from ..errors import NativeMemoryError
+from ..errors import InvalidInputError, LengthMismatchError, NativeMemoryError
 from ..field.fr_array import FrArray
 from ..msm import _cpu as msm_cpu
 from ..ntt import _cpu as ntt_cpu
+from .base import NO_ROW, Capabilities, Flavor, MsmOptions, Prepared
 
 
 def _check(rc: int, what: str) -> None:
@@ -23,9 +26,13 @@ class CpuBackend:
     MSMs and NTTs use AVX-512 IFMA where the CPU has it (see `simd`), with identical results.
     Every threads argument goes through config.resolve_threads (None: the
     default; outside 1..MAX_THREADS: InvalidInputError) before native code.
+    What a device does from its own memory is done here as the host does it:
+    scalars are FrArrays, take a gather, msm_shared one MSM per set, nothing
+    to stage, resident or release.
     """
 
     name = "cpu"
+    capabilities = Capabilities(evaluates_witness=False, reference=True)
 
     def __init__(self):
         self.simd(simd_wanted())
@@ -66,11 +73,70 @@ class CpuBackend:
             _check(ntt_cpu.ntt(out.limbs, len(out).bit_length() - 1, inverse, coset, resolve_threads(threads)), "NTT")
         return out
 
-    def h_poly(self, a, b, c, threads, flavor="bellman"):
+    def h_poly(self, a, b, c, threads, flavor=Flavor.BELLMAN):
         log_n = len(a).bit_length() - 1
-        snarkjs = flavor == "snarkjs"
+        snarkjs = Flavor.of(flavor) is Flavor.SNARKJS
         _check(ntt_cpu.h_poly(a.limbs, b.limbs, c.limbs, log_n, snarkjs, resolve_threads(threads)), "H polynomial")
         return FrArray(a.limbs if snarkjs else a.limbs[: len(a) - 1])
+
+    def h_scalars(self, a, b, c, threads, flavor=Flavor.BELLMAN):
+        return self.h_poly(a, b, c, threads, flavor)
+
+    def h_from_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True, keep_witness=False):
+        """h_scalars of A w, B w, C w evaluated here (as synthesis does on the
+        host); keep_witness: (H, witness), the witness itself standing for a
+        device's copy of it."""
+        r1cs.check_witness(witness)
+        n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
+        a, b, c = r1cs.evaluate(witness, threads, length=n)
+        if check:
+            r1cs.check(witness, threads, abc=(a, b, c))
+        a.limbs[m:m + k] = witness.limbs[:k]       # bellman's input constraints
+        h = self.h_scalars(a, b, c, threads, flavor)
+        return (h, witness) if keep_witness else h
+
+    def take(self, values, index):
+        if not isinstance(index, np.ndarray) or index.dtype != np.uint32 or index.ndim != 1:
+            raise InvalidInputError(f"take: the index is a 1-D uint32 array, not {type(index).__name__} "
+                                    f"{np.asarray(index).dtype} of {np.ndim(index)} dims")
+        past = np.flatnonzero(index >= len(values))
+        if len(past):
+            raise InvalidInputError(f"take: index[{int(past[0])}] is past the {len(values)} values")
+        return FrArray(np.take(values.limbs, index, axis=0))
+
+    def msm_shared(self, sets, scalars, threads):
+        out = []
+        for points, rows in sets:
+            if rows is None:
+                if len(points) != len(scalars):
+                    raise LengthMismatchError(f"msm_shared: {len(points)} points but {len(scalars)} scalars")
+                out.append(self.msm(points, scalars, threads)[0])
+                continue
+            if not isinstance(rows, np.ndarray) or rows.dtype != np.uint32 or rows.shape != (len(scalars),):
+                raise InvalidInputError(f"msm_shared: rows is a uint32 array of {len(scalars)}")
+            keep = rows != NO_ROW
+            if keep.any() and int(rows[keep].max()) >= len(points):
+                raise InvalidInputError(f"msm_shared: a row past the {len(points)} points")
+            out.append(self.msm(points[rows[keep]], FrArray(scalars.limbs[keep]), threads)[0])
+        return out
+
+    def release_scalars(self, values):
+        pass                       # host arrays: collected with their last reference
+
+    def prepare(self, assignment, ahead=False):
+        return Prepared(assignment)
+
+    def release_prepared(self, prepared):
+        pass
+
+    def release_points(self, points):
+        pass
+
+    def release_resident(self):
+        pass
+
+    def with_options(self, options: MsmOptions):
+        return self                # no window tables on the host: no option applies
 
     def fixed_base(self, base, scalars, threads):
         out = type(base).zeros(len(scalars)) if isinstance(base, (G1Array, G2Array)) else None

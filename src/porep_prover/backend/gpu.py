@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..config import gpu_resident_bytes, kernel_cache_dir
 from ..cuda import DeviceInfo, devices, driver
 from ..cuda.cache import KernelCache
@@ -34,7 +34,8 @@ from .gpu_fixed_base import GpuFixedBase
 from .gpu_arrays import DeviceScalars
 from .gpu_msm import GpuMsm
 from .gpu_ntt import GpuNtt
-from .gpu_prepare import PinnedPool, Prepared, prepare
+from .base import Capabilities, Flavor, MsmOptions, Prepared
+from .gpu_prepare import PinnedPool, prepare
 from .gpu_r1cs import GpuR1cs
 
 PKG = pathlib.Path(__file__).resolve().parents[1]
@@ -48,31 +49,26 @@ MODULES = {  # logical name -> (source, defines)
     "fixed_base_g1": (PKG / "msm" / "kernels" / "fixed_base.cu", ("FQ_MUL_CALL",)),
     "fixed_base_g2": (PKG / "msm" / "kernels" / "fixed_base.cu", ("MSM_G2", "FQ_MUL_CALL")),
 }
-VARIANTS = {  # the same kernels built another way, for the benchmarks' comparisons
-    "msm_g1.fq_inline": (PKG / "msm" / "kernels" / "msm.cu", ()),
-    "msm_g2.fq_inline": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2",)),
-    # the products' earlier layout (separate chains for low and high halves)
-    "ntt.lohi": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_MUL_LOHI",)),
-    "msm_g1.lohi": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL_LOHI")),
-    # field elements at their natural 4-byte alignment (4-byte loads and stores)
-    "ntt.align4": (PKG / "ntt" / "kernels" / "ntt.cu", ("MONT_ALIGN4",)),
-    "msm_g1.align4": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_ALIGN4")),
-    # Fq squares as products (mont_sqr_wide's 222 multiply-adds against 288)
-    "msm_g1.sqr_mul": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_SQR_MUL")),
-    # Fr's reduction rows without the multiplications its low limbs (1, 2^32 - 1) make free
-    "ntt.redc_generic": (PKG / "ntt" / "kernels" / "ntt.cu", ("FR_REDC_GENERIC",)),
-    # G2's squares as Fq2 products (three Fq products instead of two)
-    "msm_g2.fq2_sqr_mul": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL", "FQ2_SQR_MUL")),
-    # Y3's two products each reduced (f_mul2 as two products and a sum)
-    "msm_g1.mul2_off": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL", "MONT_MUL2_OFF")),
-    # Fq products on the FP64 pipe, and on both pipes in different warps
-    "fq_pipes": (PKG / "msm" / "kernels" / "fq_pipes.cu", ("FQ_MUL_CALL",)),
-    # affine additions sharing an inversion beside the accumulation's XYZZ ones
-    "batch_affine": (PKG / "msm" / "kernels" / "batch_affine.cu", ("FQ_MUL_CALL",)),
-}
+# Modules beyond MODULES that a benchmark compiles for its comparisons (benchmarks/gpu_builds.py): these
+# sources built another way, or kernels of its own, by logical name -> (source, defines), compiled with
+# INCLUDE as MODULES are. Empty until a benchmark adds to it (add_variant); production launches MODULES.
+VARIANTS: dict[str, tuple[pathlib.Path, tuple[str, ...]]] = {}
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic
 STREAM_CHUNK = 1 << 30     # bytes of points per chunk when an array is streamed
+
+
+def add_variant(name: str, source, defines=()) -> None:
+    """Let kernel(name, ...) compile source (a .cu path) with defines: a
+    benchmark's build. Adding a name again with the same source and defines
+    does nothing; a name of MODULES, or one added with another source or
+    defines, or a source that is not a file raises InvalidInputError."""
+    build = (pathlib.Path(source).resolve(), tuple(defines))
+    if name in MODULES or VARIANTS.get(name, build) != build:
+        raise InvalidInputError(f"GPU module {name!r} is already built from {(MODULES | VARIANTS)[name][0]}")
+    if not build[0].is_file():
+        raise InvalidInputError(f"GPU module {name!r}: no source file {build[0]}")
+    VARIANTS[name] = build
 
 
 def _host_key(raw: np.ndarray) -> tuple[int, int]:
@@ -92,6 +88,8 @@ class GpuBackend:
     """`Backend` on one CUDA device."""
 
     name = "gpu"
+    capabilities = Capabilities(evaluates_witness=True, reference=False)
+    msm_options: MsmOptions | None = None    # None: the MSM side's own settings (GpuMsm.tables ...)
 
     def __init__(self, ordinal: int = 0):
         drv = driver()
@@ -353,20 +351,20 @@ class GpuBackend:
     def ntt(self, values, inverse, coset, threads):
         return self.ntt_ops.ntt(values, inverse, coset)
 
-    def h_poly(self, a, b, c, threads, flavor="bellman"):
-        return self.ntt_ops.h_poly(a, b, c, flavor)
+    def h_poly(self, a, b, c, threads, flavor=Flavor.BELLMAN):
+        return self.ntt_ops.h_poly(a, b, c, Flavor.of(flavor))
 
-    def h_scalars(self, a, b, c, threads, flavor="bellman") -> DeviceScalars:
+    def h_scalars(self, a, b, c, threads, flavor=Flavor.BELLMAN) -> DeviceScalars:
         """h_poly's result left on the device, for this backend's msm (close it after)."""
-        return self.ntt_ops.h_scalars(a, b, c, flavor)
+        return self.ntt_ops.h_scalars(a, b, c, Flavor.of(flavor))
 
-    def h_from_witness(self, r1cs, witness, threads, flavor="bellman", check=True, keep_witness=False):
+    def h_from_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True, keep_witness=False):
         """H for a witness with A w, B w, C w evaluated on the device (the
         circuit's matrices resident, only the witness uploaded); check raises
         UnsatisfiedError naming the first failing constraint. Bellman's layout.
         keep_witness: return (H, the witness's device copy) instead of H, so the
         queries' scalars come from it (its slices, take) without uploads."""
-        n = r1cs.domain_size
+        n, flavor = r1cs.domain_size, Flavor.of(flavor)
         if n < 2:
             raise InvalidInputError("h_from_witness needs a domain of at least 2")
         r1cs.check_witness(witness)
@@ -386,14 +384,18 @@ class GpuBackend:
         resident once per array, e.g. R1CS.query_index(q, np.uint32)); owned."""
         return self.r1cs_ops.take(values, index)
 
-    def prepare(self, synth, ahead: bool = False) -> Prepared:
+    def release_scalars(self, values) -> None:
+        if isinstance(values, DeviceScalars):     # h_scalars' of a domain of 1 are on the host
+            values.close()
+
+    def prepare(self, assignment, ahead: bool = False) -> Prepared:
         """Host work for a partition's kernel region, done outside the device's lock:
         its uploaded arrays copied into page-locked memory (give it back with
         release_prepared once the region is over). ahead: also copy them to the
         device now, on the copy stream, while another worker's kernels run (upload
         then hands these copies over); an array that does not fit is left to the
         region. The copies are on the device when prepare returns."""
-        prepared = prepare(self.pinned, synth)
+        prepared = prepare(self.pinned, assignment)
         if ahead:
             try:
                 self._copy_ahead(prepared)
@@ -403,7 +405,7 @@ class GpuBackend:
         return prepared
 
     def _copy_ahead(self, prepared: Prepared) -> None:
-        for arr in prepared.synth.arrays().values():
+        for arr in prepared.assignment.arrays().values():
             raw = arr.limbs.reshape(-1).view(np.uint8)
             key = _host_key(raw)
             buf = self.try_alloc(raw.nbytes)   # never alloc(): evicting resident points could pull them
@@ -429,7 +431,7 @@ class GpuBackend:
             prepared.arena = None
 
     def msm(self, points, scalars, threads):
-        return self.msm_ops.msm(points, scalars)
+        return self.msm_ops.msm(points, scalars, self.msm_options)
 
     def msm_many(self, parts, threads):
         """sum of msm(points, scalars) over parts (each its own resident array)."""
@@ -464,6 +466,9 @@ class GpuBackend:
                 on_device.close()
         return out
 
+    def with_options(self, options: MsmOptions) -> "GpuOptionsView":
+        return GpuOptionsView(self, options)
+
     def batch_sum(self, points, threads):
         return self.msm_ops.batch_sum(points)
 
@@ -487,3 +492,17 @@ class GpuBackend:
             self.ctx.trim_pool()
         self.stream.close()
         self.aux_stream.close()
+
+
+class GpuOptionsView:
+    """A GpuBackend with MSM options of its own (with_options): everything else,
+    with_options too, is the backend's (device, lock, resident points, pools);
+    the methods that run GpuMsm.msm run with the view as self."""
+
+    msm, msm_many, msm_shared = GpuBackend.msm, GpuBackend.msm_many, GpuBackend.msm_shared
+
+    def __init__(self, gpu: GpuBackend, options: MsmOptions):
+        self.gpu, self.msm_options = gpu, options
+
+    def __getattr__(self, name):
+        return getattr(self.gpu, name)

@@ -28,8 +28,8 @@ from ..curve import _curve
 from ..config import gpu_msm_table_copies, gpu_msm_tables
 from ..errors import InvalidInputError, LengthMismatchError
 from .gpu_arrays import DeviceScalars, WorkBuffers
-from .gpu_msm_plan import (COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, chunk_length, copies_of, fill_parts, grouped,
-                           overlapped, stretch_cuts, wide_rows, window_bits_for, windows_of)
+from .gpu_msm_plan import (MsmTuning, chunk_length, copies_of, fill_parts, grouped, overlapped, stretch_cuts, wide_rows,
+                           window_bits_for, windows_of)
 from .gpu_msm_table import window_table
 
 THREADS = 256
@@ -85,22 +85,18 @@ class Stretch(NamedTuple):
 
 
 class GpuMsm:
-    """The MSM side of one GpuBackend (it supplies alloc / launch / kernel / resident)."""
+    """The MSM side of one GpuBackend (it supplies alloc / launch / kernel / resident).
+    tuning: the plan's choices fixed (a benchmark's GpuMsm(gpu, replace(MsmTuning(), ...)));
+    the default leaves them to the plan. InvalidInputError unless an MsmTuning."""
 
-    def __init__(self, gpu):
+    def __init__(self, gpu, tuning: MsmTuning = MsmTuning()):
+        if not isinstance(tuning, MsmTuning):
+            raise InvalidInputError(f"GpuMsm: tuning is an MsmTuning, not {type(tuning).__name__}")
         self.gpu = gpu
+        self.tuning = tuning
         self.profile: dict[str, float] | None = None  # set to a dict: ms per phase are added to it
-        self.variant = ""                              # "" or a suffix of gpu.VARIANTS (benchmarks)
-        self.fill_parts: int | None = None             # None: fill_parts(n, ...); the benchmarks sweep it
         self.tables = bool(gpu_msm_tables())           # window tables for resident points (see the module)
-        self.table_bits: int | None = None             # None: table_plan's; the benchmarks sweep it
         self.table_copies = gpu_msm_table_copies()     # None: a copy for every window; else at most this many
-        self.window_bits: int | None = None            # None: window_bits_for the scalars; the benchmarks sweep it
-        self.max_chunk = MAX_CHUNK                     # the benchmarks sweep it
-        self.compact_share = COMPACT_SHARE             # 0: every window keeps every point's keys (benchmarks)
-        self.overlap: bool | None = None               # None: overlapped(group, entries); the benchmarks sweep it
-        self.groups = OVERLAP_GROUPS                   # stretches of windows without tables
-        self.grouped: bool | None = None               # None: grouped(lengths, ...); the benchmarks sweep it
         self._rows_checked: dict = {}                  # id(rows) -> (weak reference, rows it needs)
 
     def _marker(self):
@@ -121,12 +117,15 @@ class GpuMsm:
         return mark, collect
 
     def _module(self, group: int) -> str:
-        return f"msm_g{group}" + (f".{self.variant}" if self.variant else "")
+        variant = self.tuning.variant
+        return f"msm_g{group}" + (f".{variant}" if variant else "")
 
     def _proj_bytes(self, points) -> int:
         return 2 * points.WIDTH * 8  # xyzz: four coordinates, twice the affine two
 
-    def msm(self, points, scalars) -> tuple[object, dict]:
+    def msm(self, points, scalars, options=None) -> tuple[object, dict]:
+        """(sum scalars[i] points[i], the scalars' split); options: a caller's
+        MsmOptions for the window tables (None: this side's tables / table_copies)."""
         n = len(points)
         stats = {"zeros": n, "ones": 0, "full": 0, "window_bits": 0}
         if len(scalars) != n:
@@ -138,7 +137,7 @@ class GpuMsm:
         partials, totals = [], np.zeros(3, dtype=np.int64)
         on_device = isinstance(scalars, DeviceScalars)
         with self.gpu.holding(points.limbs):   # its resident copy stays while chunks run
-            table = window_table(self, points)
+            table = window_table(self, points, options)
             for start, stop, pts in self.gpu.point_chunks(points):
                 sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
                 try:
@@ -182,7 +181,7 @@ class GpuMsm:
                               self._proj_bytes(p)) for p, r in sets]
             sc = scalars.address() if on_device else gpu.upload(scalars.limbs)
             try:
-                sums, c, _ = self._pippenger_targets(targets, sc, n, self.window_bits, 0)
+                sums, c, _ = self._pippenger_targets(targets, sc, n, self.tuning.window_bits, 0)
             finally:
                 if not on_device:
                     gpu.free(sc)
@@ -235,12 +234,12 @@ class GpuMsm:
     def _pippenger(self, group, pts, sc, n, proj_bytes, table=None):
         """(window sums, c, (zeros, ones, full) counts) of one chunk: the sums
         windows x xyzz rows, or None when the chunk has no nonzero term; c
-        self.window_bits, or window_bits_for its scalars when None. With a
+        the tuning's window_bits, or window_bits_for its scalars when None. With a
         window table (gpu_msm_table.Table) c is the table's and the rows are
         its sets' sums."""
         target = Target(group, pts, 0, proj_bytes, table.buf if table else 0, n)
-        sums, c, split = self._pippenger_targets([target], sc, n, table.c if table else self.window_bits, pts,
-                                                 table.sets if table else 0)
+        c = table.c if table else self.tuning.window_bits
+        sums, c, split = self._pippenger_targets([target], sc, n, c, pts, table.sets if table else 0)
         return sums[0], c, split
 
     def _pippenger_targets(self, targets: list[Target], sc, n, c, classify_pts, sets: int = 0):
@@ -284,7 +283,7 @@ class GpuMsm:
             sums = [alloc(t.proj_bytes * keys_n) for t in targets]
             for buf in sums:
                 buf.zero(gpu.stream)
-            overlap = self.overlap if self.overlap is not None else overlapped(group, total)
+            overlap = self.tuning.overlap if self.tuning.overlap is not None else overlapped(group, total)
             stretches = self._stretches(sort, overlap)
             bounds = self._offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
             aux = gpu.aux_stream if overlap else gpu.stream
@@ -300,17 +299,17 @@ class GpuMsm:
         scalars of at least c bits (the only ones with digits there) where
         they are few and there is no window table (sets 0); the sort over
         them, its atomics grouped where keys may repeat."""
-        gpu, windows, nb = self.gpu, windows_of(c), 1 << (c - 1)
+        gpu, tuning, windows, nb = self.gpu, self.tuning, windows_of(c), 1 << (c - 1)
         wide, sets = int(lengths[c:].sum()), sets or windows
-        m = n if sets < windows else wide_rows(wide, n, self.compact_share)
+        m = n if sets < windows else wide_rows(wide, n, tuning.compact_share)
         keys = alloc(4 * max(1, n + (windows - 1) * m))
         listed, taken, wide_bits = 0, 0, 0                # the dense layout: every point in every window
         if m < n:
             listed, taken, wide_bits = alloc(4 * max(1, m)), alloc(4), c
             taken.zero(gpu.stream)
         gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, sets, wide_bits, m, listed, taken, keys])
-        parts = self.fill_parts or fill_parts(n, copies_of(windows, sets))
-        together = self.grouped if self.grouped is not None else grouped(lengths, repeats, n, c)
+        parts = tuning.fill_parts or fill_parts(n, copies_of(windows, sets))
+        together = tuning.grouped if tuning.grouped is not None else grouped(lengths, repeats, n, c)
         return Sort(mod, group, keys, n, m, listed, windows, parts, nb, sets, int(together))
 
     def _stretches(self, sort: Sort, overlap: bool) -> list[Stretch]:
@@ -323,11 +322,11 @@ class GpuMsm:
         if not overlap:
             return [Stretch(range(sets * parts * copies), range(sets * nb))]
         if copies == 1:                     # units: whole windows
-            cuts = stretch_cuts(sets, self.groups)
+            cuts = stretch_cuts(sets, self.tuning.groups)
             return [Stretch(range(w0 * parts, w1 * parts), range(w0 * nb, w1 * nb)) for w0, w1 in zip(cuts, cuts[1:])]
         # units: a part of a set, its copies' rows
         per, units = -(-nb // parts), sets * parts
-        cuts = stretch_cuts(units, self.groups)
+        cuts = stretch_cuts(units, self.tuning.groups)
         start = [t * nb + min(p * per, nb) for t in range(sets) for p in range(parts)] + [sets * nb]
         return [Stretch(range(u0 * copies, u1 * copies), range(start[u0], start[u1])) for u0, u1 in zip(cuts, cuts[1:])]
 
@@ -375,7 +374,7 @@ class GpuMsm:
         for s in stretches:
             self._place(sort, s.rows, ends, entries, aux)
             fills.append(self._event(aux))
-        chunk = chunk_length(bounds[-1], gpu.info.multiprocessors * 1024, self.max_chunk)
+        chunk = chunk_length(bounds[-1], gpu.info.multiprocessors * 1024, self.tuning.max_chunk)
         for i, s in enumerate(stretches):
             main.wait(fills[i])
             if i == 0:

@@ -3,9 +3,14 @@
 the window width for the scalars at hand, with window tables and without,
 the parts the sort's fill is cut into, whether the fill runs beside the
 accumulation, the accumulating threads' chunks, which windows keep a key
-for every point, and whether the sort groups its atomics.
+for every point, and whether the sort groups its atomics; MsmTuning, those
+choices fixed from outside (the benchmarks' sweeps).
 """
 from __future__ import annotations
+
+import dataclasses
+
+from ..errors import InvalidInputError
 
 FILL_SPAN = 32 << 20     # bytes of entries one fill part writes at a time: well inside an H200's 50 MB L2
 MAX_FILL_PARTS = 4       # each part reads all of its window's keys again
@@ -140,3 +145,50 @@ def chunk_length(entries: int, threads_wanted: int, most: int = MAX_CHUNK) -> in
     least 4, at most `most` (the longer a chunk, the fewer open runs its ends
     leave to the combine levels' general additions)."""
     return max(4, min(most, entries // max(1, threads_wanted)))
+
+
+@dataclasses.dataclass(frozen=True)
+class MsmTuning:
+    """Choices the MSM's plan makes for itself, fixed instead: what a benchmark
+    sweeps or a test pins (dataclasses.replace(MsmTuning(), fill_parts=2)). The
+    defaults leave every choice to the plan (its measured best): production's
+    launches. GpuMsm takes one when it is made.
+
+    variant: "" (the backend's own build), or the build msm_g1.VARIANT /
+    msm_g2.VARIANT that a benchmark added (backend.gpu.add_variant). None
+    leaves the plan's: window_bits (window_bits_for the scalars, 4 to 22),
+    table_bits (table_plan's, 8 to 24), fill_parts (fill_parts, 1 to 64),
+    overlap (overlapped) and grouped (grouped: the sort's atomics grouped by
+    key). max_chunk: entries an accumulating thread adds at most (1 to 4096);
+    compact_share: windows above the first keep keys for the wide scalars
+    only where they are at most this share (0 to 1; 0: every point's keys);
+    groups: stretches of whole windows a plain MSM is filled and added up
+    in (1 to 256). A value out of range raises InvalidInputError."""
+    variant: str = ""
+    window_bits: int | None = None
+    table_bits: int | None = None
+    fill_parts: int | None = None
+    overlap: bool | None = None
+    grouped: bool | None = None
+    max_chunk: int = MAX_CHUNK
+    compact_share: float = COMPACT_SHARE
+    groups: int = OVERLAP_GROUPS
+
+    def __post_init__(self):
+        if not isinstance(self.variant, str) or not (self.variant == "" or self.variant.isidentifier()):
+            raise InvalidInputError(f"MsmTuning: variant {self.variant!r} is not a build's name")
+        for name, low, high, optional in (("window_bits", 4, 22, True), ("table_bits", 8, 24, True),
+                                          ("fill_parts", 1, 64, True), ("max_chunk", 1, 4096, False),
+                                          ("groups", 1, 256, False)):
+            value = getattr(self, name)
+            if value is None and optional:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InvalidInputError(f"MsmTuning: {name} {value!r} is not "
+                                        f"{'None or ' if optional else ''}an integer from {low} to {high}")
+        for name in ("overlap", "grouped"):
+            if getattr(self, name) not in (None, True, False):
+                raise InvalidInputError(f"MsmTuning: {name} {getattr(self, name)!r} is not None, True or False")
+        share = self.compact_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            raise InvalidInputError(f"MsmTuning: compact_share {share!r} is not a share from 0 to 1")

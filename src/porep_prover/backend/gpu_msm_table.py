@@ -30,16 +30,18 @@ class Table(NamedTuple):
     sets: int
 
 
-def window_table(ops, points) -> Table | None:
+def window_table(ops, points, options=None) -> Table | None:
     """The table of resident points under ops' settings (tables on, c from
-    ops.table_bits or table_plan, at most ops.table_copies copies), made on
-    first use and kept with the points; None where tables are off, a table
-    would not help (no copy) or does not fit. The caller holds points
+    ops.tuning.table_bits or table_plan, at most ops.table_copies copies), or
+    under options' tables and table_copies (a caller's MsmOptions) when given;
+    made on first use and kept with the points; None where tables are off, a
+    table would not help (no copy) or does not fit. The caller holds points
     (GpuBackend.holding)."""
     n, gpu = len(points), ops.gpu
-    if not ops.tables or n < 2:
+    tables, most = (ops.tables, ops.table_copies) if options is None else (options.tables, options.table_copies)
+    if not tables or n < 2:
         return None
-    c, sets = table_plan(n, points.GROUP, ops.table_copies, ops.table_bits)
+    c, sets = table_plan(n, points.GROUP, most, ops.tuning.table_bits)
     copies, nbytes = table_copies(c, sets), points.limbs.nbytes
     if copies == 0 or (copies + 1) * n >= 1 << 31 or (copies + 1) * nbytes > gpu.resident_budget:
         return None

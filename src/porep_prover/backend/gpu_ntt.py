@@ -9,8 +9,12 @@ scaling ride on the first or last pass (see ntt.cu).
 """
 from __future__ import annotations
 
+import dataclasses
+
+from ..errors import InvalidInputError
 from ..field.constants import FR_GENERATOR, FR_SNARKJS_NQR, FR_TWO_ADICITY, R
 from ..field.fr_array import FrArray
+from .base import Flavor
 from .gpu_arrays import DeviceScalars
 
 PASS_STAGES = 10
@@ -31,6 +35,30 @@ def passes(log_n: int) -> list[tuple[int, int]]:
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class NttTuning:
+    """The pass kernel's build and shape, fixed: what a benchmark sweeps or a
+    test pins (dataclasses.replace(NttTuning(), block_log=11)); the defaults
+    are the measured best, production's launches. GpuNtt takes one when it
+    is made.
+
+    module: "ntt" (the backend's build) or another build of ntt.cu that a
+    benchmark added (backend.gpu.add_variant); block_log: log2 elements a
+    block, PASS_STAGES to 12; threads: threads a block, 1 to 1024. A value
+    out of range raises InvalidInputError."""
+    module: str = "ntt"
+    block_log: int = BLOCK_LOG
+    threads: int = THREADS
+
+    def __post_init__(self):
+        if not isinstance(self.module, str) or self.module.split(".")[0] != "ntt":
+            raise InvalidInputError(f"NttTuning: module {self.module!r} is not a build of ntt.cu")
+        for name, low, high in (("block_log", PASS_STAGES, 12), ("threads", 1, 1024)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InvalidInputError(f"NttTuning: {name} {value!r} is not an integer from {low} to {high}")
+
+
 def _powers(base: int, count: int, factor: int = 1) -> list[int]:
     out, x = [], factor % R
     for _ in range(count):
@@ -40,14 +68,16 @@ def _powers(base: int, count: int, factor: int = 1) -> list[int]:
 
 
 class GpuNtt:
-    """The NTT side of one GpuBackend (it supplies alloc / launch / kernel)."""
+    """The NTT side of one GpuBackend (it supplies alloc / launch / kernel).
+    tuning: the pass kernel's build and shape (a benchmark's GpuNtt(gpu,
+    NttTuning(...)); the default is the measured best). InvalidInputError
+    unless an NttTuning."""
 
-    def __init__(self, gpu):
+    def __init__(self, gpu, tuning: NttTuning = NttTuning()):
+        if not isinstance(tuning, NttTuning):
+            raise InvalidInputError(f"GpuNtt: tuning is an NttTuning, not {type(tuning).__name__}")
         self.gpu = gpu
-        # the pass kernel's build and shape (the benchmarks sweep them; the defaults are the measured best)
-        self.module = "ntt"
-        self.block_log = BLOCK_LOG
-        self.threads = THREADS
+        self.tuning = tuning
         self._twiddles: dict[tuple[int, bool], tuple[object, int]] = {}  # (nqr, inverse) -> (table, log N)
         self._scales: dict[tuple[int, int, int], tuple[object, object, int]] = {}
 
@@ -103,23 +133,22 @@ class GpuNtt:
         s_lo, s_hi, s_bits = scale if scale is not None else (0, 0, 0)
         kernel = self._pass_kernel()
         for idx, (b_lo, k) in enumerate(passes(log_n)):
-            m = min(b_lo, self.block_log - k)
+            m = min(b_lo, self.tuning.block_log - k)
             flags = (GATHER | (SCALE_LOAD if scale is not None else 0)) if idx == 0 else 0
             self._launch_pass(kernel, src if idx == 0 else dst, dst, table, s_lo, s_hi, log_n, b_lo, k, m,
                               log_big, s_bits, flags)
 
     def _pass_kernel(self):
-        """ntt_pass of self.module, allowed the shared memory of a 2^block_log block."""
-        if not PASS_STAGES <= self.block_log <= 12:
-            raise ValueError(f"block_log {self.block_log}: a block holds 2^{PASS_STAGES} to 2^12 elements")
-        kernel = self.gpu.kernel(self.module, "ntt_pass")
-        if self.block_log > SHARED_LOG:               # past the 64 KiB GpuBackend.kernel allows every ntt_pass
-            kernel.set_max_dynamic_shared(32 << self.block_log)
+        """ntt_pass of the tuning's module, allowed the shared memory of a 2^block_log block."""
+        block_log = self.tuning.block_log
+        kernel = self.gpu.kernel(self.tuning.module, "ntt_pass")
+        if block_log > SHARED_LOG:               # past the 64 KiB GpuBackend.kernel allows every ntt_pass
+            kernel.set_max_dynamic_shared(32 << block_log)
         return kernel
 
     def _launch_pass(self, kernel, inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big, s_bits, flags):
         count = 1 << (k + m)
-        kernel.launch((1 << (log_n - k - m),), (min(self.threads, max(1, count // 2)),),
+        kernel.launch((1 << (log_n - k - m),), (min(self.tuning.threads, max(1, count // 2)),),
                       [inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big - log_n, s_bits, flags],
                       self.gpu.stream, 32 * count)
 
@@ -139,7 +168,7 @@ class GpuNtt:
         kernel = self._pass_kernel()
         plan = passes(log_n)[::-1]
         for idx, (b_lo, k) in enumerate(plan):
-            m = min(b_lo, self.block_log - k)
+            m = min(b_lo, self.tuning.block_log - k)
             last = idx == len(plan) - 1
             self._launch_pass(kernel, buf, dst if last else buf, table, s_lo, s_hi, log_n, b_lo, k, m,
                               log_big, s_bits, DIF | (last_flags if last else 0))
@@ -156,7 +185,7 @@ class GpuNtt:
         table, log_big = self.twiddles(nqr, log_n, False)
         kernel = self._pass_kernel()
         for b_lo, k in passes(log_n):
-            m = min(b_lo, self.block_log - k)
+            m = min(b_lo, self.tuning.block_log - k)
             self._launch_pass(kernel, buf, buf, table, 0, 0, log_n, b_lo, k, m, log_big, 0, 0)
 
     # ------------------------------------------------------------ entry points
@@ -178,28 +207,28 @@ class GpuNtt:
         finally:
             gpu.free(src, dst)
 
-    def h_poly(self, a: FrArray, b: FrArray, c: FrArray, flavor: str) -> FrArray:
+    def h_poly(self, a: FrArray, b: FrArray, c: FrArray, flavor: Flavor) -> FrArray:
         """As CpuBackend.h_poly (bellman: n - 1 coefficients; snarkjs: n coset values)."""
         n = len(a)
         if n == 1:  # constant polynomials: the coset values are the values; H = 0 has no coefficients
-            return a * b - c if flavor == "snarkjs" else FrArray.zeros(0)
+            return a * b - c if flavor == Flavor.SNARKJS else FrArray.zeros(0)
         gpu = self.gpu
         bufs = [gpu.upload(x.limbs) for x in (a, b, c)]
         try:
             out = self.h_device(*bufs, n.bit_length() - 1, flavor)
             values = gpu.download_array(out, (n, 4))
-            return FrArray(values if flavor == "snarkjs" else values[: n - 1])
+            return FrArray(values if flavor == Flavor.SNARKJS else values[: n - 1])
         finally:
             gpu.free(*bufs)
 
-    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, flavor: str):
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, flavor: Flavor):
         """h_poly's result as DeviceScalars (it owns the buffer; the others are freed)."""
         n = len(a)
         if n == 1:
             return self.h_poly(a, b, c, flavor)
         return self.h_owned([self.gpu.upload(x.limbs) for x in (a, b, c)], n, flavor)
 
-    def h_owned(self, bufs, n: int, flavor: str):
+    def h_owned(self, bufs, n: int, flavor: Flavor):
         """h_scalars from device buffers a, b, c of n elements (n >= 2), which
         it takes over: the one holding H is returned as DeviceScalars, the
         others freed."""
@@ -210,9 +239,9 @@ class GpuNtt:
             gpu.free(*bufs)
             raise
         gpu.free(*[x for x in bufs if x is not out])
-        return DeviceScalars(gpu, out, n if flavor == "snarkjs" else n - 1)
+        return DeviceScalars(gpu, out, n if flavor == Flavor.SNARKJS else n - 1)
 
-    def h_device(self, a, b, c, log_n: int, flavor: str):
+    def h_device(self, a, b, c, log_n: int, flavor: Flavor):
         """The H pipeline on device buffers of 2^log_n elements (log_n >= 1): the
         buffer holding the result (a for snarkjs; for bellman b, its last element
         zero); a, b and c are clobbered.
@@ -223,7 +252,7 @@ class GpuNtt:
         below n, is its own interpolation from the domain: one inverse
         transform for c instead of two transforms and a share of the last."""
         n = 1 << log_n
-        if flavor == "snarkjs":
+        if flavor == Flavor.SNARKJS:
             shift = pow(FR_SNARKJS_NQR, (R - 1) >> (log_n + 1), R) if log_n < FR_TWO_ADICITY else 25
             for buf in (a, b, c):
                 self.to_coset(buf, log_n, FR_SNARKJS_NQR, shift)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..cuda.staging import copy_in_slices
 from ..field.fr_array import FrArray
+from .base import Prepared
 
 SLICE = 8 << 20            # bytes per threaded copy slice
 ALIGN = 256                # arena offsets aligned like device allocations
@@ -102,21 +103,11 @@ class PinnedPool:
             self._pool = None
 
 
-@dataclasses.dataclass
-class Prepared:
-    """A partition's device inputs in one pinned arena (what prove_device
-    takes in place of the Synthesized); released after the kernel region.
-    ahead: the (address, bytes) of the arrays also copied to the device."""
-    synth: object
-    arena: Arena | None
-    ahead: list = dataclasses.field(default_factory=list)
-
-
-def prepare(pool: PinnedPool, synth) -> Prepared:
-    """A copy of synth whose uploaded arrays (each one it holds: a, b, c and
-    the scalars, or the witness alone when the device evaluates A, B, C and
-    takes the scalars from it) live in one pinned arena."""
-    held = synth.arrays()
+def prepare(pool: PinnedPool, assignment) -> Prepared:
+    """Prepared with a copy of assignment whose uploaded arrays (each one it
+    holds: a, b, c and the scalars of a HostAssignment, or a WitnessAssignment's
+    witness alone) live in one pinned arena (Prepared.arena)."""
+    held = assignment.arrays()
     offsets, total = {}, 0
     for f, arr in held.items():
         offsets[f] = total
@@ -128,4 +119,4 @@ def prepare(pool: PinnedPool, synth) -> Prepared:
         dst = arena.view[offsets[f]:offsets[f] + limbs.nbytes]
         pool.copy(dst, np.ascontiguousarray(limbs).reshape(-1).view(np.uint8))
         staged[f] = FrArray(dst.view(np.uint64).reshape(limbs.shape))
-    return Prepared(dataclasses.replace(synth, **staged), arena)
+    return Prepared(dataclasses.replace(assignment, **staged), arena)

@@ -13,6 +13,7 @@
     porep-prover gpu info | warm          CUDA devices; compile the kernels into the cache
     porep-prover bench batch | sweep      engine throughput (seconds per proof, GPU efficiency)
     porep-prover timeline [LOG]           GPU efficiency, gaps, lock wait/hold; --gantt PNG
+    porep-prover plugins                  installed plugins, what they register, those skipped and why
 
 Engine settings (--config FILE, --set KEY=VALUE) go before the command or
 after it, on the engine commands (bench batch, bench sweep, timeline); the
@@ -42,7 +43,7 @@ from .. import __version__
 from ..backend import BACKENDS
 from ..config import debug_wanted, default_threads, threads_default
 from ..errors import PorepProverError
-from . import arguments, core, engine_cmds, gpu_cmds, snarkjs_cmds
+from . import arguments, core, engine_cmds, gpu_cmds, plugin_cmds, snarkjs_cmds
 
 EXIT_ERROR, EXIT_INTERNAL, EXIT_PIPE, EXIT_INTERRUPT, EXIT_TERMINATED = 2, 3, 141, 130, 143
 
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     snarkjs_cmds.register(sub, _common)
     gpu_cmds.register(sub, _common)
     engine_cmds.register(sub, _common)
+    plugin_cmds.register(sub, _common)
     return parser
 
 

@@ -46,7 +46,7 @@ def _config(args, extra: dict | None = None):
 
 def _workload(args):
     """-t demo: the built-in demo circuit; -t KIND: jobs for the provider of that kind."""
-    from ..engine.bench import DemoWorkload, KindWorkload
+    from ..bench import DemoWorkload, KindWorkload
     from ..engine.config import parse_entry
     if args.type == "demo":
         return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses)
@@ -87,7 +87,7 @@ def _with_logging(cfg, fn):
 
 
 def cmd_bench_batch(args) -> int:
-    from ..engine.bench import run_batch, warm_up
+    from ..bench import run_batch, warm_up
     from ..engine.timeline import gantt
     cfg = _config(args)
     work = _workload(args)
@@ -118,7 +118,7 @@ def cmd_bench_batch(args) -> int:
 
 
 def cmd_bench_sweep(args) -> int:
-    from ..engine.bench import plot, sweep, warm_up, write_csv
+    from ..bench import plot, sweep, warm_up, write_csv
     from ..engine.config import parse_sweep
     key, values = parse_sweep(args.sweep)
     base = _config(args)

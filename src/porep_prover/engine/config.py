@@ -88,6 +88,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "engine.threads": (0, _int(0, MAX_THREADS)),
     "engine.synthesis_threads": (0, _int(0, MAX_THREADS)),
     "engine.scheduler": ("", _str),
+    "engine.result_sinks": ([], _str_list),
     "engine.switch_interval_ms": (0.5, _number(0, MAX_SWITCH_INTERVAL_MS)),
     "prover.verify": (True, _bool),
     "prover.check_witness": (True, _bool),

@@ -20,6 +20,7 @@ timeline event.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import sys
@@ -27,12 +28,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ..backend import get_backend
+from ..backend import MsmOptions, get_backend
 from ..config import resolve_threads
 from ..errors import (EngineError, JobCancelledError, JobFailedError, KeyIntegrityError, ParamsMismatchError,
                       UnsatisfiedError, WitnessError)
 from ..groth16.proof_check import bellman_suspects, check_proof
-from ..groth16.prover import evaluates_witness, finish, prove_device, synthesize
+from ..groth16.prover import WitnessAssignment, finish, prove_device, synthesize
 from . import config as _host
 from .config import EngineConfig, load_config
 from .devices import Device, discover
@@ -89,6 +90,7 @@ class Engine:
         self._lock = threading.Condition()
         self._jobs: dict[str, _JobState] = {}
         self._scheduler = self.registry.scheduler(self.config.get("engine.scheduler"))
+        self._sinks = self.registry.enabled_sinks(self.config.get("engine.result_sinks"))
         self._ready: queue.Queue = queue.Queue(maxsize=self.config.get("engine.synthesis_lookahead"))
         self._budget = self.config.memory_budget_bytes()
         self._in_flight_bytes = 0
@@ -103,7 +105,6 @@ class Engine:
         self._device_workers = 0
         self._host = get_backend("cpu")
         self._abc_on_device = False
-        self._tables_set: list = []      # the devices' MSM sides this engine turned window tables on for
         if start:
             self.start()
 
@@ -114,6 +115,11 @@ class Engine:
             return self
         if not self.devices:
             self.devices = discover(self.config.get("engine.devices"))
+        if self.config.get("prover.msm_tables"):
+            # window tables for resident parameters, in this engine's views of its devices' backends (the
+            # backends are the process's: another engine keeps its own settings)
+            options = MsmOptions(tables=True, table_copies=self.config.get("prover.msm_table_copies") or None)
+            self.devices = [dataclasses.replace(d, backend=d.backend.with_options(options)) for d in self.devices]
         workers = self.config.get("engine.gpu_workers_per_device")
         self._finalizers = ThreadPoolExecutor(max(1, workers * len(self.devices)), thread_name_prefix="finalize")
         for i in range(self.config.partition_workers()):
@@ -122,17 +128,9 @@ class Engine:
             for w in range(workers):
                 self._spawn(f"{dev.label}.w{w}", self._device_loop, dev)
                 self._device_workers += 1
-        if self.config.get("prover.msm_tables"):
-            copies = self.config.get("prover.msm_table_copies") or None
-            for dev in self.devices:
-                ops = getattr(dev.backend, "msm_ops", None)   # GPUs: window tables for resident parameters
-                if ops is not None and not ops.tables:
-                    # the backend is the process's: undone at shutdown
-                    self._tables_set.append((ops, getattr(ops, "table_copies", None)))
-                    ops.tables, ops.table_copies = True, copies
         # A, B, C on the devices only when every device can evaluate them
         self._abc_on_device = self.config.get("prover.matvec") == "device" and all(
-            evaluates_witness(d.backend) for d in self.devices)
+            d.backend.capabilities.evaluates_witness for d in self.devices)
         self._accepting = True
         self._set_switch_interval()
         self._preload()
@@ -191,9 +189,6 @@ class Engine:
         if self._finalizers is not None:
             self._finalizers.shutdown(wait=True)
         self.srs.clear()
-        for ops, copies in self._tables_set:
-            ops.tables, ops.table_copies = False, copies
-        self._tables_set = []
         if getattr(self, "_switch_restore", None) is not None:
             sys.setswitchinterval(self._switch_restore)
             self._switch_restore = None
@@ -249,6 +244,7 @@ class Engine:
                 "memory_in_flight": self._in_flight_bytes, "memory_budget": self._memory_budget(),
                 "memory_pending": self._pending_bytes,
                 "srs": self.srs.status(), "accepting": self._accepting,
+                "plugins": self.registry.plugin_report(),
             }
 
     # ------------------------------------------------------------ stages
@@ -386,20 +382,15 @@ class Engine:
         """Prepare (host work: the backend's pinning, outside the lock), then the
         kernel region under the device's lock."""
         be, job = device.backend, task.job
-        prepare = getattr(be, "prepare", None)
-        staged = None
-        if prepare is not None:
-            self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
-            staged = prepare(synth, ahead=self.config.get("prover.upload") == "ahead")
-            self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
+        self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
+        staged = be.prepare(synth, ahead=self.config.get("prover.upload") == "ahead")
+        self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
         try:
             b_g2 = device.kind != "cpu" and self.config.get("prover.b_g2") == "device"
             with kernel_region(device.identity, self.timeline, job.id, task.index, name):
-                return prove_device(be, params, staged.synth if staged is not None else synth, self.threads,
-                                    b_g2=b_g2)
+                return prove_device(be, params, staged.assignment, self.threads, b_g2=b_g2, host=self._host)
         finally:
-            if staged is not None:
-                be.release_prepared(staged)
+            be.release_prepared(staged)
 
     def _finalize(self, task, provider, synth, public, held, dev, device, worker) -> None:
         job, name = task.job, threading.current_thread().name   # a finalizer thread, not the device worker
@@ -423,7 +414,7 @@ class Engine:
     def _circuit(self, task: PartitionTask, provider, synth):
         """The partition's circuit and witness again, for a failed proof's check
         (kept by a partition whose device evaluates A, B, C, else synthesized anew)."""
-        if synth.r1cs is not None and synth.witness is not None:
+        if isinstance(synth, WitnessAssignment):
             return synth.r1cs, synth.witness
         return provider.synthesize(task.job, task.index, self.synthesis_threads)
 
@@ -474,11 +465,11 @@ class Engine:
         before its owner sees it); a failing sink or hook is logged and skipped."""
         result.seconds = time.time() - state.job.submitted
         self.timeline.emit("JOB_END", state.job.id)
-        for sink in list(self.registry.sinks):
+        for sink_name, sink in self._sinks:
             try:
                 sink.deliver(result)
             except Exception:  # noqa: BLE001 - one sink must not break the others
-                LOG.exception("result sink %r failed on job %s", sink, result.job.id)
+                LOG.exception("result sink %s failed on job %s", sink_name, result.job.id)
         self._hook("porep_prover_job_finished", result=result)
         state.handle._finish(result)
 
@@ -492,7 +483,5 @@ class Engine:
 
     def _release_on_devices(self, params) -> None:
         for dev in self.devices:
-            release = getattr(dev.backend, "release_points", None)
-            if release is not None:
-                for q in ("h", "l", "a", "b_g1", "b_g2"):
-                    release(getattr(params, q))
+            for points in (params.h, params.l, params.a, params.b_g1, params.b_g2):
+                dev.backend.release_points(points)

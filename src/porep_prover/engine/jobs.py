@@ -55,7 +55,14 @@ class Job:
 
 @dataclasses.dataclass
 class PartitionTask:
-    """One partition of a job on its way through the stages."""
+    """One partition of a job on its way through the stages: what a
+    scheduler's push(task) receives and its pop() hands back.
+
+    job: the Job (id, kind, priority: larger runs earlier under a priority
+        scheduler, seq: the order of submission, payload).
+    index: the partition, from 0 to job.partitions - 1.
+    attempt: 0 the first time; a partition tried again after a failure comes
+        back as a new task with attempt + 1."""
     job: Job
     index: int
     attempt: int = 0

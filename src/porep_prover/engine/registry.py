@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """What plugins register, and the plain protocols the engine calls on its hot
-paths: synthesis providers (by job kind), schedulers (by name), result sinks.
+paths: synthesis providers (by job kind), schedulers (by name), result sinks
+(by name; an engine delivers to those its setting engine.result_sinks names).
 """
 from __future__ import annotations
 
 import collections
+import dataclasses
 import threading
 from typing import Protocol, runtime_checkable
 
@@ -30,8 +32,12 @@ class SynthesisProvider(Protocol):
 
 @runtime_checkable
 class Scheduler(Protocol):
-    """Orders partitions for synthesis. push/pop are called under the engine's
-    lock (no locking of its own needed); pop returns None when empty."""
+    """Orders partitions for synthesis. push(task) receives an engine.PartitionTask
+    (task.job: its Job, with priority and seq, the order of submission;
+    task.index: the partition; task.attempt: 0, or the retry's number), and
+    pop() returns one of the tasks pushed, or None when there is none. Both
+    are called under the engine's lock (no locking of its own needed); a
+    task popped for a job that has ended is dropped by the engine."""
 
     def push(self, task) -> None: ...
 
@@ -42,7 +48,8 @@ class Scheduler(Protocol):
 
 @runtime_checkable
 class ResultSink(Protocol):
-    """Receives every finished job (result.error set when it failed); an
+    """Receives every finished job of an engine that enables it (its name in
+    engine.result_sinks); result.error is set when the job failed. An
     exception here is logged and does not reach the engine or other sinks."""
 
     def deliver(self, result) -> None: ...
@@ -66,13 +73,28 @@ class FifoScheduler:
         return len(self._q)
 
 
+@dataclasses.dataclass(frozen=True)
+class PluginRecord:
+    """An installed plugin as loading found it: name (its entry point's),
+    distribution ("name version", "" when not known), registered (what it
+    added: "provider KIND", "scheduler NAME", "result sink NAME"), and why
+    it was skipped (None when it was loaded)."""
+    name: str
+    distribution: str = ""
+    registered: tuple[str, ...] = ()
+    why: str | None = None
+
+
 class Registry:
-    """Providers, schedulers and sinks, as plugins register them."""
+    """Providers, schedulers and sinks, as plugins register them; plugins: the
+    record of the plugins that were loaded into it or skipped."""
 
     def __init__(self):
         self.providers: dict[str, SynthesisProvider] = {}
         self.schedulers: dict[str, type] = {"builtin": FifoScheduler}
-        self.sinks: list[ResultSink] = []
+        self.sinks: dict[str, ResultSink] = {}
+        self.plugins: list[PluginRecord] = []
+        self._owners: dict[str, str] = {}      # "scheduler NAME" -> the plugin that added it through merge
         self._lock = threading.Lock()
 
     def add_provider(self, provider) -> None:
@@ -91,11 +113,57 @@ class Registry:
                 raise InvalidInputError(f"two schedulers named {name!r}")
             self.schedulers[name] = factory
 
-    def add_sink(self, sink) -> None:
+    def add_sink(self, name: str, sink) -> None:
+        """sink.deliver(result) gets the finished jobs of the engines whose
+        setting engine.result_sinks names it."""
+        if not isinstance(name, str) or not name:
+            raise InvalidInputError(f"a result sink's name must be a non-empty string, got {name!r}")
         if not isinstance(sink, ResultSink):
             raise InvalidInputError(f"{sink!r} is not a result sink (deliver)")
         with self._lock:
-            self.sinks.append(sink)
+            if name in self.sinks and self.sinks[name] is not sink:
+                raise InvalidInputError(f"two result sinks named {name!r}")
+            self.sinks[name] = sink
+
+    def merge(self, other: "Registry", owner: str = "") -> tuple:
+        """Add everything other holds that this one does not, all or nothing:
+        InvalidInputError naming the first kind or name both hold with
+        different objects (and the plugin that registered it first, when it
+        came through merge). owner: the plugin other's entries come from.
+        Returns what was added ("provider KIND", "scheduler NAME", "result sink NAME")."""
+        with self._lock:
+            tables = (("provider", self.providers, other.providers), ("scheduler", self.schedulers, other.schedulers),
+                      ("result sink", self.sinks, other.sinks))
+            new = []
+            for what, mine, theirs in tables:
+                for name, obj in theirs.items():
+                    if name in mine and mine[name] is not obj:
+                        first = self._owners.get(f"{what} {name}")
+                        by = f" by plugin {first!r}" if first else ""
+                        raise InvalidInputError(f"{what} {name!r} is registered already{by}")
+                    if name not in mine:
+                        new.append((what, mine, name, obj))
+            for what, mine, name, obj in new:
+                mine[name] = obj
+                self._owners[f"{what} {name}"] = owner
+            return tuple(f"{what} {name}" for what, _, name, _ in new)
+
+    def enabled_sinks(self, names) -> list[tuple[str, ResultSink]]:
+        """The sinks named (the setting engine.result_sinks), in that order;
+        EngineError naming one that is not registered."""
+        missing = [n for n in names if n not in self.sinks]
+        if missing:
+            raise EngineError(f"engine.result_sinks names {', '.join(map(repr, missing))}, not registered "
+                              f"(registered: {', '.join(sorted(self.sinks)) or 'none'}; `porep-prover plugins` "
+                              "lists them and any plugin that was skipped)")
+        return [(n, self.sinks[n]) for n in dict.fromkeys(names)]
+
+    def plugin_report(self) -> dict:
+        """{"loaded": [{name, distribution, registered}], "skipped": [{name, distribution, why}]}."""
+        return {"loaded": [{"name": p.name, "distribution": p.distribution, "registered": list(p.registered)}
+                           for p in self.plugins if p.why is None],
+                "skipped": [{"name": p.name, "distribution": p.distribution, "why": p.why}
+                            for p in self.plugins if p.why is not None]}
 
     def provider(self, kind: str) -> SynthesisProvider:
         try:

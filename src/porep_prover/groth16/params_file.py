@@ -70,9 +70,11 @@ def _read_section(buf: memoryview, pos: int, name: str, kind, check_subgroup: bo
 
 def read_params(path: str | os.PathLike, check_subgroup: bool = False, threads: int | None = None,
                 progress: Progress | None = None) -> Parameters:
-    """Read a bellperson parameters file. Raises ParamsFormatError on a
-    truncated file, trailing bytes or an invalid point (naming the section,
-    index and offset); OSError when the file cannot be opened."""
+    """Read a bellperson parameters file (this format only: load_params reads
+    it or a mapped .pmap, told apart by the magic, and is the one to use
+    where either may come). Raises ParamsFormatError on a truncated file,
+    trailing bytes or an invalid point (naming the section, index and
+    offset); OSError when the file cannot be opened."""
     threads = resolve_threads(threads)
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size

@@ -39,7 +39,7 @@ from ..errors import DeviceResultError, KeyIntegrityError, PorepProverError, Uns
 from ..field.fr_array import FrArray
 from .keys import Parameters, VerifyingKey
 from .proof import Proof
-from .prover import DeviceResult, Stopwatch, assemble, prove_device, synthesize
+from .prover import MsmSums, Stopwatch, assemble, prove_device, synthesize
 from .r1cs import R1CS
 from .verifier import PreparedVerifyingKey, verify
 
@@ -62,8 +62,8 @@ class Suspects:
     """What a failed check examines; none of it is computed unless a proof fails.
 
     circuit(): the circuit (None where none is at hand) and the witness.
-    device: the sums a backend other than the CPU made (b2_acc included), or
-        None when the CPU made them.
+    device: the sums a backend other than the reference (the CPU) made
+        (b2_acc included), or None when the reference made them.
     redo(r1cs, witness, threads): the same sums on the CPU (b2_acc included).
     queries(r1cs): the key's point arrays with their expectations.
     pairs: (G1 query, G2 query) pairs that hold the same multiples (B_1, B_2).
@@ -71,8 +71,8 @@ class Suspects:
     circuit: Callable[[], tuple[R1CS | None, FrArray]]
     queries: Callable[[R1CS | None], list[Query]]
     pairs: list[tuple[Query, Query]]
-    device: DeviceResult | None = None
-    redo: Callable[[R1CS | None, FrArray, int], DeviceResult] | None = None
+    device: MsmSums | None = None
+    redo: Callable[[R1CS | None, FrArray, int], MsmSums] | None = None
 
 
 def check_proof(vk: VerifyingKey, public, proof: Proof, suspects: Suspects, threads: int | None = None) -> None:
@@ -138,7 +138,7 @@ def device_differs(pvk, vk: VerifyingKey, public, suspects: Suspects, r1cs, witn
               if getattr(dev, field) is not None and getattr(dev, field) != getattr(cpu, field)]
     if not differ:
         return []
-    proof = assemble(get_backend("cpu"), vk, None, None, cpu, threads, None, Stopwatch(None))
+    proof = assemble(vk, cpu, None, Stopwatch(None))
     if proof_verifies(pvk, public, proof):
         raise DeviceResultError(f"the device's {', '.join(differ)} differ from the CPU's, whose proof verifies: "
                                 f"a device fault (nothing it computed was handed out)")
@@ -247,13 +247,13 @@ def same_multiple(p1: G1Point, p2: G2Point) -> bool:
 
 
 def bellman_suspects(params: Parameters, circuit: Callable[[], tuple[R1CS, FrArray]], backend=None,
-                     device: DeviceResult | None = None) -> Suspects:
+                     device: MsmSums | None = None) -> Suspects:
     """Suspects for a proof under bellman-flavoured params: circuit() gives the
     circuit and witness; backend and device the backend that made the sums and
-    its result (redone on the CPU when the backend is not the CPU's)."""
-    on_device = backend is not None and device is not None and backend is not get_backend("cpu")
+    its result (redone on the CPU unless the backend is the reference)."""
+    on_device = backend is not None and device is not None and not backend.capabilities.reference
 
-    def redo(r1cs: R1CS, witness: FrArray, threads: int) -> DeviceResult:
+    def redo(r1cs: R1CS, witness: FrArray, threads: int) -> MsmSums:
         synth = synthesize(params, r1cs, witness, threads, check=False)   # a, b, c again: H consumed the first
         return prove_device(get_backend("cpu"), params, synth, threads, b_g2=True)
 

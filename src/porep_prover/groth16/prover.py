@@ -13,6 +13,15 @@ notation and conventions of bellman / bellperson).
 with r, s fresh uniform scalars per proof. The a and b sums run over the
 variables the density keeps (bellman's density trackers). Every MSM goes to
 the backend, which skips zero scalars and batch-adds the ones.
+
+prove runs three stages, which an engine runs on different threads:
+
+    synthesize    the assignment: a HostAssignment (a, b, c evaluated on the
+                  host, every query's scalars gathered) or a WitnessAssignment
+                  (the witness alone, for a backend that evaluates a, b, c)
+    prove_device  the kernel region (under the device's lock): H, then the
+                  MSMs of A, L + H and B_1 (and B_2)
+    finish        B_2 (unless the region made it), then A, B, C with r, s
 """
 from __future__ import annotations
 
@@ -22,221 +31,18 @@ import time
 
 import numpy as np
 
-from ..backend import get_backend
+from ..backend import Backend, Flavor, get_backend
 from ..config import resolve_threads
 from ..curve.points import G1Point, G2Point
 from ..errors import InvalidInputError
 from ..field.constants import R
 from ..field.fr_array import FrArray
 from . import _r1cs
-from .keys import Parameters
+from .keys import Parameters, VerifyingKey
 from .proof import Proof
 from .r1cs import R1CS
 
-
-class Stopwatch:
-    """Seconds per stage, added to a dict (or dropped when it is None)."""
-
-    def __init__(self, sink: dict | None):
-        self.sink, self.t = sink, time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        if self.sink is not None:
-            self.sink[name] = self.sink.get(name, 0.0) + now - self.t
-        self.t = now
-
-
-@dataclasses.dataclass
-class Synthesized:
-    """One partition after synthesis, ready for the device (host arrays only).
-
-    a, b, c: A w, B w, C w padded to the domain (inputs appended to a), the H
-    pipeline's input (consumed by it). l, a_scalars, b_scalars: the MSM
-    scalars of the aux, A and B queries (density applied). With a, b, c
-    None, r1cs and witness are kept for a device that evaluates them and
-    takes every query's scalars from its own copy of the witness (the
-    scalars are None then: nothing but the witness crosses to the device)."""
-    a: FrArray | None
-    b: FrArray | None
-    c: FrArray | None
-    l_scalars: FrArray | None
-    a_scalars: FrArray | None
-    b_scalars: FrArray | None
-    flavor: str = "bellman"
-    r1cs: R1CS | None = None      # a, b, c None: the device evaluates them from
-    witness: FrArray | None = None  # the witness (and checks it when check)
-    check: bool = True
-
-    ARRAYS = ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars", "witness")
-
-    def arrays(self) -> dict[str, FrArray]:
-        """The host arrays this partition holds, by field name."""
-        return {f: getattr(self, f) for f in self.ARRAYS if getattr(self, f) is not None}
-
-    @property
-    def nbytes(self) -> int:
-        """Host bytes held (the witness's own, or through l_scalars, a view of it)."""
-        held = self.arrays()
-        return sum(v.limbs.nbytes for f, v in held.items() if f != "witness" or "l_scalars" not in held)
-
-
-@dataclasses.dataclass
-class DeviceResult:
-    """What the kernel region computes: the G1 sums of A, L + H and B_1, and
-    the G2 sum of B when the region did it too (else assemble does)."""
-    a_acc: G1Point
-    lh_acc: G1Point
-    b1_acc: G1Point
-    b2_acc: G2Point | None = None
-
-
-def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | None = None,
-               check: bool = True, abc_on_device: bool = False) -> Synthesized:
-    """CPU stage: the constraint evaluations (a, b, c) and every MSM's scalars.
-    abc_on_device: leave a, b, c (and the check) and the queries' scalars to
-    a backend with h_from_witness and take. Raises WitnessError,
-    UnsatisfiedError (check=True), ParamsMismatchError."""
-    threads = resolve_threads(threads)
-    params.check_matches(r1cs)
-    n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
-    if abc_on_device:
-        r1cs.check_witness(witness)
-        return Synthesized(None, None, None, None, None, None, r1cs=r1cs, witness=witness, check=check)
-    a, b, c = r1cs.evaluate(witness, threads, length=n)   # padded in place: no copies of n-row arrays
-    if check:
-        r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
-    a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
-    return Synthesized(a, b, c, l_scalars=witness[k:], a_scalars=query_scalars(r1cs, witness, "a", threads),
-                       b_scalars=query_scalars(r1cs, witness, "b", threads), check=check)
-
-
-def query_scalars(r1cs: R1CS, witness: FrArray, query: str, threads: int | None) -> FrArray:
-    """The a or b query's scalars, witness[r1cs.query_index(query)], gathered on threads."""
-    idx = r1cs.query_index(query)
-    out = np.empty((len(idx), 4), dtype=np.uint64)
-    _r1cs.gather_rows(witness.limbs, idx, out, resolve_threads(threads))
-    return FrArray(out)
-
-
-def prove_device(be, params: Parameters, synth: Synthesized, threads: int, clock: "Stopwatch | None" = None,
-                 b_g2: bool = False) -> DeviceResult:
-    """The kernel region (what a worker does while holding its device's lock):
-    H from a, b, c (consumed; or from the witness, on a device that evaluates
-    A, B, C: its copy of the witness then gives every query's scalars), then
-    the G1 MSMs of A, L + H and B_1; with b_g2, the G2 MSM of B as well (else
-    finish does it)."""
-    clock = clock or Stopwatch(None)
-    held = []          # device arrays made here, closed at the end (closing twice is harmless)
-    try:
-        if synth.a is None and hasattr(be, "msm_shared"):
-            h_sc, w = witness_on_device(be, synth, threads, held)
-            clock.lap("h_poly")
-            return shared_sums(be, params, synth, threads, h_sc, w, held, clock, b_g2)
-        h_sc, (l_sc, a_sc, b_sc) = region_scalars(be, synth, threads, held)
-        clock.lap("h_poly")
-        out = device_sums(be, threads, h_sc, h=params.h, l=(params.l, l_sc), a=(params.a, a_sc),
-                          b1=(params.b_g1, b_sc), clock=clock)
-        if b_g2:
-            out.b2_acc, _ = be.msm(params.b_g2, b_sc, threads)
-            clock.lap("msm_g2")
-        return out
-    finally:
-        for arr in held:
-            if hasattr(arr, "close"):
-                arr.close()
-
-
-def evaluates_witness(be) -> bool:
-    """Whether a backend evaluates A, B, C from the witness and takes the
-    queries' scalars from its copy (synthesize's abc_on_device)."""
-    return hasattr(be, "h_from_witness") and hasattr(be, "take")
-
-
-def region_scalars(be, synth: Synthesized, threads: int, held: list):
-    """H's scalars and the (l, a, b) queries' scalars for the kernel region:
-    H from a, b, c (consumed) and the synthesized scalars; or, with a, b, c
-    None, all of them from the device's copy of the witness. Device arrays
-    made here are appended to held, for the caller to close."""
-    if synth.a is not None:
-        h_sc = h_values(be, (synth.a, synth.b, synth.c), synth.flavor, threads)
-        held.append(h_sc)
-        return h_sc, (synth.l_scalars, synth.a_scalars, synth.b_scalars)
-    r1cs = synth.r1cs
-    h_sc, w = witness_on_device(be, synth, threads, held)
-    a_sc = be.take(w, r1cs.query_index("a", np.uint32))
-    held.append(a_sc)                  # before the next take, which may fail
-    b_sc = be.take(w, r1cs.query_index("b", np.uint32))
-    held.append(b_sc)
-    return h_sc, (w[r1cs.num_inputs:], a_sc, b_sc)
-
-
-def witness_on_device(be, synth: Synthesized, threads: int, held: list):
-    """(H's scalars, the witness's device copy) from a device that evaluates
-    A, B, C (both appended to held, for the caller to close)."""
-    h_sc, w = be.h_from_witness(synth.r1cs, synth.witness, threads, flavor=synth.flavor, check=synth.check,
-                                keep_witness=True)
-    held += [h_sc, w]
-    return h_sc, w
-
-
-def shared_sums(be, params: Parameters, synth: Synthesized, threads: int, h_sc, w, held: list, clock: Stopwatch,
-                b_g2: bool) -> DeviceResult:
-    """The kernel region's MSMs on a backend that shares one sort of the
-    scalars between arrays (msm_shared): L and the A query's aux rows over the
-    aux witness (A's points through R1CS.query_rows), A's input rows on the
-    host (a few hundred points), H, and B_1 beside B_2 (with b_g2) over the B
-    query's scalars. L's and A's scalars are the same witness values where A
-    reads an aux variable (almost all do): the second sort was the same."""
-    r1cs, k = synth.r1cs, synth.r1cs.num_inputs
-    idx = r1cs.query_index("a")
-    first = int(np.searchsorted(idx, k))
-    l_acc, a_acc = be.msm_shared([(params.l, None), (params.a, r1cs.query_rows("a"))], w[k:], threads)
-    if first:
-        a_acc = a_acc + get_backend("cpu").msm(params.a[:first], FrArray(synth.witness.limbs[idx[:first]]),
-                                               threads)[0]
-    h_acc, _ = be.msm(params.h, h_sc, threads)
-    if hasattr(h_sc, "close"):
-        h_sc.close()                   # its memory back before B's MSMs
-    b_sc = be.take(w, r1cs.query_index("b", np.uint32))
-    held.append(b_sc)
-    if b_g2:
-        clock.lap("msm_g1")
-        b1_acc, b2_acc = be.msm_shared([(params.b_g1, None), (params.b_g2, None)], b_sc, threads)
-        clock.lap("msm_g2")            # B_1 counted here: one sort with B_2
-    else:
-        (b1_acc, _), b2_acc = be.msm(params.b_g1, b_sc, threads), None
-        clock.lap("msm_g1")
-    return DeviceResult(a_acc, l_acc + h_acc, b1_acc, b2_acc)
-
-
-def h_values(be, abc, flavor: str, threads: int):
-    """H's scalars from a, b, c (consumed): left on the device by a backend
-    that offers h_scalars (the GPU), for its MSM; else an FrArray."""
-    on_device = getattr(be, "h_scalars", None)
-    return (on_device or be.h_poly)(*abc, threads, flavor=flavor)
-
-
-def device_sums(be, threads: int, h_sc, h, l, a, b1, clock: Stopwatch) -> DeviceResult:
-    """msm_g1 with h the H query's points and h_sc its scalars (closed after,
-    when they are held on a device)."""
-    try:
-        out = msm_g1(be, threads, h=(h, h_sc), l=l, a=a, b1=b1)
-    finally:
-        if hasattr(h_sc, "close"):
-            h_sc.close()
-    clock.lap("msm_g1")
-    return out
-
-
-def finish(be, params: Parameters, synth: Synthesized, dev: DeviceResult, threads: int, rng=None,
-           clock: "Stopwatch | None" = None) -> Proof:
-    """After the lock: the B_2 MSM (unless the region did it) and the proof's
-    assembly with fresh r, s."""
-    b_sc = synth.b_scalars
-    if b_sc is None and dev.b2_acc is None:       # the device took them from its witness: gather here
-        b_sc = query_scalars(synth.r1cs, synth.witness, "b", threads)
-    return assemble(be, params.vk, params.b_g2, b_sc, dev, threads, rng, clock or Stopwatch(None))
+MATVEC = ("host", "device")
 
 
 def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu", threads: int | None = None,
@@ -266,25 +72,205 @@ def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu"
     KeyIntegrityError (params damaged or not made for r1cs).
     """
     threads = resolve_threads(threads)
-    be = get_backend(backend)
-    if matvec not in ("host", "device"):
+    be, host = get_backend(backend), get_backend("cpu")
+    if matvec not in MATVEC:
         raise InvalidInputError(f"matvec {matvec!r}: 'host' or 'device'")
-    if matvec == "device" and not evaluates_witness(be):
+    if matvec == "device" and not be.capabilities.evaluates_witness:
         raise InvalidInputError(f"matvec='device': backend {be.name!r} does not evaluate A, B, C")
     clock = Stopwatch(timings)
-    synth = synthesize(params, r1cs, witness, threads, check, abc_on_device=matvec == "device")
+    assignment = synthesize(params, r1cs, witness, threads, check, abc_on_device=matvec == "device")
     clock.lap("synthesis")
-    dev = prove_device(be, params, synth, threads, clock)
-    proof = finish(be, params, synth, dev, threads, rng, clock)
+    sums = prove_device(be, params, assignment, threads, clock, host=host)
+    proof = finish(be, params, assignment, sums, threads, rng, clock)
     if verify:
         from .proof_check import bellman_suspects, check_proof   # it re-runs this module's stages: imported here
         check_proof(params.vk, witness[1:r1cs.num_inputs], proof,
-                    bellman_suspects(params, lambda: (r1cs, witness), be, dev), threads)
+                    bellman_suspects(params, lambda: (r1cs, witness), be, sums), threads)
         clock.lap("verify")
     return proof
 
 
-def msm_g1(be, threads: int, h, l, a, b1) -> DeviceResult:
+# ------------------------------------------------------------ what the stages hand each other
+
+
+@dataclasses.dataclass
+class HostAssignment:
+    """One partition with A w, B w, C w evaluated on the host, for any backend.
+
+    a, b, c: A w, B w, C w padded to the domain (the inputs at rows m .. m + k
+    - 1 of a, bellman's input constraints): H's input, consumed by it.
+    l_scalars, a_scalars, b_scalars: the MSM scalars of the aux, A and B
+    queries (density applied; l_scalars a view of the witness)."""
+    a: FrArray
+    b: FrArray
+    c: FrArray
+    l_scalars: FrArray
+    a_scalars: FrArray
+    b_scalars: FrArray
+
+    def arrays(self) -> dict[str, FrArray]:
+        """The host arrays a device uploads, by field name."""
+        return {"a": self.a, "b": self.b, "c": self.c, "l_scalars": self.l_scalars, "a_scalars": self.a_scalars,
+                "b_scalars": self.b_scalars}
+
+    @property
+    def nbytes(self) -> int:
+        return sum(v.limbs.nbytes for v in self.arrays().values())
+
+
+@dataclasses.dataclass
+class WitnessAssignment:
+    """One partition for a backend that evaluates A w, B w, C w itself
+    (Capabilities.evaluates_witness): the circuit's matrices are resident
+    there, only the witness crosses, and every query's scalars come from the
+    backend's copy of it. check: the backend checks every constraint."""
+    r1cs: R1CS
+    witness: FrArray
+    check: bool = True
+
+    def arrays(self) -> dict[str, FrArray]:
+        """The host arrays a device uploads, by field name: the witness."""
+        return {"witness": self.witness}
+
+    @property
+    def nbytes(self) -> int:
+        return self.witness.limbs.nbytes
+
+
+@dataclasses.dataclass
+class MsmSums:
+    """What the kernel region computes: the G1 sums of A, L + H and B_1, and
+    the G2 sum of B when the region did it too (else finish does)."""
+    a_acc: G1Point
+    lh_acc: G1Point
+    b1_acc: G1Point
+    b2_acc: G2Point | None = None
+
+
+# ------------------------------------------------------------ the stages
+
+
+def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | None = None,
+               check: bool = True, abc_on_device: bool = False) -> HostAssignment | WitnessAssignment:
+    """CPU stage: a HostAssignment (the constraint evaluations a, b, c and
+    every MSM's scalars); with abc_on_device, a WitnessAssignment (a, b, c,
+    the check and the queries' scalars left to the backend). Raises
+    WitnessError, UnsatisfiedError (check=True), ParamsMismatchError."""
+    threads = resolve_threads(threads)
+    params.check_matches(r1cs)
+    n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
+    if abc_on_device:
+        r1cs.check_witness(witness)
+        return WitnessAssignment(r1cs, witness, check)
+    a, b, c = r1cs.evaluate(witness, threads, length=n)   # padded in place: no copies of n-row arrays
+    if check:
+        r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
+    a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
+    return HostAssignment(a, b, c, l_scalars=witness[k:], a_scalars=query_scalars(r1cs, witness, "a", threads),
+                          b_scalars=query_scalars(r1cs, witness, "b", threads))
+
+
+def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | WitnessAssignment, threads: int,
+                 clock: "Stopwatch | None" = None, b_g2: bool = False, host: Backend | None = None) -> MsmSums:
+    """The kernel region (what a worker does while holding its device's lock):
+    H, then the G1 MSMs of A, L + H and B_1; with b_g2, the G2 MSM of B as
+    well (else finish does it). host: the host's backend, where A's input
+    rows of a WitnessAssignment (a few hundred points) are summed; required
+    with one. InvalidInputError for anything but the two assignments."""
+    clock = clock or Stopwatch(None)
+    match assignment:
+        case HostAssignment():
+            return sums_from_host(be, params, assignment, threads, clock, b_g2)
+        case WitnessAssignment() if host is not None:
+            return sums_from_witness(be, host, params, assignment, threads, clock, b_g2)
+        case WitnessAssignment():
+            raise InvalidInputError("prove_device: a WitnessAssignment needs the host's backend (host=)")
+    raise InvalidInputError(f"prove_device: a HostAssignment or a WitnessAssignment, not {type(assignment).__name__}")
+
+
+def finish(be: Backend, params: Parameters, assignment: HostAssignment | WitnessAssignment, sums: MsmSums,
+           threads: int, rng=None, clock: "Stopwatch | None" = None) -> Proof:
+    """After the lock: the B_2 MSM on be (unless the region did it; kept in
+    sums, which a failed check compares with the CPU's), then the proof's
+    assembly with fresh r, s."""
+    clock = clock or Stopwatch(None)
+    if sums.b2_acc is None:
+        if isinstance(assignment, WitnessAssignment):   # the device took B's scalars from its witness: gather here
+            b_scalars = query_scalars(assignment.r1cs, assignment.witness, "b", threads)
+        else:
+            b_scalars = assignment.b_scalars
+        sums.b2_acc, _ = be.msm(params.b_g2, b_scalars, threads)
+        clock.lap("msm_g2")
+    return assemble(params.vk, sums, rng, clock)
+
+
+# ------------------------------------------------------------ the kernel region's steps
+
+
+def sums_from_host(be: Backend, params: Parameters, assignment: HostAssignment, threads: int, clock: "Stopwatch",
+                   b_g2: bool) -> MsmSums:
+    """H from a, b, c (consumed), the G1 sums over the synthesized scalars, and B_2's with b_g2."""
+    sums = h_and_g1_sums(be, (assignment.a, assignment.b, assignment.c), Flavor.BELLMAN, threads, clock,
+                         h=params.h, l=(params.l, assignment.l_scalars), a=(params.a, assignment.a_scalars),
+                         b1=(params.b_g1, assignment.b_scalars))
+    if b_g2:
+        sums.b2_acc, _ = be.msm(params.b_g2, assignment.b_scalars, threads)
+        clock.lap("msm_g2")
+    return sums
+
+
+def sums_from_witness(be: Backend, host: Backend, params: Parameters, assignment: WitnessAssignment, threads: int,
+                      clock: "Stopwatch", b_g2: bool) -> MsmSums:
+    """H with A w, B w, C w evaluated by the backend, and the sums over its
+    copy of the witness w, one sort of the scalars shared where two arrays
+    read the same ones (msm_shared): L and A's aux rows over w's aux values
+    (A's points through R1CS.query_rows: where A reads an aux variable, almost
+    all do, its scalar is L's), A's input rows on the host, H, then B's
+    scalars taken from w for B_1, beside B_2 with b_g2."""
+    r1cs, k = assignment.r1cs, assignment.r1cs.num_inputs
+    with DeviceArrays(be) as arrays:
+        h, w = be.h_from_witness(r1cs, assignment.witness, threads, Flavor.BELLMAN, check=assignment.check,
+                                 keep_witness=True)
+        arrays.keep(h, w)
+        clock.lap("h_poly")
+        l_acc, a_acc = be.msm_shared([(params.l, None), (params.a, r1cs.query_rows("a"))], w[k:], threads)
+        a_acc = a_acc + a_input_rows(host, params, assignment, threads)
+        h_acc, _ = be.msm(params.h, h, threads)
+        arrays.release(h)                  # its memory back before B's MSMs
+        b = arrays.keep(be.take(w, r1cs.query_index("b", np.uint32)))
+        if b_g2:
+            clock.lap("msm_g1")
+            b1_acc, b2_acc = be.msm_shared([(params.b_g1, None), (params.b_g2, None)], b, threads)
+            clock.lap("msm_g2")            # B_1 counted here: one sort with B_2
+        else:
+            (b1_acc, _), b2_acc = be.msm(params.b_g1, b, threads), None
+            clock.lap("msm_g1")
+    return MsmSums(a_acc, l_acc + h_acc, b1_acc, b2_acc)
+
+
+def a_input_rows(host: Backend, params: Parameters, assignment: WitnessAssignment, threads: int) -> G1Point:
+    """sum of A's rows of input variables (its first points) over their witness values, on the host."""
+    idx = assignment.r1cs.query_index("a")
+    first = int(np.searchsorted(idx, assignment.r1cs.num_inputs))
+    if not first:
+        return G1Point.identity()
+    return host.msm(params.a[:first], FrArray(assignment.witness.limbs[idx[:first]]), threads)[0]
+
+
+def h_and_g1_sums(be: Backend, abc: tuple[FrArray, FrArray, FrArray], flavor: Flavor, threads: int,
+                  clock: "Stopwatch", h, l, a, b1) -> MsmSums:
+    """H's scalars of flavor from a, b, c (consumed; left on the device where
+    the backend keeps them there), then g1_sums with h H's points; l, a, b1
+    are (points, scalars). Both flavours' kernel region."""
+    with DeviceArrays(be) as arrays:
+        h_scalars = arrays.keep(be.h_scalars(*abc, threads, flavor))
+        clock.lap("h_poly")
+        sums = g1_sums(be, threads, h=(h, h_scalars), l=l, a=a, b1=b1)
+    clock.lap("msm_g1")
+    return sums
+
+
+def g1_sums(be: Backend, threads: int, h, l, a, b1) -> MsmSums:
     """The G1 MSMs, shared by both flavours; each argument is (points, scalars).
 
     The delta terms of C cancel once B_1 is expanded:
@@ -296,20 +282,65 @@ def msm_g1(be, threads: int, h, l, a, b1) -> DeviceResult:
     a_acc, _ = be.msm(a[0], a[1], threads)
     lh_acc = be.msm_many([l, h], threads)
     b1_acc, _ = be.msm(b1[0], b1[1], threads)
-    return DeviceResult(a_acc, lh_acc, b1_acc)
+    return MsmSums(a_acc, lh_acc, b1_acc)
 
 
-def assemble(be, vk, b2_pts, b_sc, dev: DeviceResult, threads: int, rng, clock: Stopwatch) -> Proof:
-    """The B_2 MSM, then A, B, C with fresh r, s (see msm_g1 for C)."""
+def assemble(vk: VerifyingKey, sums: MsmSums, rng, clock: "Stopwatch") -> Proof:
+    """A, B, C from the sums (B_2's included) with fresh r, s (see g1_sums for C)."""
     draw = rng.randrange if rng is not None else secrets.randbelow
     r, s = draw(R), draw(R)
-    b2_acc = dev.b2_acc
-    if b2_acc is None:
-        b2_acc, _ = be.msm(b2_pts, b_sc, threads)
-        dev.b2_acc = b2_acc            # kept: a failed check compares it with the CPU's
-        clock.lap("msm_g2")
-    proof_a = vk.alpha_g1 + dev.a_acc + vk.delta_g1 * r
-    proof_b = vk.beta_g2 + b2_acc + vk.delta_g2 * s
-    proof_c = dev.lh_acc + (dev.b1_acc + vk.beta_g1) * r + proof_a * s
+    proof_a = vk.alpha_g1 + sums.a_acc + vk.delta_g1 * r
+    proof_b = vk.beta_g2 + sums.b2_acc + vk.delta_g2 * s
+    proof_c = sums.lh_acc + (sums.b1_acc + vk.beta_g1) * r + proof_a * s
     clock.lap("assemble")
     return Proof(G1Point(proof_a.limbs), G2Point(proof_b.limbs), G1Point(proof_c.limbs))
+
+
+# ------------------------------------------------------------ bookkeeping
+
+
+def query_scalars(r1cs: R1CS, witness: FrArray, query: str, threads: int | None) -> FrArray:
+    """The a or b query's scalars, witness[r1cs.query_index(query)], gathered on threads."""
+    idx = r1cs.query_index(query)
+    out = np.empty((len(idx), 4), dtype=np.uint64)
+    _r1cs.gather_rows(witness.limbs, idx, out, resolve_threads(threads))
+    return FrArray(out)
+
+
+class DeviceArrays:
+    """The scalars a kernel region leaves on its backend (H's, the witness's
+    copy, a query's), given back to it (release_scalars) when the region
+    ends, whichever way, or one early with release."""
+
+    def __init__(self, backend: Backend):
+        self.backend, self._kept = backend, []
+
+    def keep(self, *arrays):
+        """Own arrays until the region ends; returns the last one."""
+        self._kept += arrays
+        return arrays[-1]
+
+    def release(self, array) -> None:
+        self._kept.remove(array)
+        self.backend.release_scalars(array)
+
+    def __enter__(self) -> "DeviceArrays":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        kept, self._kept = self._kept, []
+        for array in kept:
+            self.backend.release_scalars(array)
+
+
+class Stopwatch:
+    """Seconds per stage, added to a dict (or dropped when it is None)."""
+
+    def __init__(self, sink: dict | None):
+        self.sink, self.t = sink, time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        if self.sink is not None:
+            self.sink[name] = self.sink.get(name, 0.0) + now - self.t
+        self.t = now

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The hooks a plugin may implement (pluggy; project name "porep_prover";
 plugins are found through the entry-point group "porep_prover"). Every hook
-is called with keyword arguments. Registration hooks run once, when an engine
-collects its registry; notifications run as things happen, and a failing
-implementation is logged without stopping the engine."""
+is called with keyword arguments. Registration hooks run once per plugin, when
+a registry is collected (hooks.collect_registry); one that raises, or registers
+a job kind or name already taken, skips its plugin. Notifications run as
+things happen, and a failing implementation is logged without stopping the engine."""
 from __future__ import annotations
 
 import pluggy
@@ -14,19 +15,21 @@ hookspec = pluggy.HookspecMarker("porep_prover")
 @hookspec
 def porep_prover_register_synthesis_providers(registry) -> None:
     """Add synthesis providers: registry.add_provider(provider). A provider
-    serves the job kinds in provider.kinds (see engine.registry.SynthesisProvider)."""
+    serves the job kinds in provider.kinds (see engine.SynthesisProvider)."""
 
 
 @hookspec
 def porep_prover_register_schedulers(registry) -> None:
     """Add schedulers: registry.add_scheduler(name, factory); the setting
-    engine.scheduler picks one by name (see engine.registry.Scheduler)."""
+    engine.scheduler picks one by name. A scheduler orders engine.PartitionTask
+    objects (see engine.Scheduler)."""
 
 
 @hookspec
 def porep_prover_register_result_sinks(registry) -> None:
-    """Add result sinks: registry.add_sink(sink); every finished job is
-    delivered to each (see engine.registry.ResultSink)."""
+    """Add result sinks: registry.add_sink(name, sink). An engine delivers
+    every finished job to the sinks its setting engine.result_sinks names,
+    and to no other (see engine.ResultSink)."""
 
 
 @hookspec

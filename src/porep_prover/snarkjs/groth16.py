@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from ..backend import get_backend
+from ..backend import Flavor, get_backend
 from ..config import resolve_threads
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import KeyIntegrityError, WitnessError
@@ -29,7 +29,7 @@ from ..groth16.insecure_setup import InsecureSetupWarning, lagrange_basis
 from ..groth16.keys import VerifyingKey
 from ..groth16.proof_check import (EITHER, FINITE, INFINITY, Query, Suspects, check_proof, columns_used,
                                    random_scalars)
-from ..groth16.prover import DeviceResult, Stopwatch, assemble, device_sums, h_values
+from ..groth16.prover import MsmSums, Stopwatch, assemble, h_and_g1_sums
 from ..groth16.proof import Proof
 from ..groth16.r1cs import R1CS, SparseMatrix
 from .circom_files import CircomR1CS
@@ -72,31 +72,31 @@ def prove(zkey: ZKey, witness: FrArray, backend: str = "cpu", threads: int | Non
     if check and r1cs is not None:
         r1cs.check(witness, threads)
         check_circuit(zkey, r1cs, threads)
-    dev = device_part(be, zkey, witness, threads, clock)
-    proof = assemble(be, zkey.vk, zkey.b_g2, witness, dev, threads, rng, clock)
+    sums = device_part(be, zkey, witness, threads, clock)
+    sums.b2_acc, _ = be.msm(zkey.b_g2, witness, threads)
+    clock.lap("msm_g2")
+    proof = assemble(zkey.vk, sums, rng, clock)
     public = witness[1:zkey.n_public + 1].to_ints()
     if verify:
-        check_proof(zkey.vk, public, proof, zkey_suspects(zkey, r1cs, witness, be, dev), threads)
+        check_proof(zkey.vk, public, proof, zkey_suspects(zkey, r1cs, witness, be, sums), threads)
         clock.lap("verify")
     return proof, public
 
 
 def device_part(be, zkey: ZKey, witness: FrArray, threads: int, clock: Stopwatch | None = None,
-                b_g2: bool = False) -> DeviceResult:
+                b_g2: bool = False) -> MsmSums:
     """The sums a backend makes: A_T, B_T (C_T = A_T o B_T) and H, then the
-    G1 MSMs of A, C + H and B_1; with b_g2, B_2's too (else assemble does it)."""
+    G1 MSMs of A, C + H and B_1; with b_g2, B_2's too (else the caller does)."""
     clock = clock or Stopwatch(None)
     a_t = zkey.a_matrix.matvec(witness, threads)
     b_t = zkey.b_matrix.matvec(witness, threads)
     c_t = a_t * b_t
     clock.lap("synthesis")
-    h_sc = h_values(be, (a_t, b_t, c_t), "snarkjs", threads)
-    clock.lap("h_poly")
-    dev = device_sums(be, threads, h_sc, h=zkey.h, l=(zkey.c, witness[zkey.n_public + 1:]),
-                      a=(zkey.a, witness), b1=(zkey.b_g1, witness), clock=clock)
+    sums = h_and_g1_sums(be, (a_t, b_t, c_t), Flavor.SNARKJS, threads, clock, h=zkey.h,
+                         l=(zkey.c, witness[zkey.n_public + 1:]), a=(zkey.a, witness), b1=(zkey.b_g1, witness))
     if b_g2:
-        dev.b2_acc, _ = be.msm(zkey.b_g2, witness, threads)
-    return dev
+        sums.b2_acc, _ = be.msm(zkey.b_g2, witness, threads)
+    return sums
 
 
 def check_circuit(zkey: ZKey, r1cs: R1CS, threads: int) -> None:
@@ -121,17 +121,17 @@ def check_circuit(zkey: ZKey, r1cs: R1CS, threads: int) -> None:
                                     f"for this circuit (or one of the two is damaged)", [f"{name} row {row}"])
 
 
-def zkey_suspects(zkey: ZKey, r1cs: R1CS | None, witness: FrArray, be, dev: DeviceResult) -> Suspects:
-    """What a failed check of a proof under zkey examines (proof_check)."""
-    cpu = get_backend("cpu")
-    on_device = be is not cpu
+def zkey_suspects(zkey: ZKey, r1cs: R1CS | None, witness: FrArray, be, sums: MsmSums) -> Suspects:
+    """What a failed check of a proof under zkey examines (proof_check): the
+    sums be made, redone on the CPU unless be is the reference."""
+    on_device = not be.capabilities.reference
 
-    def redo(circuit, w, threads) -> DeviceResult:
-        return device_part(cpu, zkey, w, threads, b_g2=True)
+    def redo(circuit, w, threads) -> MsmSums:
+        return device_part(get_backend("cpu"), zkey, w, threads, b_g2=True)
 
     return Suspects(circuit=lambda: (r1cs, witness), queries=lambda circuit: zkey_queries(zkey, circuit),
                     pairs=[(Query("B1", zkey.b_g1), Query("B2", zkey.b_g2))],
-                    device=dev if on_device else None, redo=redo if on_device else None)
+                    device=sums if on_device else None, redo=redo if on_device else None)
 
 
 def zkey_queries(zkey: ZKey, r1cs: R1CS | None) -> list[Query]:

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A result sink that writes every finished job into a directory
-(POREP_PROVER_RESULT_DIR, default ./porep-prover-results):
+"""The result sink "dir-sink": every finished job written into a directory
+(POREP_PROVER_RESULT_DIR, default ./porep-prover-results). It runs only in
+engines whose setting engine.result_sinks names it ("dir-sink"); installed
+alone it writes nothing.
 
     <dir>/<job id>/proofs.bin          the partitions' 192-byte proofs, in order
     <dir>/<job id>/public.json         each partition's public inputs (decimal strings)
@@ -24,6 +26,10 @@ def _atomic_write(path: pathlib.Path, data: bytes) -> None:
 
 
 class DirectorySink:
+    """root: the directory (default: POREP_PROVER_RESULT_DIR, else ./porep-prover-results)."""
+
+    name = "dir-sink"
+
     def __init__(self, root: str | os.PathLike | None = None):
         self.root = pathlib.Path(root or os.environ.get("POREP_PROVER_RESULT_DIR", "porep-prover-results"))
 
@@ -42,4 +48,4 @@ class DirectorySink:
 
 @hookimpl
 def porep_prover_register_result_sinks(registry) -> None:
-    registry.add_sink(DirectorySink())
+    registry.add_sink(DirectorySink.name, DirectorySink())

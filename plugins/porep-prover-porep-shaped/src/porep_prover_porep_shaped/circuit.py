@@ -34,8 +34,7 @@ import numpy as np
 from porep_prover import FrArray
 from porep_prover.circuits import fr_small
 from porep_prover.errors import InvalidInputError
-from porep_prover.groth16 import R1CS
-from porep_prover.groth16.r1cs import SparseMatrix
+from porep_prover.groth16 import R1CS, SparseMatrix
 
 PARTITION = {"constraints": 130_278_869, "public": 328, "aux": 130_169_893}
 TARGET = {"nnz_a": 2.4, "nnz_b": 1.0, "nnz_c": 2.2, "a_density": 0.997, "b_density": 0.254}

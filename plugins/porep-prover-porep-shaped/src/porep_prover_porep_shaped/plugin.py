@@ -35,10 +35,10 @@ import threading
 import typing
 import warnings
 
-from porep_prover.engine.config import host_memory_bytes
+from porep_prover.engine import host_memory_bytes
 from porep_prover.errors import InvalidInputError
-from porep_prover.groth16 import InsecureSetupWarning, insecure_setup, read_params, write_params
-from porep_prover.groth16.params_mapped import SUFFIX, mapped_copy
+from porep_prover.groth16 import (MAPPED_SUFFIX, InsecureSetupWarning, insecure_setup, mapped_copy, read_params,
+                                  write_params)
 from porep_prover.hooks import hookimpl
 
 from .circuit import Shape, build, witness
@@ -118,7 +118,7 @@ class PorepShapedProvider:
             if p.params.exists():
                 return read_params(p.params, progress=_Progress("reading"))
             return self._make(p.scale, p.seed, p.params, p.save)
-        return mapped_copy(p.params.with_suffix(SUFFIX), params) if p.mapped else params()
+        return mapped_copy(p.params.with_suffix(MAPPED_SUFFIX), params) if p.mapped else params()
 
     def _make(self, scale: float, seed: int, path: pathlib.Path, save: bool):
         shape = self.shape(scale, seed)

@@ -17,8 +17,7 @@ import os
 import threading
 
 from porep_prover.errors import InvalidInputError
-from porep_prover.groth16 import R1CS, load_params, load_witness, read_params_mapped
-from porep_prover.groth16.params_mapped import is_mapped_file
+from porep_prover.groth16 import R1CS, is_mapped_file, load_params, load_witness, read_params_mapped
 from porep_prover.hooks import hookimpl
 from porep_prover.snarkjs import read_r1cs, read_wtns
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import heapq
 
-from porep_prover.engine.registry import FifoScheduler  # the engine's own: submission order
+from porep_prover.engine import FifoScheduler  # the engine's own: submission order
 from porep_prover.hooks import hookimpl
 
 __all__ = ["FifoScheduler", "PriorityScheduler"]
@@ -15,7 +15,8 @@ __all__ = ["FifoScheduler", "PriorityScheduler"]
 
 class PriorityScheduler:
     """Highest job priority first; among equals, the job submitted first, then
-    its partitions in order (so one job's partitions finish together)."""
+    its partitions in order (so one job's partitions finish together). Tasks
+    are engine.PartitionTask objects."""
 
     def __init__(self):
         self._heap: list = []

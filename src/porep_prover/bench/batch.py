@@ -1,50 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Throughput benchmarks of a running engine: a batch of jobs with a bounded
-number in flight, and sweeps of one setting (a fresh engine per point).
-What `porep-prover bench batch` and `bench sweep` print."""
+"""A batch of jobs on a running engine, at most a given number in flight, and
+its report from the engine's timeline: seconds per proof, latency, queue
+wait, each device's GPU efficiency, whether synthesis keeps the devices fed."""
 from __future__ import annotations
 
-import csv
 import dataclasses
 import threading
 import time
 from typing import Callable
 
-from .inline import inline_job
-from .jobs import Job
-from .timeline import analyze, describe_gap, summary_stats
-
-
-class DemoWorkload:
-    """A demo circuit (circuits.CIRCUITS), its INSECURE test parameters and
-    the witnesses its jobs' partitions cycle through, made once.
-
-    witnesses: how many distinct witnesses to draw (default: one per
-    partition); partition i proves witness i mod witnesses."""
-
-    def __init__(self, circuit: str, constraints: int, partitions: int, witnesses: int | None = None,
-                 log=print):
-        import warnings
-
-        from ..circuits import CIRCUITS
-        from ..groth16 import InsecureSetupWarning, insecure_setup
-        t = time.perf_counter()
-        make = CIRCUITS[circuit]
-        self.r1cs, _, _ = make(constraints)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", InsecureSetupWarning)
-            self.params = insecure_setup(self.r1cs)
-        distinct = max(1, min(partitions, witnesses or partitions))
-        self.witnesses = [make(constraints, seed=i)[1] for i in range(distinct)]
-        self.partitions = partitions
-        log(f"workload: {circuit}, {self.r1cs.num_constraints} constraints (domain {self.r1cs.domain_size}), "
-            f"{partitions} partitions per job, {distinct} distinct witnesses; setup "
-            f"{time.perf_counter() - t:.1f} s")
-
-    def job(self, i: int = 0, partitions: int | None = None) -> Job:
-        """Job i (all alike): partitions (default the workload's) proofs of the circuit."""
-        return inline_job(self.params, self.r1cs, lambda k: self.witnesses[k % len(self.witnesses)],
-                          partitions=partitions or self.partitions)
+from ..engine import Job
+from ..engine.timeline import analyze, describe_gap, summary_stats
 
 
 @dataclasses.dataclass
@@ -121,16 +87,6 @@ class BatchReport:
         return synth["mean"] / max(1, self.synthesis_workers), busy / parts / len(self.devices)
 
 
-class KindWorkload:
-    """Jobs of a provider's kind (a plugin's, e.g. "porep-shaped") with one payload."""
-
-    def __init__(self, kind: str, partitions: int, payload: dict):
-        self.kind, self.partitions, self.payload = kind, partitions, payload
-
-    def job(self, i: int = 0, partitions: int | None = None) -> Job:
-        return Job(self.kind, partitions or self.partitions, dict(self.payload))
-
-
 def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: int,
               timeout: float | None = None) -> BatchReport:
     """Submit count jobs (make_job(i)), at most concurrency unfinished at once;
@@ -168,45 +124,3 @@ def warm_up(engine, work) -> None:
     """One short job of work (at most 2 partitions) first: kernels compiled,
     parameters loaded (or made) and resident."""
     run_batch(engine, lambda i: work.job(i, partitions=min(2, work.partitions)), 1, 1)
-
-
-def sweep(key: str, values: list, make_engine: Callable[[dict], object], make_job: Callable[[int], Job],
-          count: int, concurrency: int) -> list[tuple[object, BatchReport]]:
-    """One batch per value of a setting, each on a fresh engine (make_engine({key: value}))."""
-    rows = []
-    for value in values:
-        engine = make_engine({key: value})
-        try:
-            rows.append((value, run_batch(engine, make_job, count, concurrency)))
-        finally:
-            engine.shutdown(wait=True)
-    return rows
-
-
-def write_csv(key: str, rows, path) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow([key, "seconds_per_proof", "wall_s", "latency_mean_s", "queue_wait_mean_s", "gpu_efficiency",
-                    "failed"])
-        for value, r in rows:
-            w.writerow([value, f"{r.seconds_per_proof:.4f}", f"{r.wall:.4f}", f"{r.latency.get('mean', 0):.4f}",
-                        f"{r.queue_wait.get('mean', 0):.4f}", f"{r.efficiency:.4f}", r.failed])
-
-
-def plot(key: str, rows, path) -> None:
-    """Seconds per proof and GPU efficiency against the swept value (PNG)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    xs = [str(v) for v, _ in rows]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(xs, [r.seconds_per_proof for _, r in rows], "o-", color="tab:blue")
-    ax.set_xlabel(key)
-    ax.set_ylabel("seconds per proof", color="tab:blue")
-    ax2 = ax.twinx()
-    ax2.plot(xs, [100 * r.efficiency for _, r in rows], "s--", color="tab:red")
-    ax2.set_ylabel("GPU efficiency %", color="tab:red")
-    ax.set_title(f"porep-prover sweep of {key}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The GPU builds the benchmarks compare beside the backend's own modules
+(backend.gpu.MODULES): those sources built another way (VARIANTS) and
+kernels of the benchmarks' own in benchmarks/kernels/ (OWN). add_builds()
+hands them all to the backend's compiler and cache (backend.gpu.add_variant),
+after which GpuBackend.kernel(name, ...) and MsmTuning(variant=...) find them.
+Production never compiles them; the NVRTC lane (tests/test_gpu_build.py) does."""
+from __future__ import annotations
+
+import pathlib
+
+from porep_prover.backend import gpu
+
+KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
+
+
+def built_as(module: str, add: tuple[str, ...] = (), drop: tuple[str, ...] = ()) -> tuple[pathlib.Path, tuple]:
+    """The backend's module's (source, defines), with defines dropped and added."""
+    source, defines = gpu.MODULES[module]
+    return source, tuple(d for d in defines if d not in drop) + add
+
+
+VARIANTS = {  # the same kernels built another way
+    # the Fq product inlined (the backend's calls it: FQ_MUL_CALL)
+    "msm_g1.fq_inline": built_as("msm_g1", drop=("FQ_MUL_CALL",)),
+    "msm_g2.fq_inline": built_as("msm_g2", drop=("FQ_MUL_CALL",)),
+    # the products' earlier layout (separate chains for low and high halves)
+    "ntt.lohi": built_as("ntt", add=("MONT_MUL_LOHI",)),
+    "msm_g1.lohi": built_as("msm_g1", add=("MONT_MUL_LOHI",)),
+    # field elements at their natural 4-byte alignment (4-byte loads and stores)
+    "ntt.align4": built_as("ntt", add=("MONT_ALIGN4",)),
+    "msm_g1.align4": built_as("msm_g1", add=("MONT_ALIGN4",)),
+    # Fq squares as products (mont_sqr_wide's 222 multiply-adds against 288)
+    "msm_g1.sqr_mul": built_as("msm_g1", add=("MONT_SQR_MUL",)),
+    # Fr's reduction rows without the multiplications its low limbs (1, 2^32 - 1) make free
+    "ntt.redc_generic": built_as("ntt", add=("FR_REDC_GENERIC",)),
+    # G2's squares as Fq2 products (three Fq products instead of two)
+    "msm_g2.fq2_sqr_mul": built_as("msm_g2", add=("FQ2_SQR_MUL",)),
+    # Y3's two products each reduced (f_mul2 as two products and a sum)
+    "msm_g1.mul2_off": built_as("msm_g1", add=("MONT_MUL2_OFF",)),
+}
+OWN = {  # kernels only the benchmarks launch
+    # Fq products on the FP64 pipe, and on both pipes in different warps
+    "fq_pipes": (KERNELS / "fq_pipes.cu", ("FQ_MUL_CALL",)),
+    # affine additions sharing an inversion beside the accumulation's XYZZ ones
+    "batch_affine": (KERNELS / "batch_affine.cu", ("FQ_MUL_CALL",)),
+}
+BUILDS = VARIANTS | OWN
+
+
+def add_builds() -> None:
+    """Every build here, added to the backend's modules (again: no change)."""
+    for name, (source, defines) in BUILDS.items():
+        gpu.add_variant(name, source, defines)

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`porep-prover plugins`: the plugins installed (entry-point group
+"porep_prover"), what each registers, and those skipped, with why. Exit 0
+whatever it finds: a skipped plugin does not stop the others or the engine."""
+from __future__ import annotations
+
+import json
+
+
+def cmd_plugins(args) -> int:
+    from ..hooks import collect_registry, plugin_manager     # pluggy and the engine, for this command only
+    registry = collect_registry(plugin_manager())
+    report = registry.plugin_report()
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    loaded, skipped = report["loaded"], report["skipped"]
+    if not loaded and not skipped:
+        print("no plugins installed (entry-point group porep_prover)")
+    width = max((len(p["name"]) for p in loaded + skipped), default=0)
+    if loaded:
+        print("installed:")
+        for p in loaded:
+            print(f"  {p['name']:<{width}}  {p['distribution'] or '-'}: "
+                  f"{', '.join(p['registered']) or 'hooks only (registers nothing)'}")
+    if skipped:
+        print("skipped:")
+        for p in skipped:
+            print(f"  {p['name']:<{width}}  {p['distribution'] or '-'}: {p['why']}")
+    print("built in: provider inline, scheduler builtin (the setting engine.scheduler picks one by name)")
+    print(f"result sinks run only where the setting engine.result_sinks names them "
+          f"(registered: {', '.join(sorted(registry.sinks)) or 'none'})")
+    return 0
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("plugins", help="installed plugins, what they register, and those skipped with why")
+    p.add_argument("--json", action="store_true", help="the listing as JSON (loaded, skipped)")
+    p.set_defaults(func=cmd_plugins)
