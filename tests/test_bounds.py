@@ -4,6 +4,7 @@ the other environment numbers, the engine's settings and the demo circuits'
 sizes take values inside it and refuse those outside with a named error
 that states it, before anything reaches native code or starts a thread."""
 import math
+import random
 
 import pytest
 
@@ -110,6 +111,27 @@ def test_environment_numbers_are_bounded(monkeypatch, name, top):
             read()
 
 
+def test_gpu_environment_is_read_once_per_process(monkeypatch, tmp_path):
+    """The GPU backends get their settings as values, read once: a variable
+    changed later is not seen; one out of its range is an error, not kept."""
+    config.gpu_environment.cache_clear()
+    try:
+        copies = random.randrange(1, config.MAX_TABLE_COPIES + 1)
+        monkeypatch.setenv("POREP_PROVER_GPU_MSM_TABLE_COPIES", "-3")
+        with pytest.raises(InvalidInputError, match="POREP_PROVER_GPU_MSM_TABLE_COPIES"):
+            config.gpu_environment()
+        monkeypatch.setenv("POREP_PROVER_GPU_MSM_TABLE_COPIES", str(copies))
+        monkeypatch.setenv("POREP_PROVER_GPU_MSM_TABLES", "1")
+        monkeypatch.setenv("POREP_PROVER_CACHE_DIR", str(tmp_path))
+        monkeypatch.delenv("POREP_PROVER_GPU_RESIDENT_BYTES", raising=False)
+        first = config.gpu_environment()
+        assert first == config.GpuEnvironment(None, True, copies, str(tmp_path))
+        monkeypatch.setenv("POREP_PROVER_GPU_MSM_TABLES", "0")
+        assert config.gpu_environment() is first
+    finally:
+        config.gpu_environment.cache_clear()     # the next reader sees the environment as the test leaves it
+
+
 # ------------------------------------------------------------------ engine settings
 
 # key -> (lowest, highest) allowed
@@ -121,6 +143,9 @@ RANGES = {
     "engine.threads": (0, MAX),
     "engine.synthesis_threads": (0, MAX),
     "engine.switch_interval_ms": (0, 1000),
+    "engine.provider_timeout_seconds": (0, 7 * 86400),
+    "engine.sink_timeout_seconds": (0.01, 7 * 86400),
+    "engine.timeline_events": (0, 10_000_000),
     "prover.max_retries": (0, 100),
     "prover.msm_table_copies": (0, config.MAX_TABLE_COPIES),
     "srs.idle_evict_seconds": (0, 365 * 86400),
@@ -171,8 +196,12 @@ def test_overrides_and_files_outside_the_range(tmp_path, text):
 
 
 def test_resolved_counts_stay_in_range():
-    cfg = build({})
-    assert 1 <= cfg.partition_workers() <= 256 and 1 <= cfg.synthesis_threads() <= MAX
+    from porep_prover.engine import EngineSettings
+    settings = EngineSettings.resolve(build({}))
+    assert 1 <= settings.partition_workers <= 256 and 1 <= settings.synthesis_threads <= MAX
+    assert 1 <= settings.threads <= MAX and settings.memory_budget_bytes > 0
+    assert settings.provider_timeout == 3600.0 and EngineSettings.resolve(
+        build({"engine.provider_timeout_seconds": 0})).provider_timeout is None      # 0: no limit
 
 
 # ------------------------------------------------------------------ circuit sizes

@@ -12,7 +12,7 @@ import pytest
 from porep_prover import FrArray
 from porep_prover.backend import Capabilities, CpuBackend, Flavor, MsmOptions, get_backend
 from porep_prover.circuits import porep_like, square_chain
-from porep_prover.engine import Engine, Job, inline_job, load_config
+from porep_prover.engine import Engine, EngineSettings, Job, inline_job, load_config
 from porep_prover.engine.devices import Device
 from porep_prover.engine.inline import InlineProvider, default_registry
 from porep_prover.engine.timeline import Event, analyze, format_report, gantt, read_log, union
@@ -249,7 +249,7 @@ def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
     assert be.from_witness >= 3 and be.taken >= 3       # B's scalars of each partition (A's: msm_shared's rows)
     mixed = [dev, Device("cpu", "cpu", "cpu", get_backend("cpu"))]
     with Engine(config(**{"prover.matvec": "device"}), devices=mixed) as engine:
-        assert not engine._abc_on_device          # the CPU device cannot: the host evaluates for all
+        assert not engine.abc_on_device           # the CPU device cannot: the host evaluates for all
         check_result(engine.prove(inline_job(params, r1cs, ws[:2]), timeout=120), params)
 
 
@@ -386,9 +386,12 @@ def test_config_file_and_errors(tmp_path):
         load_config(None, ["engine.nope=1"])
     import os
     cores = os.cpu_count() or 2
-    assert load_config(None, ["engine.partition_workers=2"]).synthesis_threads() == max(1, cores // 2)
-    assert load_config(None, ["engine.partition_workers=64"]).synthesis_threads() == 1
-    assert load_config(None, ["engine.synthesis_threads=3"]).synthesis_threads() == 3
+
+    def resolved(*overrides):
+        return EngineSettings.resolve(load_config(None, list(overrides)))
+    assert resolved("engine.partition_workers=2").synthesis_threads == max(1, cores // 2)
+    assert resolved("engine.partition_workers=64").synthesis_threads == 1
+    assert resolved("engine.synthesis_threads=3").synthesis_threads == 3
     listed = load_config(None, ["engine.devices=gpu:0, gpu:1", "srs.preload=a.params"])
     assert listed.get("engine.devices") == ["gpu:0", "gpu:1"] and listed.get("srs.preload") == ["a.params"]
     assert load_config(None, ['devices=["cpu"]']).get("engine.devices") == ["cpu"]
@@ -489,7 +492,7 @@ def test_default_memory_budget_leaves_room_for_loaded_parameters(circuit):
     from porep_prover.engine.srs import params_bytes
     with Engine(config()) as engine:
         before = engine.status()["memory_budget"]
-        assert before == engine.config.memory_budget_bytes()
+        assert before == engine.settings.memory_budget_bytes
         with engine.srs.lease("k", lambda: params):
             assert engine.status()["memory_budget"] == before - params_bytes(params)
     fixed = Engine(config(**{"engine.memory_budget_gib": 2}))
@@ -503,7 +506,7 @@ def test_default_memory_budget_leaves_room_for_loaded_parameters(circuit):
 def test_default_budget_waits_for_free_host_memory(circuit, monkeypatch):
     """Without a set budget, a synthesis starts only while the host's free memory
     (less 1/8 of it) covers it and the syntheses still allocating."""
-    from porep_prover.engine import config as host
+    from porep_prover.engine import memory as host
     params, r1cs, ws = circuit
     monkeypatch.setattr(host, "host_available_bytes", lambda: host.host_memory_bytes() // 8 + 1)
     with Engine(config(**{"engine.partition_workers": 4})) as engine:
@@ -519,7 +522,7 @@ def test_default_budget_waits_for_free_host_memory(circuit, monkeypatch):
 
 
 def test_a_partition_the_host_cannot_hold_still_runs_with_a_warning(circuit, monkeypatch, caplog):
-    from porep_prover.engine import config as host
+    from porep_prover.engine import memory as host
     params, r1cs, ws = circuit
     monkeypatch.setattr(host, "host_available_bytes", lambda: 0)
     with caplog.at_level("WARNING", logger="porep_prover.engine"):

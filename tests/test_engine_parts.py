@@ -126,7 +126,7 @@ def test_partition_estimate_is_what_synthesis_holds(abc_on_device):
     import random
 
     from porep_prover.circuits import porep_like
-    from porep_prover.engine.core import partition_bytes
+    from porep_prover.engine.memory import partition_bytes
     from porep_prover.groth16.prover import synthesize
     r1cs, w, _ = porep_like(900 + random.randrange(200), seed=random.randrange(1 << 20))
     params = insecure_setup(r1cs, warn=False)

@@ -439,6 +439,6 @@ def test_proof_with_abc_on_device_verifies(make, rng):
     cfg = load_config(overrides={"engine.devices": ["gpu:0"], "prover.matvec": "device", "prover.b_g2": "device",
                                  "prover.upload": "ahead" if make is porep_like else "region"})
     with Engine(cfg) as engine:
-        assert engine._abc_on_device
+        assert engine.abc_on_device
         result = engine.prove(inline_job(params, r1cs, [witness] * 3), timeout=300)
     assert result.ok and all(verify(params.vk, public, p) for p in result.proofs)

@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from porep_prover import errors
-from porep_prover.backend import gpu
-from porep_prover.backend.gpu import INCLUDE, MODULES, PKG, build_modules
+from porep_prover.backend import gpu_modules as gpu
+from porep_prover.backend.gpu_modules import INCLUDE, MODULES, PKG, build_modules
 from porep_prover.cli import main
 from porep_prover.cuda import compiler
 from porep_prover.cuda.cache import MAGIC, KernelCache, cache_key

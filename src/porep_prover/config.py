@@ -14,10 +14,14 @@ POREP_PROVER_OMP_WAIT  how the native kernels' OpenMP threads wait between paral
                        OMP_WAIT_POLICY / GOMP_SPINCOUNT say; either, when set, is kept anyway)
 
 A number outside its range is an InvalidInputError naming the variable and the range.
+The GPU variables are read once per process (gpu_environment) and handed to
+the GPU backends as values; the backends read nothing themselves.
 """
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import numbers
 import os
 import warnings
@@ -109,6 +113,29 @@ def gpu_msm_table_copies() -> int | None:
     first, one set of buckets). Fewer copies cost less memory: the windows
     then share several sets of buckets."""
     return _env_int("POREP_PROVER_GPU_MSM_TABLE_COPIES", 0, MAX_TABLE_COPIES)
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuEnvironment:
+    """What the environment sets for the GPU backends (the variables above).
+
+    resident_bytes: cap on device bytes of resident parameter points (None:
+    what the device has free, less a reserve); msm_tables, msm_table_copies:
+    window tables for MSMs of resident points, and at most that many copies
+    in one (None: one a window); kernel_cache_dir: where compiled kernels are kept."""
+    resident_bytes: int | None
+    msm_tables: bool
+    msm_table_copies: int | None
+    kernel_cache_dir: str
+
+
+@functools.cache
+def gpu_environment() -> GpuEnvironment:
+    """The GPU variables, read on first use and kept for the process (the
+    backends are made once per device: a variable changed later would reach
+    some and not others). InvalidInputError naming a variable out of its
+    range (nothing is kept then: the next call reads again)."""
+    return GpuEnvironment(gpu_resident_bytes(), gpu_msm_tables(), gpu_msm_table_copies(), kernel_cache_dir())
 
 
 OMP_WAIT = "POREP_PROVER_OMP_WAIT"

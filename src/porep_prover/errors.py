@@ -225,6 +225,26 @@ class JobCancelledError(PorepProverError):
     """A job was cancelled (by its owner, or by an engine shutting down without waiting)."""
 
 
+class PluginTimeoutError(PorepProverError, TimeoutError):
+    """A plugin's call did not return within its time limit: a synthesis
+    provider's load_srs or synthesize (engine.provider_timeout_seconds; its
+    partition's job fails, not retried), a result sink's deliver or a
+    notification hook (engine.sink_timeout_seconds; logged). The call's
+    thread is left to finish on its own: Python cannot stop a thread.
+
+    Attributes
+    ----------
+    plugin : str
+        What was called ("synthesize of provider ExampleProvider", "result sink dir-sink").
+    seconds : float
+        The limit that passed.
+    """
+
+    def __init__(self, message: str, plugin: str = "", seconds: float = 0.0):
+        super().__init__(message)
+        self.plugin, self.seconds = plugin, seconds
+
+
 class FileKindError(InvalidInputError):
     """A file is of another kind than the argument it was given as (a circuit
     where parameters belong, arguments in the wrong order), told by its first

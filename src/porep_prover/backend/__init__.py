@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 from .. import cuda
+from ..config import gpu_environment
 from ..errors import BackendUnavailableError, UnknownBackendError
 from .base import Backend, Capabilities, Flavor, MsmOptions, Prepared
 from .cpu import CpuBackend
@@ -27,7 +28,8 @@ def gpu_available() -> bool:
 
 
 def gpu_backend(ordinal: int = 0):
-    """The process's backend for GPU `ordinal`, made on first use; the reason as
+    """The process's backend for GPU `ordinal`, made on first use with the
+    environment's settings (config.gpu_environment); the reason as
     BackendUnavailableError / CudaError when there is none."""
     with _GPU_LOCK:
         if ordinal not in _GPU:
@@ -37,7 +39,7 @@ def gpu_backend(ordinal: int = 0):
             if not 0 <= ordinal < len(found):
                 raise BackendUnavailableError(f"no CUDA device {ordinal} (there are {len(found)})")
             from .gpu import GpuBackend
-            _GPU[ordinal] = GpuBackend(ordinal)
+            _GPU[ordinal] = GpuBackend(ordinal, gpu_environment())
         return _GPU[ordinal]
 
 

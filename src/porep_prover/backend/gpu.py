@@ -7,7 +7,8 @@ Device memory. Point arrays given to msm / batch_sum are kept resident on the
 device (keyed by their limbs array, dropped when it is collected), so a
 parameter set is uploaded once and reused by every proof; they must not be
 modified in place while resident. Resident points may take the budget
-(config.gpu_resident_bytes, default what was free at start less a reserve);
+(POREP_PROVER_GPU_RESIDENT_BYTES, given as GpuEnvironment.resident_bytes;
+default what was free at start less a reserve);
 past it the least recently used arrays are dropped, and an array larger than
 the budget is streamed through in chunks. Work buffers are allocated per
 call; when an allocation fails the resident arrays are dropped and it is
@@ -17,20 +18,20 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import pathlib
 import threading
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._version import __version__
-from ..config import gpu_resident_bytes, kernel_cache_dir
 from ..cuda import DeviceInfo, devices, driver
 from ..cuda.cache import KernelCache
 from ..cuda.compiler import compile_cubin
 from ..cuda.staging import Staging
 from ..errors import DeviceMemoryError, InvalidInputError
 from .gpu_fixed_base import GpuFixedBase
+from .gpu_modules import INCLUDE, MODULES, VARIANTS
 from .gpu_arrays import DeviceScalars
 from .gpu_msm import GpuMsm
 from .gpu_ntt import GpuNtt
@@ -38,37 +39,12 @@ from .base import Capabilities, Flavor, MsmOptions, Prepared
 from .gpu_prepare import PinnedPool, prepare
 from .gpu_r1cs import GpuR1cs
 
-PKG = pathlib.Path(__file__).resolve().parents[1]
-INCLUDE = [PKG / "cuda" / "include", PKG / "native"]
-MODULES = {  # logical name -> (source, defines)
-    "ntt": (PKG / "ntt" / "kernels" / "ntt.cu", ()),
-    # the Fq product as a call: 1.6x faster MSMs on an H200 than inlined (fewer registers, smaller code)
-    "msm_g1": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL",)),
-    "msm_g2": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL")),
-    "r1cs": (PKG / "groth16" / "kernels" / "r1cs.cu", ()),
-    "fixed_base_g1": (PKG / "msm" / "kernels" / "fixed_base.cu", ("FQ_MUL_CALL",)),
-    "fixed_base_g2": (PKG / "msm" / "kernels" / "fixed_base.cu", ("MSM_G2", "FQ_MUL_CALL")),
-}
-# Modules beyond MODULES that a benchmark compiles for its comparisons (benchmarks/gpu_builds.py): these
-# sources built another way, or kernels of its own, by logical name -> (source, defines), compiled with
-# INCLUDE as MODULES are. Empty until a benchmark adds to it (add_variant); production launches MODULES.
-VARIANTS: dict[str, tuple[pathlib.Path, tuple[str, ...]]] = {}
+if TYPE_CHECKING:
+    from ..config import GpuEnvironment
+
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic
 STREAM_CHUNK = 1 << 30     # bytes of points per chunk when an array is streamed
-
-
-def add_variant(name: str, source, defines=()) -> None:
-    """Let kernel(name, ...) compile source (a .cu path) with defines: a
-    benchmark's build. Adding a name again with the same source and defines
-    does nothing; a name of MODULES, or one added with another source or
-    defines, or a source that is not a file raises InvalidInputError."""
-    build = (pathlib.Path(source).resolve(), tuple(defines))
-    if name in MODULES or VARIANTS.get(name, build) != build:
-        raise InvalidInputError(f"GPU module {name!r} is already built from {(MODULES | VARIANTS)[name][0]}")
-    if not build[0].is_file():
-        raise InvalidInputError(f"GPU module {name!r}: no source file {build[0]}")
-    VARIANTS[name] = build
 
 
 def _host_key(raw: np.ndarray) -> tuple[int, int]:
@@ -76,22 +52,16 @@ def _host_key(raw: np.ndarray) -> tuple[int, int]:
     return raw.ctypes.data, raw.nbytes
 
 
-def build_modules(arch: str, cache: KernelCache | None = None) -> dict[str, bytes]:
-    """Every kernel module compiled for arch (through the cache): what
-    `porep-prover gpu warm` runs, and what CI checks for sm_80 and sm_90."""
-    cache = cache if cache is not None else KernelCache(kernel_cache_dir())
-    return {name: compile_cubin(src, INCLUDE, arch, defines, cache, __version__)
-            for name, (src, defines) in MODULES.items()}
-
-
 class GpuBackend:
-    """`Backend` on one CUDA device."""
+    """`Backend` on one CUDA device. environment: what the process's
+    environment sets for it (config.gpu_environment(), read once per process
+    by backend.gpu_backend, which makes one backend per device)."""
 
     name = "gpu"
     capabilities = Capabilities(evaluates_witness=True, reference=False)
     msm_options: MsmOptions | None = None    # None: the MSM side's own settings (GpuMsm.tables ...)
 
-    def __init__(self, ordinal: int = 0):
+    def __init__(self, ordinal: int, environment: "GpuEnvironment"):
         drv = driver()
         self.info: DeviceInfo = devices()[ordinal]
         self.drv = drv
@@ -107,7 +77,7 @@ class GpuBackend:
         self.pooled = self.ctx.keep_pool()
         self.staging = Staging(drv, self.ctx, self.stream)
         self.pinned = PinnedPool(drv, self.ctx)
-        self.cache = KernelCache(kernel_cache_dir())
+        self.cache = KernelCache(environment.kernel_cache_dir)
         self.lock = threading.RLock()
         self._modules: dict[str, object] = {}
         self._kernels: dict[tuple[str, str], object] = {}
@@ -115,10 +85,10 @@ class GpuBackend:
         self._resident: collections.OrderedDict = collections.OrderedDict()
         self._ahead: dict[tuple[int, int], object] = {}  # (host address, bytes) -> its device copy, made ahead
         self._busy: collections.Counter = collections.Counter()  # id(limbs) of resident arrays in use
-        budget = gpu_resident_bytes()
+        budget = environment.resident_bytes
         self.resident_budget = budget if budget is not None else max(0, self.ctx.mem_info()[0] - RESERVE)
         self.ntt_ops = GpuNtt(self)
-        self.msm_ops = GpuMsm(self)
+        self.msm_ops = GpuMsm(self, tables=environment.msm_tables, table_copies=environment.msm_table_copies)
         self.fixed_base_ops = GpuFixedBase(self)
         self.r1cs_ops = GpuR1cs(self)
 

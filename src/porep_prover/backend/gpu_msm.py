@@ -12,7 +12,7 @@ Large G1 MSMs (from 2^29 entries: 2^26 points) are filled and added up in
 stretches of buckets: the sort's fill of the next stretch runs on the
 backend's second stream beside the accumulation of the last.
 
-Window tables (opt-in: GpuMsm.tables, POREP_PROVER_GPU_MSM_TABLES=1;
+Window tables (opt-in: GpuMsm.tables, from POREP_PROVER_GPU_MSM_TABLES=1;
 backend/gpu_msm_table.py): for the plain MSM of resident points, shifted
 copies of the points made once, so that windows share sets of buckets; the
 shared sorts (msm_shared) stay plain.
@@ -25,7 +25,6 @@ from typing import NamedTuple
 import numpy as np
 
 from ..curve import _curve
-from ..config import gpu_msm_table_copies, gpu_msm_tables
 from ..errors import InvalidInputError, LengthMismatchError
 from .gpu_arrays import DeviceScalars, WorkBuffers
 from .gpu_msm_plan import (MsmTuning, chunk_length, copies_of, fill_parts, grouped, overlapped, stretch_cuts, wide_rows,
@@ -87,16 +86,19 @@ class Stretch(NamedTuple):
 class GpuMsm:
     """The MSM side of one GpuBackend (it supplies alloc / launch / kernel / resident).
     tuning: the plan's choices fixed (a benchmark's GpuMsm(gpu, replace(MsmTuning(), ...)));
-    the default leaves them to the plan. InvalidInputError unless an MsmTuning."""
+    the default leaves them to the plan. InvalidInputError unless an MsmTuning.
+    tables, table_copies: the window tables of MSMs over resident points when
+    a call gives no MsmOptions (the backend passes the environment's:
+    config.GpuEnvironment.msm_tables / msm_table_copies)."""
 
-    def __init__(self, gpu, tuning: MsmTuning = MsmTuning()):
+    def __init__(self, gpu, tuning: MsmTuning = MsmTuning(), tables: bool = False, table_copies: int | None = None):
         if not isinstance(tuning, MsmTuning):
             raise InvalidInputError(f"GpuMsm: tuning is an MsmTuning, not {type(tuning).__name__}")
         self.gpu = gpu
         self.tuning = tuning
         self.profile: dict[str, float] | None = None  # set to a dict: ms per phase are added to it
-        self.tables = bool(gpu_msm_tables())           # window tables for resident points (see the module)
-        self.table_copies = gpu_msm_table_copies()     # None: a copy for every window; else at most this many
+        self.tables = bool(tables)                     # window tables for resident points (see the module)
+        self.table_copies = table_copies               # None: a copy for every window; else at most this many
         self._rows_checked: dict = {}                  # id(rows) -> (weak reference, rows it needs)
 
     def _marker(self):

@@ -155,7 +155,7 @@ class MsmTuning:
     launches. GpuMsm takes one when it is made.
 
     variant: "" (the backend's own build), or the build msm_g1.VARIANT /
-    msm_g2.VARIANT that a benchmark added (backend.gpu.add_variant). None
+    msm_g2.VARIANT that a benchmark added (backend.gpu_modules.add_variant). None
     leaves the plan's: window_bits (window_bits_for the scalars, 4 to 22),
     table_bits (table_plan's, 8 to 24), fill_parts (fill_parts, 1 to 64),
     overlap (overlapped) and grouped (grouped: the sort's atomics grouped by

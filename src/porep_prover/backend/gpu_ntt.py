@@ -43,7 +43,7 @@ class NttTuning:
     is made.
 
     module: "ntt" (the backend's build) or another build of ntt.cu that a
-    benchmark added (backend.gpu.add_variant); block_log: log2 elements a
+    benchmark added (backend.gpu_modules.add_variant); block_log: log2 elements a
     block, PASS_STAGES to 12; threads: threads a block, 1 to 1024. A value
     out of range raises InvalidInputError."""
     module: str = "ntt"

@@ -25,6 +25,7 @@ class BatchReport:
     failed: int
     stages: dict = dataclasses.field(default_factory=dict)
     synthesis_workers: int = 1
+    events_lost: int = 0        # events of the batch's time the engine's timeline no longer held
 
     @property
     def seconds_per_proof(self) -> float:
@@ -58,14 +59,17 @@ class BatchReport:
         if q["count"]:
             out.append(f"queue wait (submit -> first synthesis): mean {q['mean'] * 1e3:.1f} ms, "
                        f"max {q['max'] * 1e3:.1f} ms")
-        for dev, d in self.devices.items():
-            out.append(f"device {dev}: GPU efficiency {d['efficiency']:.2%} (busy {d['busy']:.3f} s of "
+        for device, d in self.devices.items():
+            out.append(f"device {device}: GPU efficiency {d['efficiency']:.2%} (busy {d['busy']:.3f} s of "
                        f"{d['span']:.3f} s, {d['gaps']['count']} gaps)")
             if d.get("longest_gap"):
                 out.append("  " + describe_gap(d["longest_gap"]))
         means = {k: v["mean"] for k, v in self.stages.items() if v.get("count")}
         if means:
             out.append("per partition (mean ms): " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in means.items()))
+        if self.events_lost:
+            out.append(f"timeline: {self.events_lost} events of this batch's time were no longer kept "
+                       "(engine.timeline_events): the figures above cover its end")
         supply = self.supply()
         if supply is not None:
             host, device = supply
@@ -90,8 +94,10 @@ class BatchReport:
 def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: int,
               timeout: float | None = None) -> BatchReport:
     """Submit count jobs (make_job(i)), at most concurrency unfinished at once;
-    wait for all; report from the engine's timeline over this batch only."""
-    start_events = len(engine.timeline.events())
+    wait for all; report from the engine's timeline over this batch's jobs'
+    events (the timeline keeps the last engine.timeline_events: a batch with
+    more covers its end, and its report says so)."""
+    emitted = engine.timeline.emitted
     slots = threading.Semaphore(max(1, concurrency))
     handles = []
     t0 = time.time()
@@ -107,7 +113,10 @@ def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: i
         except Exception:  # noqa: BLE001 - counted as failed
             results.append(None)
     wall = time.time() - t0
-    events = engine.timeline.events()[start_events:]
+    ids = {h.job.id for h in handles}
+    kept = engine.timeline.events()
+    events = [e for e in kept if e.job in ids]
+    lost = max(0, engine.timeline.emitted - emitted - len(kept))     # emitted since the start, no longer kept
     first_synth = {}
     for e in events:
         if e.event == "SYNTH_START" and e.job not in first_synth:
@@ -117,7 +126,7 @@ def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: i
     stats = analyze(events)
     return BatchReport(count, concurrency, handles[0].job.partitions if handles else 0, wall,
                        summary_stats([r.seconds for r in ok]), summary_stats(waits), stats["devices"],
-                       len(results) - len(ok), stats["stages"], engine.config.partition_workers())
+                       len(results) - len(ok), stats["stages"], engine.settings.partition_workers, lost)
 
 
 def warm_up(engine, work) -> None:

@@ -35,13 +35,14 @@ def cmd_info(args) -> int:
 
 def cmd_warm(args) -> int:
     """Compile every kernel module into the cache, for the local devices' archs or those given."""
-    from ..backend.gpu import build_modules
+    from ..backend.gpu_modules import build_modules
+    from ..cuda.cache import KernelCache
     archs = args.arch or sorted({d.arch for d in cuda.devices()})
     if not archs:
         raise BackendUnavailableError("no CUDA device here: name the targets with --arch sm_90 ...")
     for arch in archs:
         t = time.perf_counter()
-        modules = build_modules(arch)
+        modules = build_modules(arch, KernelCache(kernel_cache_dir()))
         size = sum(len(m) for m in modules.values())
         print(f"{arch}: {len(modules)} modules, {size / 2**20:.1f} MiB, {time.perf_counter() - t:.1f} s "
               f"(cache {kernel_cache_dir()})")

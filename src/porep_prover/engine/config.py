@@ -28,6 +28,9 @@ MAX_RETRIES = 100
 MAX_GIB = float(1 << 20)         # 1 PiB
 MAX_IDLE_SECONDS = 365 * 86400.0
 MAX_SWITCH_INTERVAL_MS = 1000.0
+MAX_PLUGIN_SECONDS = 7 * 86400.0     # a provider's or a sink's call
+MIN_SINK_SECONDS = 0.01              # a sink's call always has a limit: a stuck sink must not hold shutdown
+MAX_TIMELINE_EVENTS = 10_000_000     # events an engine keeps in memory (about 150 bytes each)
 
 
 def _int(minimum: int, maximum: int):
@@ -90,6 +93,9 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "engine.scheduler": ("", _str),
     "engine.result_sinks": ([], _str_list),
     "engine.switch_interval_ms": (0.5, _number(0, MAX_SWITCH_INTERVAL_MS)),
+    "engine.provider_timeout_seconds": (3600.0, _number(0, MAX_PLUGIN_SECONDS)),
+    "engine.sink_timeout_seconds": (60.0, _number(MIN_SINK_SECONDS, MAX_PLUGIN_SECONDS)),
+    "engine.timeline_events": (100_000, _int(0, MAX_TIMELINE_EVENTS)),
     "prover.verify": (True, _bool),
     "prover.check_witness": (True, _bool),
     "prover.max_retries": (2, _int(0, MAX_RETRIES)),
@@ -109,7 +115,9 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
 
 @dataclasses.dataclass(frozen=True)
 class EngineConfig:
-    """Validated settings; `get("section.key")` or attribute access by section (cfg.engine["threads"])."""
+    """Validated settings as written: `get("section.key")`, or a section's as a
+    dict (cfg.section("engine")["threads"]). What an engine runs with, every
+    default resolved on the host, is engine.settings.EngineSettings.resolve(cfg)."""
     values: dict
 
     def get(self, key: str):
@@ -121,47 +129,6 @@ class EngineConfig:
     def replace(self, **dotted) -> "EngineConfig":
         """A copy with some keys changed (validated): replace(**{"engine.threads": 4})."""
         return build({**self.values, **dotted})
-
-    # resolved values ------------------------------------------------------
-
-    def partition_workers(self) -> int:
-        n = self.values["engine.partition_workers"]
-        return n if n else max(1, min((os.cpu_count() or 2) // 2, MAX_PARTITION_WORKERS))
-
-    def synthesis_threads(self) -> int:
-        """Native threads per synthesis worker: the setting, else the cores shared
-        among the workers (each worker's OpenMP team on all cores would
-        oversubscribe them, and spinning teams stall one another)."""
-        n = self.values["engine.synthesis_threads"]
-        return n if n else max(1, min((os.cpu_count() or 2) // self.partition_workers(), MAX_THREADS))
-
-    def memory_budget_bytes(self) -> int:
-        """The setting in bytes, else 3/4 of the host's physical memory."""
-        gib = self.values["engine.memory_budget_gib"]
-        if gib:
-            return int(gib * 2**30)
-        return int(host_memory_bytes() * 0.75)
-
-
-def host_memory_bytes() -> int:
-    """The host's physical memory (16 GiB where the platform does not say)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 16 << 30
-
-
-def host_available_bytes() -> int | None:
-    """MemAvailable from /proc/meminfo (what the kernel can hand out without
-    swapping), or None where there is no such file."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 def _check(key: str, value) -> Any:

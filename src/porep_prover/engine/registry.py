@@ -20,7 +20,10 @@ class SynthesisProvider(Protocol):
     kinds: the job kinds it serves.
     srs_key(job): names the job's parameters (jobs with one key share one load).
     load_srs(job): those parameters (a groth16.Parameters), called once per key.
-    synthesize(job, partition, threads): (R1CS, witness FrArray) of one partition."""
+    synthesize(job, partition, threads): (R1CS, witness FrArray) of one partition.
+    load_srs and synthesize run on a thread of their own, within
+    engine.provider_timeout_seconds (past it the partition's job fails);
+    they may be called from several threads at once."""
     kinds: tuple
 
     def srs_key(self, job) -> str: ...
@@ -50,7 +53,10 @@ class Scheduler(Protocol):
 class ResultSink(Protocol):
     """Receives every finished job of an engine that enables it (its name in
     engine.result_sinks); result.error is set when the job failed. An
-    exception here is logged and does not reach the engine or other sinks."""
+    exception here is logged and does not reach the engine or other sinks.
+    deliver runs on the sink's own thread, one call at a time, before the
+    job's handle resolves; a call past engine.sink_timeout_seconds is logged,
+    the job goes on without it, and the sink gets nothing until it returns."""
 
     def deliver(self, result) -> None: ...
 

@@ -11,12 +11,15 @@ Events (t in seconds since the epoch):
     GPU_START / GPU_END            the lock is held: the kernel region
     FINALIZE_START / FINALIZE_END  B2 MSM, assembly, verification (no lock)
     PARTITION_RETRY / PARTITION_FAILED, JOB_SUBMIT / JOB_END
-Each is logged as one line `TIMELINE {json}` on the logger porep_prover.timeline.
+Each is logged as one line `TIMELINE {json}` on the logger porep_prover.timeline
+(the record: `porep-prover timeline` reads it); an engine keeps only its last
+events in memory (engine.timeline_events).
 GPU efficiency = (union of the GPU_START..GPU_END intervals) / (first start .. last end).
 """
 from __future__ import annotations
 
 import bisect
+import collections
 import dataclasses
 import json
 import logging
@@ -39,22 +42,32 @@ class Event:
 
 
 class Timeline:
-    """Thread-safe recorder: keeps the events and logs each one."""
+    """Thread-safe recorder: logs each event and keeps the last `capacity` of
+    them (None: every one); emitted counts them all."""
 
-    def __init__(self):
-        self._events: list[Event] = []
+    def __init__(self, capacity: int | None = None):
+        self._events: collections.deque[Event] = collections.deque(maxlen=capacity)
         self._lock = threading.Lock()
+        self.capacity = capacity
+        self.emitted = 0
 
     def emit(self, event: str, job: str = "", partition: int = -1, worker: str = "", device: str = "") -> Event:
         ev = Event(event, time.time(), job, partition, worker, device)
         with self._lock:
             self._events.append(ev)
-        LOG.info(PREFIX + json.dumps(dataclasses.asdict(ev), separators=(",", ":")))
+            self.emitted += 1
+        if LOG.isEnabledFor(logging.INFO):     # the fields in their order, as dataclasses.asdict has them
+            LOG.info(PREFIX + json.dumps({"event": event, "t": ev.t, "job": job, "partition": partition,
+                                          "worker": worker, "device": device}, separators=(",", ":")))
         return ev
 
     def events(self) -> list[Event]:
+        """The events kept, oldest first."""
         with self._lock:
             return list(self._events)
+
+    def __len__(self) -> int:
+        return len(self._events)
 
 
 def read_log(path) -> list[Event]:
@@ -147,15 +160,16 @@ def analyze(events: list[Event]) -> dict:
     """The numbers `porep-prover timeline` reports (seconds)."""
     gpu = _pairs(events, "GPU_START", "GPU_END")
     devices = {}
-    for dev in sorted({s.device for s, _ in gpu}):
-        spans = [(s.t, e.t) for s, e in gpu if s.device == dev]
+    for device in sorted({s.device for s, _ in gpu}):
+        spans = [(s.t, e.t) for s, e in gpu if s.device == device]
         merged = union(spans)
         span = max(b for _, b in spans) - min(a for a, _ in spans)
         busy = sum(b - a for a, b in merged)
         idle = [(b0, a1) for (_, b0), (a1, _) in zip(merged, merged[1:])]
-        devices[dev] = {"efficiency": busy / span if span > 0 else 1.0, "span": span, "busy": busy,
-                        "gaps": summary_stats([b - a for a, b in idle]), "partitions": len(spans),
-                        "longest_gap": _longest_gap(events, [(s, e) for s, e in gpu if s.device == dev], idle)}
+        devices[device] = {"efficiency": busy / span if span > 0 else 1.0, "span": span, "busy": busy,
+                           "gaps": summary_stats([b - a for a, b in idle]), "partitions": len(spans),
+                           "longest_gap": _longest_gap(events, [(s, e) for s, e in gpu if s.device == device],
+                                                       idle)}
     per_worker_gaps = []
     for worker in sorted({s.worker for s, _ in gpu}):
         mine = sorted((s.t, e.t) for s, e in gpu if s.worker == worker)
@@ -182,9 +196,9 @@ def analyze(events: list[Event]) -> dict:
 
 def format_report(stats: dict) -> str:
     lines = []
-    for dev, d in stats["devices"].items():
+    for device, d in stats["devices"].items():
         g = d["gaps"]
-        lines.append(f"device {dev}: GPU efficiency {d['efficiency']:.2%} over {d['span']:.3f} s "
+        lines.append(f"device {device}: GPU efficiency {d['efficiency']:.2%} over {d['span']:.3f} s "
                      f"({d['partitions']} partitions, busy {d['busy']:.3f} s, {g['count']} gaps"
                      + (f", longest {g['max'] * 1e3:.1f} ms" if g["count"] else "") + ")")
         if d.get("longest_gap"):

@@ -4,7 +4,9 @@ plugins are found through the entry-point group "porep_prover"). Every hook
 is called with keyword arguments. Registration hooks run once per plugin, when
 a registry is collected (hooks.collect_registry); one that raises, or registers
 a job kind or name already taken, skips its plugin. Notifications run as
-things happen, and a failing implementation is logged without stopping the engine."""
+things happen, one at a time on a thread of their own, each call within
+engine.sink_timeout_seconds; a failing or stalled implementation is logged
+without stopping the engine."""
 from __future__ import annotations
 
 import pluggy

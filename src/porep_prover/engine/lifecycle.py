@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: Apache-2.0
+"""An engine's threads from start to shutdown, and the one process-wide
+setting an engine needs: Python's thread switch interval.
+"""
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+
+from .stages import STOP
+
+JOIN_SECONDS = 30.0        # the longest a shutdown waits for its workers to end (a kernel region running, ...)
+STOP_GRACE_SECONDS = 1.0   # what it gives them past its deadline to see the stop
+
+
+class SwitchInterval:
+    """Python's thread switch interval (sys.setswitchinterval), held short
+    while any engine runs, as one process-wide knob counted by its holders.
+
+    A device worker woken by its device lock's release needs the interpreter
+    lock to launch its kernels; at the default 5 ms interval the GPU idles
+    that long. The interval is the interpreter's, not an engine's: it cannot
+    be made per engine, and an engine that set it and put it back at
+    shutdown would undo what another engine still running asked for. So
+    each running engine holds a request (engine.switch_interval_ms), the
+    interval is the shortest of them (never longer than the interpreter's
+    own), and when the last holder lets go the interval is put back, unless
+    someone else changed it meanwhile (theirs is kept)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._held: dict[int, float] = {}
+        self._original: float | None = None
+        self._set: float | None = None     # what this knob last set
+        self._tokens = iter(range(1, sys.maxsize))
+
+    def hold(self, seconds: float) -> int | None:
+        """Ask for at most seconds (0: no request); a token for release(), None when nothing was asked."""
+        if seconds <= 0:
+            return None
+        with self._lock:
+            if not self._held:
+                self._original = sys.getswitchinterval()
+            token = next(self._tokens)
+            self._held[token] = seconds
+            self._apply()
+            return token
+
+    def release(self, token: int | None) -> None:
+        if token is None:
+            return
+        with self._lock:
+            if self._held.pop(token, None) is None:
+                return
+            if self._held:
+                self._apply()
+                return
+            if sys.getswitchinterval() == self._set:
+                sys.setswitchinterval(self._original)
+            self._original = self._set = None
+
+    def _apply(self) -> None:
+        if self._set is not None and sys.getswitchinterval() != self._set:
+            self._original = sys.getswitchinterval()     # changed by someone else: theirs is the one to restore
+        sys.setswitchinterval(min(self._original, *self._held.values()))
+        self._set = sys.getswitchinterval()       # as the interpreter keeps it (whole microseconds)
+
+
+SWITCH_INTERVAL = SwitchInterval()
+
+
+class Workers:
+    """The threads of an engine's stages: partition_workers synthesis
+    workers (synth0, ...), gpu_workers_per_device device workers per device
+    (gpu0.w0, gpu0.w1, ...) and one finalizer per device worker
+    (finalize_0, ...): the names the timeline's events carry."""
+
+    def __init__(self, stages, settings, devices):
+        self.stages, self.settings, self.devices = stages, settings, devices
+        self._synthesis: list[threading.Thread] = []
+        self._device: list[threading.Thread] = []
+        self._finalizers: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for i in range(self.settings.partition_workers):
+            self._synthesis.append(_spawn(f"synth{i}", self.stages.synthesis_loop))
+        for device in self.devices:
+            for w in range(self.settings.gpu_workers_per_device):
+                self._device.append(_spawn(f"{device.label}.w{w}", self.stages.device_loop, device))
+        for i in range(max(1, len(self._device))):
+            self._finalizers.append(_spawn(f"finalize_{i}", self.stages.finalizer_loop))
+
+    def stop(self, deadline: float) -> list[str]:
+        """End every worker (the caller has stopped the job table: the
+        synthesis workers end by themselves): the device workers after what
+        the ready queue holds, then the finalizers after what they were
+        handed. Waits until deadline (time.monotonic()) at most; returns the
+        names of the workers still running then (daemon threads, left)."""
+        for _ in self._device:
+            try:
+                self.stages.ready.put(STOP, timeout=_left(deadline))
+            except queue.Full:
+                break
+        for thread in self._synthesis + self._device:
+            thread.join(_left(deadline))
+        for _ in self._finalizers:
+            self.stages.proved.put(STOP)
+        for thread in self._finalizers:
+            thread.join(_left(deadline))
+        return [t.name for t in self._synthesis + self._device + self._finalizers if t.is_alive()]
+
+
+def _spawn(name: str, target, *args) -> threading.Thread:
+    thread = threading.Thread(target=target, args=(name, *args), name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+"""An engine's settings resolved once, when the engine is made: the numbers
+its parts use, each default of 0 replaced by what it stands for on this host
+(thread counts from the cores, the memory budget from the host's memory,
+time limits of 0 as None). EngineConfig is what was written; EngineSettings
+is what runs, frozen for the engine's life.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from ..backend import MsmOptions
+from ..config import MAX_THREADS, resolve_threads
+from .config import MAX_PARTITION_WORKERS, EngineConfig
+from .memory import host_memory_bytes
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineSettings:
+    """What an engine runs with.
+
+    devices: the setting engine.devices (names); gpu_workers_per_device,
+    partition_workers, synthesis_lookahead: worker and queue counts.
+    threads: native threads of each kernel call of a device worker or a
+    finalizer; synthesis_threads: those of each synthesis worker.
+    memory_budget_bytes: bytes of partitions in flight; memory_budget_set:
+    it is the setting's (else 3/4 of the host, less the parameters loaded,
+    and the host's available memory counts too).
+    switch_interval: seconds of Python's switch interval while the engine
+    runs (0: the interpreter's own). provider_timeout / sink_timeout:
+    seconds a provider's call / a sink's or hook's call may take (None: no
+    limit). timeline_events: events kept in memory (the log keeps all).
+    msm_options: the MSM options of this engine's views of its devices'
+    backends (None: the backends' own).
+    """
+    devices: tuple[str, ...]
+    gpu_workers_per_device: int
+    partition_workers: int
+    synthesis_lookahead: int
+    threads: int
+    synthesis_threads: int
+    memory_budget_bytes: int
+    memory_budget_set: bool
+    scheduler: str
+    result_sinks: tuple[str, ...]
+    switch_interval: float
+    provider_timeout: float | None
+    sink_timeout: float
+    timeline_events: int
+    verify: bool
+    check_witness: bool
+    max_retries: int
+    b_g2_on_device: bool
+    matvec_on_device: bool
+    upload_ahead: bool
+    msm_options: MsmOptions | None
+    srs_preload: tuple[str, ...]
+    srs_idle_evict_seconds: float
+    srs_budget_bytes: int
+
+    @classmethod
+    def resolve(cls, config: EngineConfig) -> "EngineSettings":
+        """config's values with every default resolved on this host."""
+        get = config.get
+        workers = get("engine.partition_workers") or max(1, min(_cores() // 2, MAX_PARTITION_WORKERS))
+        budget_gib = get("engine.memory_budget_gib")
+        return cls(
+            devices=tuple(get("engine.devices")),
+            gpu_workers_per_device=get("engine.gpu_workers_per_device"),
+            partition_workers=workers,
+            synthesis_lookahead=get("engine.synthesis_lookahead"),
+            threads=resolve_threads(get("engine.threads") or None),
+            # the cores shared among the synthesis workers: each worker's OpenMP team on every core would
+            # oversubscribe them, and teams that spin while waiting stall one another
+            synthesis_threads=get("engine.synthesis_threads") or max(1, min(_cores() // workers, MAX_THREADS)),
+            memory_budget_bytes=int(budget_gib * 2**30) if budget_gib else int(host_memory_bytes() * 0.75),
+            memory_budget_set=bool(budget_gib),
+            scheduler=get("engine.scheduler"),
+            result_sinks=tuple(dict.fromkeys(get("engine.result_sinks"))),
+            switch_interval=get("engine.switch_interval_ms") / 1e3,
+            provider_timeout=get("engine.provider_timeout_seconds") or None,
+            sink_timeout=get("engine.sink_timeout_seconds"),
+            timeline_events=get("engine.timeline_events"),
+            verify=get("prover.verify"),
+            check_witness=get("prover.check_witness"),
+            max_retries=get("prover.max_retries"),
+            b_g2_on_device=get("prover.b_g2") == "device",
+            matvec_on_device=get("prover.matvec") == "device",
+            upload_ahead=get("prover.upload") == "ahead",
+            msm_options=MsmOptions(tables=True, table_copies=get("prover.msm_table_copies") or None)
+            if get("prover.msm_tables") else None,
+            srs_preload=tuple(get("srs.preload")),
+            srs_idle_evict_seconds=get("srs.idle_evict_seconds"),
+            srs_budget_bytes=int(get("srs.budget_gib") * 2**30),
+        )
+
+
+def _cores() -> int:
+    return os.cpu_count() or 2

@@ -1,0 +1,245 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The engine's three stage loops and the queues between them.
+
+    synthesis workers (partition_workers)   provider.synthesize, then a, b, c and the scalars
+      ──> ready queue (at most synthesis_lookahead partitions)
+    device workers (gpu_workers_per_device per device)
+                                            prepare (no lock), then the kernel region under the
+                                            device's lock: H, the MSMs h / l / a / b_1
+      ──> proved queue
+    finalizers (one per device worker)      B_2 MSM, assembly, verification (no lock)
+      ──> the job table (the job concludes once its last partition is in)
+
+Each loop runs on a thread of its own and calls providers through a lane of
+its own (plugin_calls), so that a provider that never returns fails its
+partition at engine.provider_timeout_seconds and the loop goes on. Every
+stage boundary emits a timeline event. STOP in a queue ends one worker.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import queue
+
+from ..backend import get_backend
+from ..groth16.proof_check import bellman_suspects, check_proof
+from ..groth16.prover import HostAssignment, MsmSums, WitnessAssignment, finish, prove_device, synthesize
+from .devices import Device
+from .interlock import kernel_region
+from .jobs import PartitionTask
+from .memory import Reservation, partition_bytes
+from .plugin_calls import PluginLane, Stopped
+
+STOP = object()
+IDLE_SECONDS = 0.5       # a synthesis worker without work looks for idle parameters to drop this often
+
+
+@dataclasses.dataclass
+class SynthesizedPartition:
+    """A partition from its synthesis on: its circuit's provider, its
+    assignment, its public inputs and the host memory it holds."""
+    task: PartitionTask
+    provider: object
+    assignment: HostAssignment | WitnessAssignment
+    public: list[int]
+    reservation: Reservation
+
+
+@dataclasses.dataclass
+class ProvedPartition:
+    """A partition after its kernel region: the sums the device made there."""
+    partition: SynthesizedPartition
+    sums: MsmSums
+    device: Device
+
+
+class Stages:
+    """The loops of one engine. settings: EngineSettings; table: JobTable;
+    memory: MemoryAdmission; srs: SrsManager; registry: the providers;
+    stopped: a future set when the engine stops (a wait for a provider's
+    call ends then); abc_on_device: the devices evaluate A, B, C."""
+
+    def __init__(self, settings, table, memory, srs, timeline, registry, stopped, abc_on_device: bool):
+        self.settings, self.table, self.memory, self.srs = settings, table, memory, srs
+        self.timeline, self.registry, self.stopped = timeline, registry, stopped
+        self.abc_on_device = abc_on_device
+        self.cpu = get_backend("cpu")      # the host's backend: B_2, assembly, A's input rows
+        self.ready: queue.Queue = queue.Queue(maxsize=settings.synthesis_lookahead)
+        self.proved: queue.SimpleQueue = queue.SimpleQueue()
+
+    def _lane(self, name: str) -> PluginLane:
+        return PluginLane(f"{name}.provider", self.settings.provider_timeout)
+
+    def _params(self, provider, job, lane: PluginLane):
+        """A lease on the job's parameters, loaded through the lane when absent."""
+        what = f"load_srs of provider {type(provider).__name__} (job {job.id})"
+        return self.srs.lease(provider.srs_key(job), lambda: lane.call(what, self.stopped, provider.load_srs, job))
+
+    # ------------------------------------------------------------ synthesis
+
+    def synthesis_loop(self, name: str) -> None:
+        lane = self._lane(name)
+        try:
+            while not self.table.stopping and self._synthesis_step(name, lane):
+                pass
+        except Stopped:
+            return
+        finally:
+            lane.close()
+
+    def _synthesis_step(self, name: str, lane: PluginLane) -> bool:
+        """One partition synthesized and queued for a device (or failed), or an
+        idle wait; False when the engine stops. (A step a call: an idle worker
+        holds nothing of the last job.)"""
+        task = self.table.next_task(IDLE_SECONDS)
+        if task is None:
+            self.srs.evict_idle()
+            return True
+        partition = self._synthesize(task, name, lane)
+        if partition is None:
+            return True
+        self.timeline.emit("GPU_QUEUE", task.job.id, task.index, name)
+        if self._queue_ready(partition):
+            return True
+        partition.reservation.release()
+        return False
+
+    def _synthesize(self, task: PartitionTask, name: str, lane: PluginLane) -> SynthesizedPartition | None:
+        """The partition synthesized (None: it failed, and the job table has it)."""
+        job, settings = task.job, self.settings
+        reservation = None
+        try:
+            provider = self.registry.provider(job.kind)
+            with self._params(provider, job, lane) as params:
+                reservation = self.memory.reserve(self.table.estimate(job.id) or
+                                                  partition_bytes(params, self.abc_on_device))
+                if reservation is None:
+                    raise Stopped("memory admission closed")
+                self.timeline.emit("SYNTH_START", job.id, task.index, name)
+                r1cs, witness = lane.call(f"synthesize of provider {type(provider).__name__} (job {job.id} "
+                                          f"partition {task.index})", self.stopped, provider.synthesize, job,
+                                          task.index, settings.synthesis_threads)
+                assignment = synthesize(params, r1cs, witness, settings.synthesis_threads,
+                                        check=settings.check_witness, abc_on_device=self.abc_on_device)
+            public = witness[1:r1cs.num_inputs].to_ints()
+            reservation.allocated(assignment.nbytes)          # the real size replaces the estimate
+            self.table.note_size(job.id, assignment.nbytes)
+            self.timeline.emit("SYNTH_END", job.id, task.index, name)
+        except Stopped:
+            if reservation is not None:
+                reservation.release()
+            raise
+        except Exception as exc:  # noqa: BLE001 - a partition's failure is its job's, not the worker's
+            if reservation is not None:
+                reservation.release()
+            self.table.failed(task, exc, name)
+            return None
+        return SynthesizedPartition(task, provider, assignment, public, reservation)
+
+    def _queue_ready(self, partition: SynthesizedPartition) -> bool:
+        """Into the ready queue, waiting while it is full; False when the engine stops first."""
+        while not self.table.stopping:
+            try:
+                self.ready.put(partition, timeout=IDLE_SECONDS)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    # ------------------------------------------------------------ devices
+
+    def device_loop(self, name: str, device: Device) -> None:
+        lane = self._lane(name)
+        try:
+            while self._device_step(name, device, lane):
+                pass
+        except Stopped:
+            return
+        finally:
+            lane.close()
+
+    def _device_step(self, name: str, device: Device, lane: PluginLane) -> bool:
+        """The next ready partition through the kernel region, to the
+        finalizers (or failed); False at STOP."""
+        partition = self.ready.get()
+        if partition is STOP:
+            return False
+        task = partition.task
+        if not self.table.is_active(task.job.id):
+            partition.reservation.release()
+            return True
+        try:
+            with self._params(partition.provider, task.job, lane) as params:
+                sums = self._kernel_region(device, name, task, params, partition.assignment)
+        except Stopped:
+            partition.reservation.release()
+            raise
+        except Exception as exc:  # noqa: BLE001
+            partition.reservation.release()
+            self.table.failed(task, exc, name)
+            return True
+        self.proved.put(ProvedPartition(partition, sums, device))
+        return True
+
+    def _kernel_region(self, device: Device, name: str, task: PartitionTask, params, assignment) -> MsmSums:
+        """Prepare (host work: the backend's pinning, outside the lock), then the
+        kernel region under the device's lock."""
+        backend, job = device.backend, task.job
+        self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
+        staged = backend.prepare(assignment, ahead=self.settings.upload_ahead)
+        self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
+        try:
+            b_g2 = device.kind != "cpu" and self.settings.b_g2_on_device
+            with kernel_region(device.identity, self.timeline, job.id, task.index, name):
+                return prove_device(backend, params, staged.assignment, self.settings.threads, b_g2=b_g2,
+                                    host=self.cpu)
+        finally:
+            backend.release_prepared(staged)
+
+    # ------------------------------------------------------------ finalizers
+
+    def finalizer_loop(self, name: str) -> None:
+        lane = self._lane(name)
+        try:
+            while (proved := self.proved.get()) is not STOP:
+                with contextlib.suppress(Stopped):
+                    self._finalize(proved, name, lane)
+                del proved          # an idle finalizer holds no partition
+        finally:
+            lane.close()
+
+    def _finalize(self, proved: ProvedPartition, name: str, lane: PluginLane) -> None:
+        """B_2 (unless the kernel region did it), the proof's assembly and its
+        check; the partition's memory is released either way."""
+        partition, device = proved.partition, proved.device
+        task, job = partition.task, partition.task.job
+        try:
+            if not self.table.is_active(job.id):
+                return
+            self.timeline.emit("FINALIZE_START", job.id, task.index, name, device.identity)
+            with self._params(partition.provider, job, lane) as params:
+                proof = finish(self.cpu, params, partition.assignment, proved.sums, self.settings.threads)
+                if self.settings.verify:
+                    # a proof that fails raises what is at fault: the witness, the device or the key
+                    suspects = bellman_suspects(params, lambda: self._circuit(partition, lane), device.backend,
+                                                proved.sums)
+                    check_proof(params.vk, partition.public, proof, suspects, self.settings.threads)
+            self.timeline.emit("FINALIZE_END", job.id, task.index, name, device.identity)
+        except Stopped:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            self.table.failed(task, exc, name)
+            return
+        finally:
+            partition.reservation.release()
+        self.table.partition_done(task, proof, partition.public)
+
+    def _circuit(self, partition: SynthesizedPartition, lane: PluginLane):
+        """The partition's circuit and witness again, for a failed proof's check
+        (kept by a partition whose device evaluates A, B, C, else synthesized anew)."""
+        if isinstance(partition.assignment, WitnessAssignment):
+            return partition.assignment.r1cs, partition.assignment.witness
+        task, provider = partition.task, partition.provider
+        return lane.call(f"synthesize of provider {type(provider).__name__} (job {task.job.id} partition "
+                         f"{task.index})", self.stopped, provider.synthesize, task.job, task.index,
+                         self.settings.synthesis_threads)
