@@ -9,14 +9,16 @@ import time
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike):
+def atomic_write(path: str | os.PathLike, fsync: bool = False):
     """A binary file open for writing at a temporary name beside path
     (PATH.tmpPID), renamed to path when the block ends without an error and
     removed when it does not, Ctrl-C and the command line's SIGTERM included,
     so readers see the old file or the whole new one, never a part. A process
     killed outright leaves its temporary: a later write of the same path
     removes it (`remove_stale`). A path that exists and is not a regular file
-    (a FIFO, /dev/stdout) is written in place."""
+    (a FIFO, /dev/stdout) is written in place. fsync: the file's data reach
+    the disk before the rename, and the rename before this returns (what a
+    journal that records the file next relies on)."""
     path = os.fspath(path)
     if os.path.exists(path) and not os.path.isfile(path):
         with open(path, "wb") as f:     # a FIFO or a device (/dev/stdout): written in place, as it can only be
@@ -27,7 +29,16 @@ def atomic_write(path: str | os.PathLike):
     try:
         with open(tmp, "wb") as f:
             yield f
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
+        if fsync:
+            folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -95,6 +95,14 @@ def kernel_cache_dir() -> str:
     return os.path.join(base, "porep_prover", "kernels")
 
 
+def default_state_dir() -> str:
+    """Where the daemon keeps its journal and results when daemon.state_dir
+    is "": $XDG_STATE_HOME/porep-prover/daemon, else
+    ~/.local/state/porep-prover/daemon."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "porep-prover", "daemon")
+
+
 def gpu_resident_bytes() -> int | None:
     """Device bytes that resident parameter points may take (POREP_PROVER_GPU_RESIDENT_BYTES;
     default None: what the device has free, less a reserve for the kernels' work buffers)."""

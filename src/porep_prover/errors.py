@@ -261,3 +261,75 @@ class FileKindError(InvalidInputError):
     def __init__(self, message: str, path: str = "", expected: str = "", found: str = ""):
         super().__init__(message)
         self.path, self.expected, self.found = path, expected, found
+
+
+class DaemonError(PorepProverError):
+    """A call to the proving daemon failed with a gRPC status (porep_prover.client);
+    the message names the daemon's address, the status and the daemon's own words.
+    Statuses without a subclass of their own (INTERNAL, UNKNOWN, ...) raise this.
+
+    Attributes
+    ----------
+    code : str
+        The status's name ("UNAVAILABLE", "NOT_FOUND", ...).
+    details : str
+        The daemon's message, as it sent it.
+    """
+
+    def __init__(self, message: str, code: str = "UNKNOWN", details: str = ""):
+        super().__init__(message)
+        self.code, self.details = code, details
+
+
+class DaemonUnavailableError(DaemonError):
+    """UNAVAILABLE: no daemon answers at the address, or it is draining."""
+
+
+class DaemonLimitError(DaemonError):
+    """RESOURCE_EXHAUSTED: a limit of the daemon refused the request
+    (daemon.max_pending jobs accepted and unfinished, daemon.max_waiters
+    waits at once, or the request size)."""
+
+
+class DaemonRequestError(DaemonError, InvalidInputError):
+    """INVALID_ARGUMENT: the daemon refused the request (an unknown kind, a
+    malformed payload, partitions out of range)."""
+
+
+class DaemonPermissionError(DaemonError):
+    """PERMISSION_DENIED: a path in the payload lies outside the daemon's input roots."""
+
+
+class DaemonAuthenticationError(DaemonError):
+    """UNAUTHENTICATED: the bearer token is missing or wrong."""
+
+
+class DaemonDeadlineError(DaemonError, TimeoutError):
+    """DEADLINE_EXCEEDED: the call did not end within its deadline."""
+
+
+class JobNotFoundError(DaemonError, LookupError):
+    """NOT_FOUND: the daemon knows no job of that id."""
+
+
+class InputPathError(InvalidInputError):
+    """A path in a job's payload is refused by the daemon: it lies outside
+    daemon.input_roots once resolved (a symbolic link leading out included),
+    it has a `..` component, or the daemon has no input roots. The service
+    answers PERMISSION_DENIED.
+
+    Attributes
+    ----------
+    path : str
+        The path as given.
+    """
+
+    def __init__(self, message: str, path: str = ""):
+        super().__init__(message)
+        self.path = path
+
+
+class CapacityError(PorepProverError):
+    """The daemon is at a limit (daemon.max_pending jobs accepted and
+    unfinished, daemon.max_waiters waits at once); the message names it. The
+    service answers RESOURCE_EXHAUSTED."""

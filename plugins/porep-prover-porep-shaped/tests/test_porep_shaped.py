@@ -100,3 +100,19 @@ def test_engine_proves_porep_shaped_jobs(tmp_path, monkeypatch):
         for public, proof in zip(result.public_inputs, result.proofs):
             assert len(public) == 328 and verify(params.vk, public, proof)
     assert first.public_inputs[0] != first.public_inputs[1]    # partitions draw their own witnesses
+
+
+def test_json_payloads_are_checked_and_never_name_a_place_to_write(tmp_path):
+    registry = collect_registry(plugin_manager())
+    assert registry.payload_paths("porep-shaped") == ("params",)
+    payload = {"scale": SCALE, "seed": 3, "job_seed": 9, "save": False}
+    assert registry.payload_from_json("porep-shaped", payload, 2) == payload
+    existing = tmp_path / "x.params"
+    existing.write_bytes(b"")
+    read = registry.payload_from_json("porep-shaped", {"params": str(existing), "mapped": True}, 1)
+    assert read["mapped"] is False                         # a .params file is read as it is, no mirror beside it
+    for obj, words in (({"scale": 2}, "above 0 and at most 1"), ({"scale": 1e-6}, "at least"),
+                       ({"seed": -1}, "seed"), ({"job_seed": 1 << 64}, "job_seed"), ({"save": "no"}, "save"),
+                       ({"params": str(tmp_path / "none.params")}, "exists"), ({"scales": 1}, "unknown keys")):
+        with pytest.raises(InvalidInputError, match=words):
+            registry.payload_from_json("porep-shaped", obj, 1)

@@ -57,3 +57,21 @@ def test_mapped_parameters_from_a_params_file_or_a_pmap(tmp_path):
             assert [e["bytes"] for e in engine.srs.status()] == [0]     # mapped: page cache, not held memory
         assert verify(params.vk, result.public_inputs[0], result.proofs[0])
     assert len(list(cache.glob("c.params.*.pmap"))) == 1
+
+
+def test_json_payloads_are_checked_and_name_their_paths():
+    from porep_prover.errors import InvalidInputError
+    registry = collect_registry(plugin_manager())
+    assert registry.payload_paths("r1cs-file") == ("params", "circuit", "witnesses")
+    good = {"params": "/in/c.params", "circuit": "/in/c.npz", "witnesses": ["/in/w0", "/in/w1"]}
+    assert registry.payload_from_json("r1cs-file", good, 2) == good
+    bad = {"witnesses for 3 partitions": (good, 3, "2 witness files for 3 partitions"),
+           "a folder to write to": (dict(good, mapped_cache="/in"), 2, "mapped_cache"),
+           "no circuit": ({k: v for k, v in good.items() if k != "circuit"}, 2, "needs circuit"),
+           "witnesses not a list": (dict(good, witnesses="/in/w0"), 1, "list of paths"),
+           "a number for a path": (dict(good, params=7), 2, "needs params")}
+    for what, (obj, partitions, words) in bad.items():
+        with pytest.raises(InvalidInputError, match=words):
+            registry.payload_from_json("r1cs-file", obj, partitions)
+    with pytest.raises(InvalidInputError, match="JSON object"):
+        registry.payload_from_json("r1cs-file", ["/in/c.params"], 1)

@@ -14,9 +14,10 @@
     porep-prover bench batch | sweep      engine throughput (seconds per proof, GPU efficiency)
     porep-prover timeline [LOG]           GPU efficiency, gaps, lock wait/hold; --gantt PNG
     porep-prover plugins                  installed plugins, what they register, those skipped and why
+    porep-prover daemon                   the proving daemon (gRPC; SIGTERM drains it)
 
 Engine settings (--config FILE, --set KEY=VALUE) go before the command or
-after it, on the engine commands (bench batch, bench sweep, timeline); the
+after it, on the engine commands (bench batch, bench sweep, timeline, daemon); the
 command's own --config replaces the global one, its --set entries follow the
 global ones. Given to any other command they are a usage error. --threads N
 (1 to MAX_THREADS) on a command is what every native kernel it runs uses.
@@ -26,7 +27,8 @@ Exit status: 0 done; 1 a proof did not verify (or a benchmark had failures);
 is wrong (also argparse's usage errors, numbers out of their range included);
 3 an internal error, printed as one line (POREP_PROVER_DEBUG=1 prints its
 traceback, and those of the errors of status 2); 130 Ctrl-C; 143 SIGTERM
-(both unwind the command first: partly written files are removed); 141
+(both unwind the command first: partly written files are removed; the
+daemon drains on either and ends with 0); 141
 standard output closed early (`| head`), quietly.
 """
 from __future__ import annotations
@@ -44,6 +46,7 @@ from ..backend import BACKENDS
 from ..config import debug_wanted, default_threads, threads_default
 from ..errors import PorepProverError
 from . import arguments, core, engine_cmds, gpu_cmds, plugin_cmds, snarkjs_cmds
+from . import client_cmds, daemon_cmds
 
 EXIT_ERROR, EXIT_INTERNAL, EXIT_PIPE, EXIT_INTERRUPT, EXIT_TERMINATED = 2, 3, 141, 130, 143
 
@@ -74,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     gpu_cmds.register(sub, _common)
     engine_cmds.register(sub, _common)
     plugin_cmds.register(sub, _common)
+    client_cmds.register(sub, _common)
+    daemon_cmds.register(sub, _common)
     return parser
 
 
@@ -84,7 +89,7 @@ def _engine_options(parser: argparse.ArgumentParser, args) -> None:
     if not hasattr(args, "config"):
         if given:
             name = " ".join(v for v in (args.command, getattr(args, "action", None)) if v)
-            parser.error(f"--config and --set are engine settings, for bench batch, bench sweep and timeline; "
+            parser.error(f"--config and --set are engine settings, for bench batch, bench sweep, timeline and daemon; "
                          f"{name} takes none")
         return
     args.config = args.config if args.config is not None else args.global_config

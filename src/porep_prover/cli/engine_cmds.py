@@ -25,7 +25,7 @@ def cmd_timeline(args) -> int:
         raise InvalidInputError("timeline: name the LOG, or give --config with logging.timeline set")
     events = read_log(log)
     if not events:
-        print(f"{log}: no timeline events (TIMELINE lines)")
+        print(f"{log}: no timeline events (TIMELINE lines, or JSON records with an event)")
         return 1
     stats = analyze(events)
     print(json.dumps(stats, indent=1) if args.json else format_report(stats))
@@ -186,7 +186,8 @@ def _workload_options(p) -> None:
 
 def register(sub, common) -> None:
     p = sub.add_parser("timeline", help="GPU efficiency, gaps, lock wait/hold and stages from an engine log")
-    p.add_argument("log", nargs="?", help="a log holding TIMELINE lines (default: the setting logging.timeline)")
+    p.add_argument("log", nargs="?", help="a log holding TIMELINE lines or JSON records (logging.format); default: the "
+                   "setting logging.timeline")
     p.add_argument("--gantt", metavar="PNG", help="also draw the workers' Gantt chart")
     p.add_argument("--json", action="store_true", help="the numbers as JSON")
     engine_options(p)

@@ -7,11 +7,11 @@ FifoScheduler is the built-in one), ResultSink; they register them on a Registry
 from .config import EngineConfig, load_config
 from .core import Engine
 from .inline import InlineCircuit, inline_job
-from .jobs import Job, JobHandle, JobResult, PartitionTask
+from .jobs import Job, JobHandle, JobResult, PartitionResult, PartitionTask, PartitionTimings
 from .memory import host_memory_bytes
-from .registry import FifoScheduler, PluginRecord, Registry, ResultSink, Scheduler, SynthesisProvider
+from .registry import FifoScheduler, PluginRecord, PriorityScheduler, Registry, ResultSink, Scheduler, SynthesisProvider
 from .settings import EngineSettings
 
-__all__ = ["Engine", "EngineConfig", "EngineSettings", "FifoScheduler", "InlineCircuit", "Job", "JobHandle",
-           "JobResult", "PartitionTask", "PluginRecord", "Registry", "ResultSink", "Scheduler", "SynthesisProvider",
-           "host_memory_bytes", "inline_job", "load_config"]
+__all__ = ["Engine", "EngineConfig", "EngineSettings", "FifoScheduler", "PriorityScheduler", "InlineCircuit", "Job", "JobHandle",
+           "JobResult", "PartitionResult", "PartitionTask", "PartitionTimings", "PluginRecord", "Registry",
+           "ResultSink", "Scheduler", "SynthesisProvider", "host_memory_bytes", "inline_job", "load_config"]

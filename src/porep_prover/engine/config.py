@@ -8,6 +8,7 @@ SCHEMA), which the error states; NaN and infinities are refused.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 from typing import Any, Callable
 
@@ -31,6 +32,11 @@ MAX_SWITCH_INTERVAL_MS = 1000.0
 MAX_PLUGIN_SECONDS = 7 * 86400.0     # a provider's or a sink's call
 MIN_SINK_SECONDS = 0.01              # a sink's call always has a limit: a stuck sink must not hold shutdown
 MAX_TIMELINE_EVENTS = 10_000_000     # events an engine keeps in memory (about 150 bytes each)
+MAX_PENDING = 1_000_000              # the daemon's jobs accepted and unfinished
+MAX_WAITERS = 4096                   # the daemon's AwaitProof / Prove calls at once (a thread each)
+MIN_REQUEST_BYTES = 1024
+MAX_REQUEST_BYTES = (1 << 31) - 1    # gRPC's limit on a message (a signed 32-bit length)
+MAX_DRAIN_SECONDS = 86400.0
 
 
 def _int(minimum: int, maximum: int):
@@ -77,6 +83,29 @@ def _choice(*options):
     return check
 
 
+def _address(empty_ok: bool):
+    """HOST:PORT ([IPV6]:PORT; port 0 to 65535, 0: any free one), or unix:/ABSOLUTE/PATH; "" when empty_ok."""
+    def check(v):
+        ok = isinstance(v, str) and ((empty_ok and v == "") or _is_address(v))
+        return ok, ('"HOST:PORT" (port 0 to 65535, 0: a free one), "[IPV6]:PORT" or "unix:/absolute/path"'
+                    + (', or "" (off)' if empty_ok else ""))
+    return check
+
+
+def _is_address(v: str) -> bool:
+    if v.startswith("unix:"):
+        return v[5:].startswith("/") and "\0" not in v
+    host, sep, port = v.rpartition(":")
+    if not sep or not port.isdigit() or len(port) > 5 or int(port) > 65535:
+        return False
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            return ipaddress.ip_address(host[1:-1]).version == 6
+        except ValueError:
+            return False
+    return bool(host) and not any(c.isspace() or c in ":/[]" for c in host)
+
+
 def _level(v):
     return isinstance(v, str) and v.upper() in LEVELS, f"one of {', '.join(LEVELS)}"
 
@@ -110,6 +139,20 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "logging.level": ("INFO", _level),
     "logging.file": ("", _str),
     "logging.timeline": ("", _str),
+    "logging.format": ("text", _choice("text", "json")),
+    "daemon.listen": ("127.0.0.1:9820", _address(empty_ok=False)),
+    "daemon.status_listen": ("127.0.0.1:9821", _address(empty_ok=True)),
+    "daemon.state_dir": ("", _str),
+    "daemon.input_roots": ([], _str_list),
+    "daemon.max_pending": (1024, _int(1, MAX_PENDING)),
+    "daemon.max_waiters": (64, _int(1, MAX_WAITERS)),
+    "daemon.max_request_bytes": (128 << 20, _int(MIN_REQUEST_BYTES, MAX_REQUEST_BYTES)),
+    "daemon.result_retention_seconds": (86400.0, _number(1, MAX_IDLE_SECONDS)),
+    "daemon.drain_timeout_seconds": (60.0, _number(0, MAX_DRAIN_SECONDS)),
+    "daemon.tls_cert": ("", _str),
+    "daemon.tls_key": ("", _str),
+    "daemon.token_file": ("", _str),
+    "daemon.allow_remote": (False, _bool),
 }
 
 
@@ -173,7 +216,7 @@ def _flatten(doc: dict, prefix: str = "") -> dict:
             flat.update(_flatten(v, key + "."))
         else:
             if "." not in key:
-                raise ConfigError(f"setting {key!r} is outside any section ([engine], [prover], [srs], "
+                raise ConfigError(f"setting {key!r} is outside any section ([engine], [prover], [srs], [daemon], "
                                   "[logging])", key=key)
             flat[key] = v
     return flat

@@ -20,6 +20,10 @@ a damaged key: job_table.SAME_ON_RETRY) and a provider's call past its limit
 are not retried. With prover.verify every proof is checked before it leaves
 (groth16.proof_check). A concluded job leaves the engine: its result stays
 with its handle and the sinks. Every stage boundary emits a timeline event.
+A host that keeps its own record of proofs (the daemon's journal) submits
+jobs with Job.only (the partitions still to prove) and Job.on_partition
+(each proof as it is made, with its PartitionTimings), reads job_progress,
+and stops with drain (the partitions in flight finish, no other starts).
 """
 from __future__ import annotations
 
@@ -150,6 +154,20 @@ class Engine:
         self.jobs.wait_concluded(time.monotonic() + 2 * self.settings.sink_timeout + STOP_GRACE_SECONDS)
         self._stop_workers(deadline)
 
+    def drain(self, timeout: float | None = None) -> None:
+        """Stop taking jobs and starting partitions; wait until timeout
+        (seconds, check_timeout's range; None: no limit) for the partitions
+        in flight to be proved (their jobs' on_partition callbacks run) or
+        to fail; then shut down without waiting: every job not finished is
+        cancelled, its handle resolved with JobCancelledError."""
+        timeout = check_timeout(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.jobs.close()
+        self.jobs.hold()
+        if not self.jobs.wait_in_flight(deadline):
+            LOG.warning("drain: partitions still in flight after %.3g s; their jobs are cancelled", timeout)
+        self.shutdown(wait=False, timeout=timeout)
+
     def _stop_workers(self, deadline: float | None) -> None:
         self._stopped.set_result(None)         # waits for a provider's call end here
         self.jobs.stop()
@@ -192,6 +210,29 @@ class Engine:
     def cancel(self, job_id: str) -> bool:
         """Cancel a job in the engine; True when this call cancelled it."""
         return self.jobs.cancel(job_id, "cancelled")
+
+    def job_progress(self, job_id: str) -> dict | None:
+        """{"queued", "in_flight", "proved"}: partitions of a job in the engine
+        (see JobTable.progress); None when it is not (finished, or never submitted)."""
+        return self.jobs.progress(job_id)
+
+    def preload(self, job: Job) -> dict:
+        """Load the parameters of job's kind and payload now (its provider's
+        srs_key and load_srs; nothing is proved): {"key", "seconds",
+        "bytes", "already_loaded"}. EngineError when no provider serves the
+        kind; what load_srs raises."""
+        provider = self.registry.provider(job.kind)
+        key = provider.srs_key(job)
+        already = self.srs.loaded(key)
+        start = time.monotonic()
+        self.srs.get(key, lambda: provider.load_srs(job))
+        entry = next((e for e in self.srs.status() if e["key"] == key), {"bytes": 0})
+        return {"key": key, "seconds": time.monotonic() - start, "bytes": entry["bytes"], "already_loaded": already}
+
+    def evict_srs(self, key: str) -> int | None:
+        """Drop a parameter set no job uses (and its device copies): the host
+        bytes freed; None when none of that key is loaded, or it is in use."""
+        return self.srs.evict(key)
 
     def status(self) -> dict:
         """Devices, job counts (active, and totals by outcome), partitions

@@ -10,7 +10,9 @@ next partition or finish their last one.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
+import time
 
 _LOCKS: dict[str, threading.Lock] = {}
 _GUARD = threading.Lock()
@@ -25,18 +27,28 @@ def device_lock(identity: str) -> threading.Lock:
         return lock
 
 
+@dataclasses.dataclass
+class Region:
+    """A kernel region's moments (seconds since the epoch): the lock taken
+    (start) and released (end; 0.0 while the block runs)."""
+    start: float = 0.0
+    end: float = 0.0
+
+
 @contextlib.contextmanager
 def kernel_region(identity: str, timeline=None, job: str = "", partition: int = -1, worker: str = ""):
-    """Hold the device's lock for the block; with a timeline, LOCK_WAIT when
-    asking, GPU_START once held, GPU_END when released."""
+    """Hold the device's lock for the block, which gets a Region; with a
+    timeline, LOCK_WAIT when asking, GPU_START once held, GPU_END when
+    released (the Region's moments are those events')."""
     lock = device_lock(identity)
+    region = Region()
     if timeline is not None:
         timeline.emit("LOCK_WAIT", job, partition, worker, identity)
     with lock:
-        if timeline is not None:
-            timeline.emit("GPU_START", job, partition, worker, identity)
+        region.start = timeline.emit("GPU_START", job, partition, worker, identity).t if timeline is not None \
+            else time.time()
         try:
-            yield
+            yield region
         finally:
-            if timeline is not None:
-                timeline.emit("GPU_END", job, partition, worker, identity)
+            region.end = timeline.emit("GPU_END", job, partition, worker, identity).t if timeline is not None \
+                else time.time()

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """The jobs an engine holds, from submission to conclusion.
 
-A job enters with admit() and its partitions go to the scheduler; each
-partition comes back proved (partition_done) or failed (failed: tried again,
-or its job fails). A job concludes once: every partition proved, one failed
-past its retries, or cancelled. It then leaves the table at once, payload
+A job enters with admit() and its partitions (those its `only` names) go to
+the scheduler; each partition, in flight from the moment next_task hands it
+out, comes back proved (partition_proved: the job's on_partition callback,
+then partition_done) or failed (failed: tried again, or its job fails). A
+job concludes once: every partition proved, one failed past its retries, or
+cancelled. hold() stops handing out partitions, so that a drain can wait for
+those in flight (wait_in_flight). It then leaves the table at once, payload
 and all (the result stays with its handle and the sinks); the table only
 counts it. A conclusion delivers the result to the sinks, then the
 job_finished hook, then resolves the handle, so that a result is delivered
@@ -19,7 +22,7 @@ import time
 
 from ..errors import (EngineError, InvalidInputError, JobCancelledError, JobFailedError, KeyIntegrityError,
                       ParamsMismatchError, PluginTimeoutError, UnsatisfiedError, WitnessError)
-from .jobs import Job, JobHandle, JobResult, PartitionTask
+from .jobs import Job, JobHandle, JobResult, PartitionResult, PartitionTask, PartitionTimings
 
 LOG = logging.getLogger("porep_prover.engine")
 
@@ -39,15 +42,18 @@ def not_retried(exc: BaseException) -> str | None:
 
 
 class _JobState:
-    """A job in the table: its handle, and its partitions' proofs as they come."""
-    __slots__ = ("job", "handle", "proofs", "public", "left", "estimate")
+    """A job in the table: its handle, its partitions' proofs as they come,
+    and the partitions in flight (handed out, not yet back)."""
+    __slots__ = ("job", "handle", "proofs", "public", "timings", "left", "estimate", "in_flight")
 
     def __init__(self, job: Job, handle: JobHandle):
         self.job, self.handle = job, handle
         self.proofs: list = [None] * job.partitions
         self.public: list = [None] * job.partitions
-        self.left = job.partitions
+        self.timings: list = [None] * job.partitions
+        self.left = len(job.only) if job.only is not None else job.partitions
         self.estimate = 0   # bytes of this job's last synthesized partition
+        self.in_flight: set[int] = set()
 
 
 class JobTable:
@@ -66,6 +72,7 @@ class JobTable:
         self.counts = collections.Counter()         # submitted, succeeded, failed, cancelled
         self.accepting = False
         self.stopping = False
+        self.holding = False                        # no partition is handed out (a drain)
 
     # ------------------------------------------------------------ in
 
@@ -85,20 +92,22 @@ class JobTable:
             self._jobs[job.id] = _JobState(job, handle)
             self.counts["submitted"] += 1
             self._timeline.emit("JOB_SUBMIT", job.id)
-            for i in range(job.partitions):
+            for i in job.indices():
                 self._scheduler.push(PartitionTask(job, i))
             self._cond.notify_all()
 
     def next_task(self, timeout: float) -> PartitionTask | None:
         """The scheduler's next partition of a job in the table (those of
-        jobs that ended are dropped); None after timeout seconds without
-        one, or once stopping."""
+        jobs that ended are dropped), in flight from now on; None after
+        timeout seconds without one (also while holding), or once stopping."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while not self.stopping:
-                task = self._scheduler.pop()
+                task = None if self.holding else self._scheduler.pop()
                 if task is not None:
-                    if task.job.id in self._jobs:
+                    state = self._jobs.get(task.job.id)
+                    if state is not None:
+                        state.in_flight.add(task.index)
                         return task
                     continue
                 left = deadline - time.monotonic()
@@ -122,23 +131,54 @@ class JobTable:
 
     # ------------------------------------------------------------ out
 
-    def partition_done(self, task: PartitionTask, proof, public) -> None:
+    def progress(self, job_id: str) -> dict | None:
+        """{"queued", "in_flight", "proved"}: the job's partitions waiting,
+        handed out and not back, and proved in this engine (those its `only`
+        left out are not counted); None when the job is not in the table."""
+        with self._cond:
+            state = self._jobs.get(job_id)
+            if state is None:
+                return None
+            proved = sum(1 for p in state.proofs if p is not None)
+            return {"queued": state.left - len(state.in_flight), "in_flight": len(state.in_flight), "proved": proved}
+
+    def partition_proved(self, task: PartitionTask, proof, public, timings: PartitionTimings, worker: str) -> None:
+        """A partition's proof is made and checked: the job's on_partition
+        callback gets it (an exception there fails the partition, see
+        failed), then partition_done."""
+        callback = task.job.on_partition
+        if callback is not None and self.is_active(task.job.id):
+            try:
+                callback(PartitionResult(task.job, task.index, proof, public, timings))
+            except Exception as exc:  # noqa: BLE001 - the callback's failure is its partition's
+                self.failed(task, exc, worker)
+                return
+        self.partition_done(task, proof, public, timings)
+
+    def partition_done(self, task: PartitionTask, proof, public, timings: PartitionTimings | None = None) -> None:
         with self._cond:
             state = self._jobs.get(task.job.id)
             if state is None:
                 return
+            state.in_flight.discard(task.index)
             state.proofs[task.index], state.public[task.index] = proof, public
+            state.timings[task.index] = timings
             state.left -= 1
+            self._cond.notify_all()
             if state.left:
                 return
             self._take(state, "succeeded")
-        self._conclude(state, JobResult(state.job, state.proofs, state.public))
+        self._conclude(state, JobResult(state.job, state.proofs, state.public, timings=state.timings))
 
     def failed(self, task: PartitionTask, exc: BaseException, worker: str) -> None:
         """A partition failed with exc: tried again while its retries last and
         a retry may pass; else its job fails with exc as the cause."""
-        if not self.is_active(task.job.id):
-            return
+        with self._cond:
+            state = self._jobs.get(task.job.id)
+            if state is None:
+                return
+            state.in_flight.discard(task.index)
+            self._cond.notify_all()
         reason = not_retried(exc)
         if reason is None and task.attempt < self._max_retries:
             LOG.warning("job %s partition %d failed (attempt %d), retrying: %s", task.job.id, task.index,
@@ -217,6 +257,23 @@ class JobTable:
         with self._cond:
             self.accepting = False
 
+    def hold(self) -> None:
+        """No more partitions handed out (next_task returns None); those in flight go on."""
+        with self._cond:
+            self.holding = True
+            self._cond.notify_all()
+
+    def wait_in_flight(self, deadline: float | None) -> bool:
+        """Block until no partition of a job in the table is in flight (True),
+        or until deadline, time.monotonic() (False)."""
+        with self._cond:
+            while any(state.in_flight for state in self._jobs.values()):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
     def stop(self) -> None:
         """The workers stop: next_task returns None from now on."""
         with self._cond:
@@ -228,4 +285,5 @@ class JobTable:
         with self._cond:
             return {"jobs_active": len(self._jobs), "jobs_total": self.counts["submitted"],
                     "jobs_succeeded": self.counts["succeeded"], "jobs_failed": self.counts["failed"],
-                    "jobs_cancelled": self.counts["cancelled"], "partitions_waiting": len(self._scheduler)}
+                    "jobs_cancelled": self.counts["cancelled"], "partitions_waiting": len(self._scheduler),
+                    "partitions_in_flight": sum(len(s.in_flight) for s in self._jobs.values())}

@@ -7,7 +7,7 @@ import concurrent.futures
 import dataclasses
 import itertools
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import InvalidInputError
 
@@ -35,6 +35,15 @@ class Job:
     kind: picks the synthesis provider (e.g. "inline", "r1cs-file").
     priority: larger runs earlier under a priority scheduler.
     payload: the provider's input (what to synthesize).
+    only: the partitions to prove (indices from 0 to partitions - 1, at least
+        one); None: every one. The others are taken as proved elsewhere
+        (a job resumed after a restart): its result holds None in their place.
+    on_partition: called with a PartitionResult as each partition is proved
+        (and verified), before the job concludes, on an engine worker's
+        thread: keep it short. An exception it raises fails that partition
+        like any failure (tried again while its retries last), so a proof
+        the callback could not keep is made again.
+    InvalidInputError when partitions, kind or only are out of range.
     """
     kind: str
     partitions: int
@@ -43,6 +52,9 @@ class Job:
     id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
     seq: int = dataclasses.field(default_factory=lambda: next(_SEQ))
     submitted: float = 0.0
+    only: frozenset[int] | None = None
+    on_partition: Callable[["PartitionResult"], None] | None = dataclasses.field(default=None, repr=False,
+                                                                               compare=False)
 
     def __post_init__(self):
         if isinstance(self.partitions, bool) or not isinstance(self.partitions, int) or \
@@ -51,6 +63,52 @@ class Job:
                                     f"got {self.partitions!r}")
         if not isinstance(self.kind, str) or not self.kind:
             raise InvalidInputError(f"job kind must be a non-empty string, got {self.kind!r}")
+        if self.only is not None:
+            only = list(self.only) if isinstance(self.only, (set, frozenset, list, tuple, range)) else None
+            if not only or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.partitions
+                               for i in only):
+                raise InvalidInputError(f"job only must name at least one partition, each an integer from 0 to "
+                                        f"{self.partitions - 1}, got {self.only!r}")
+            self.only = frozenset(only)
+        if self.on_partition is not None and not callable(self.on_partition):
+            raise InvalidInputError(f"job on_partition must be callable, got {self.on_partition!r}")
+
+    def indices(self) -> list[int]:
+        """The partitions this job proves, in order."""
+        return sorted(self.only) if self.only is not None else list(range(self.partitions))
+
+
+@dataclasses.dataclass(frozen=True)
+class PartitionTimings:
+    """Where one partition's time went, in seconds, from the moments the
+    engine marks on its timeline.
+
+    queue_wait: from the job's submission to its synthesis's start, less
+        srs_load (the scheduler's queue and memory admission).
+    srs_load: waiting for its parameters (their load; 0 when resident).
+    synthesis: SYNTH_START to SYNTH_END.
+    gpu_compute: the kernel region, GPU_START to GPU_END (the device's lock held).
+    total: from the job's submission to the proof's check done (FINALIZE_END).
+    started: when its synthesis started (seconds since the epoch).
+    """
+    queue_wait: float
+    srs_load: float
+    synthesis: float
+    gpu_compute: float
+    total: float
+    started: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PartitionResult:
+    """A proved partition, as Job.on_partition receives it: the job, the
+    partition's index, its proof (verified when prover.verify), its public
+    inputs (without the leading one) and its timings."""
+    job: Job
+    index: int
+    proof: Any
+    public_inputs: list
+    timings: PartitionTimings
 
 
 @dataclasses.dataclass
@@ -70,12 +128,15 @@ class PartitionTask:
 
 @dataclasses.dataclass
 class JobResult:
-    """A finished job: one proof and its public inputs per partition (or the error)."""
+    """A finished job: one proof, its public inputs and its timings
+    (PartitionTimings) per partition, None for a partition the job's `only`
+    left out (or the error)."""
     job: Job
     proofs: list = dataclasses.field(default_factory=list)
     public_inputs: list = dataclasses.field(default_factory=list)
     error: BaseException | None = None
     seconds: float = 0.0
+    timings: list = dataclasses.field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -1,13 +1,55 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Logging as the settings [logging] say: level, destination, and the file the
-timeline events go to."""
+"""Logging as the settings [logging] say: level, destination, format, and the
+file the timeline events go to.
+
+logging.format = "text": `TIME LEVEL LOGGER MESSAGE` lines (a timeline
+event's message: `TIMELINE {json}`). "json": one JSON object a line, its
+fields named for good (JsonFormatter): what log collectors index without a
+parser of their own. `porep-prover timeline` reads either.
+"""
 from __future__ import annotations
 
+import datetime
+import json
 import logging
 
 from .timeline import LOG as TIMELINE_LOG
+from .timeline import RECORD_FIELDS
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+TIMELINE_FORMAT = "%(asctime)s %(message)s"
+
+
+class JsonFormatter(logging.Formatter):
+    """A record as one line of JSON with the fields
+
+        time      UTC, ISO 8601 to the millisecond ("2026-12-05T10:11:12.345Z")
+        level     DEBUG, INFO, WARNING, ERROR, CRITICAL
+        logger    the logger's name (porep_prover.engine, porep_prover.timeline, ...)
+        message   the message, its arguments put in (a timeline event's: the event's name)
+        exception the traceback, when the record carries one (absent otherwise)
+
+    and, on a timeline event's record, its fields: event, t (seconds since
+    the epoch), job, partition, worker, device (engine.timeline)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = getattr(record, RECORD_FIELDS, None)
+        stamp = datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc)
+        out = {"time": stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+               "level": record.levelname, "logger": record.name,
+               "message": fields["event"] if fields else record.getMessage()}
+        if fields:
+            out.update(fields)
+        if record.exc_info:
+            out["exception"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            out["exception"] = record.exc_text
+        return json.dumps(out, separators=(",", ":"), default=str)
+
+
+def formatter(config, text_format: str = FORMAT) -> logging.Formatter:
+    """The formatter logging.format names (text_format: the text form's line)."""
+    return JsonFormatter() if config.get("logging.format") == "json" else logging.Formatter(text_format)
 
 
 def configure_logging(config) -> list[logging.Handler]:
@@ -17,13 +59,13 @@ def configure_logging(config) -> list[logging.Handler]:
     root.setLevel(config.get("logging.level"))
     path = config.get("logging.file")
     handler = logging.FileHandler(path) if path else logging.StreamHandler()
-    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.setFormatter(formatter(config))
     root.addHandler(handler)
     added = [handler]
     timeline = config.get("logging.timeline")
     if timeline:
         th = logging.FileHandler(timeline)
-        th.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        th.setFormatter(formatter(config, TIMELINE_FORMAT))
         TIMELINE_LOG.addHandler(th)
         TIMELINE_LOG.setLevel(logging.INFO)
         TIMELINE_LOG.propagate = False   # the events go to their own file only

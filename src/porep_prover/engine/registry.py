@@ -6,6 +6,7 @@ paths: synthesis providers (by job kind), schedulers (by name), result sinks
 from __future__ import annotations
 
 import collections
+import heapq
 import dataclasses
 import threading
 from typing import Protocol, runtime_checkable
@@ -23,7 +24,18 @@ class SynthesisProvider(Protocol):
     synthesize(job, partition, threads): (R1CS, witness FrArray) of one partition.
     load_srs and synthesize run on a thread of their own, within
     engine.provider_timeout_seconds (past it the partition's job fails);
-    they may be called from several threads at once."""
+    they may be called from several threads at once.
+
+    For payloads that come as JSON (the daemon's jobs), optionally:
+    parse_payload(obj, partitions): the job's payload from a JSON object
+        (a dict), checked: InvalidInputError saying what is wrong. Without
+        it the dict itself is the payload. It must not take a place to
+        write to from obj: a provider writes only where its host says
+        (a cache the environment names, e.g. POREP_PROVER_PARAMS_CACHE).
+    payload_paths: the payload keys whose values are paths of files the
+        provider reads (a string, or a list of strings); a host that takes
+        payloads from outside confines them (the daemon: to its input
+        roots) before parse_payload sees them. Without it: none."""
     kinds: tuple
 
     def srs_key(self, job) -> str: ...
@@ -79,6 +91,28 @@ class FifoScheduler:
         return len(self._q)
 
 
+class PriorityScheduler:
+    """The highest job priority first, so that an urgent job's partitions pass
+    every waiting one; among equals the job submitted first, then its
+    partitions in order (so one job's partitions finish together)."""
+
+    name = "priority"
+
+    def __init__(self):
+        self._heap: list = []
+        self._n = 0
+
+    def push(self, task) -> None:
+        self._n += 1
+        heapq.heappush(self._heap, (-task.job.priority, task.job.seq, task.index, self._n, task))
+
+    def pop(self):
+        return heapq.heappop(self._heap)[-1] if self._heap else None
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+
 @dataclasses.dataclass(frozen=True)
 class PluginRecord:
     """An installed plugin as loading found it: name (its entry point's),
@@ -97,7 +131,7 @@ class Registry:
 
     def __init__(self):
         self.providers: dict[str, SynthesisProvider] = {}
-        self.schedulers: dict[str, type] = {"builtin": FifoScheduler}
+        self.schedulers: dict[str, type] = {"builtin": FifoScheduler, "priority": PriorityScheduler}
         self.sinks: dict[str, ResultSink] = {}
         self.plugins: list[PluginRecord] = []
         self._owners: dict[str, str] = {}      # "scheduler NAME" -> the plugin that added it through merge
@@ -170,6 +204,24 @@ class Registry:
                            for p in self.plugins if p.why is None],
                 "skipped": [{"name": p.name, "distribution": p.distribution, "why": p.why}
                             for p in self.plugins if p.why is not None]}
+
+    def payload_from_json(self, kind: str, obj, partitions: int):
+        """The payload of a job of kind with `partitions` partitions, from a
+        JSON object: the provider's parse_payload(obj, partitions), or obj
+        itself when it has none. EngineError when no provider serves kind;
+        InvalidInputError when obj is not a dict, or what parse_payload raises."""
+        provider = self.provider(kind)
+        if not isinstance(obj, dict):
+            raise InvalidInputError(f"a {kind} job's payload must be a JSON object, got {type(obj).__name__}")
+        parse = getattr(provider, "parse_payload", None)
+        return parse(obj, partitions) if parse is not None else obj
+
+    def payload_paths(self, kind: str) -> tuple[str, ...]:
+        """The payload keys that hold paths of files kind's provider reads
+        (its payload_paths; none when it declares none). EngineError when no
+        provider serves kind."""
+        paths = getattr(self.provider(kind), "payload_paths", ())
+        return tuple(paths)
 
     def provider(self, kind: str) -> SynthesisProvider:
         try:

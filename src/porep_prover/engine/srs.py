@@ -121,6 +121,22 @@ class SrsManager:
                 self._drop(key)
         return stale
 
+    def evict(self, key: str) -> int | None:
+        """Drop the set of key now: the host bytes it held; None when there is
+        none loaded, or it is leased or loading (in use)."""
+        with self._cond:
+            entry = self._entries.get(key)
+            if entry is None or entry.leases or entry.params is None:
+                return None
+            self._drop(key)
+            return entry.nbytes
+
+    def loaded(self, key: str) -> bool:
+        """Whether the set of key is loaded now."""
+        with self._cond:
+            entry = self._entries.get(key)
+            return entry is not None and entry.params is not None
+
     def _drop(self, key: str) -> None:
         entry = self._entries.pop(key)
         if self.on_evict is not None:

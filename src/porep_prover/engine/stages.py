@@ -13,20 +13,23 @@
 Each loop runs on a thread of its own and calls providers through a lane of
 its own (plugin_calls), so that a provider that never returns fails its
 partition at engine.provider_timeout_seconds and the loop goes on. Every
-stage boundary emits a timeline event. STOP in a queue ends one worker.
+stage boundary emits a timeline event, and a partition's timings
+(PartitionTimings) are read from those events' moments. STOP in a queue ends
+one worker.
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import queue
+import time
 
 from ..backend import get_backend
 from ..groth16.proof_check import bellman_suspects, check_proof
 from ..groth16.prover import HostAssignment, MsmSums, WitnessAssignment, finish, prove_device, synthesize
 from .devices import Device
 from .interlock import kernel_region
-from .jobs import PartitionTask
+from .jobs import PartitionTask, PartitionTimings
 from .memory import Reservation, partition_bytes
 from .plugin_calls import PluginLane, Stopped
 
@@ -37,20 +40,27 @@ IDLE_SECONDS = 0.5       # a synthesis worker without work looks for idle parame
 @dataclasses.dataclass
 class SynthesizedPartition:
     """A partition from its synthesis on: its circuit's provider, its
-    assignment, its public inputs and the host memory it holds."""
+    assignment, its public inputs and the host memory it holds; when its
+    synthesis started and ended (seconds since the epoch) and the seconds it
+    waited for its parameters."""
     task: PartitionTask
     provider: object
     assignment: HostAssignment | WitnessAssignment
     public: list[int]
     reservation: Reservation
+    srs_load: float = 0.0
+    synth_start: float = 0.0
+    synth_end: float = 0.0
 
 
 @dataclasses.dataclass
 class ProvedPartition:
-    """A partition after its kernel region: the sums the device made there."""
+    """A partition after its kernel region: the sums the device made there,
+    and the region's seconds (its device's lock held)."""
     partition: SynthesizedPartition
     sums: MsmSums
     device: Device
+    gpu_seconds: float = 0.0
 
 
 class Stages:
@@ -110,12 +120,14 @@ class Stages:
         reservation = None
         try:
             provider = self.registry.provider(job.kind)
+            asked = time.time()
             with self._params(provider, job, lane) as params:
+                srs_load = time.time() - asked
                 reservation = self.memory.reserve(self.table.estimate(job.id) or
                                                   partition_bytes(params, self.abc_on_device))
                 if reservation is None:
                     raise Stopped("memory admission closed")
-                self.timeline.emit("SYNTH_START", job.id, task.index, name)
+                start = self.timeline.emit("SYNTH_START", job.id, task.index, name).t
                 r1cs, witness = lane.call(f"synthesize of provider {type(provider).__name__} (job {job.id} "
                                           f"partition {task.index})", self.stopped, provider.synthesize, job,
                                           task.index, settings.synthesis_threads)
@@ -124,7 +136,7 @@ class Stages:
             public = witness[1:r1cs.num_inputs].to_ints()
             reservation.allocated(assignment.nbytes)          # the real size replaces the estimate
             self.table.note_size(job.id, assignment.nbytes)
-            self.timeline.emit("SYNTH_END", job.id, task.index, name)
+            end = self.timeline.emit("SYNTH_END", job.id, task.index, name).t
         except Stopped:
             if reservation is not None:
                 reservation.release()
@@ -134,7 +146,7 @@ class Stages:
                 reservation.release()
             self.table.failed(task, exc, name)
             return None
-        return SynthesizedPartition(task, provider, assignment, public, reservation)
+        return SynthesizedPartition(task, provider, assignment, public, reservation, srs_load, start, end)
 
     def _queue_ready(self, partition: SynthesizedPartition) -> bool:
         """Into the ready queue, waiting while it is full; False when the engine stops first."""
@@ -170,7 +182,7 @@ class Stages:
             return True
         try:
             with self._params(partition.provider, task.job, lane) as params:
-                sums = self._kernel_region(device, name, task, params, partition.assignment)
+                sums, seconds = self._kernel_region(device, name, task, params, partition.assignment)
         except Stopped:
             partition.reservation.release()
             raise
@@ -178,21 +190,23 @@ class Stages:
             partition.reservation.release()
             self.table.failed(task, exc, name)
             return True
-        self.proved.put(ProvedPartition(partition, sums, device))
+        self.proved.put(ProvedPartition(partition, sums, device, seconds))
         return True
 
-    def _kernel_region(self, device: Device, name: str, task: PartitionTask, params, assignment) -> MsmSums:
+    def _kernel_region(self, device: Device, name: str, task: PartitionTask, params,
+                       assignment) -> tuple[MsmSums, float]:
         """Prepare (host work: the backend's pinning, outside the lock), then the
-        kernel region under the device's lock."""
+        kernel region under the device's lock: its sums, and its seconds."""
         backend, job = device.backend, task.job
         self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
         staged = backend.prepare(assignment, ahead=self.settings.upload_ahead)
         self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
         try:
             b_g2 = device.kind != "cpu" and self.settings.b_g2_on_device
-            with kernel_region(device.identity, self.timeline, job.id, task.index, name):
-                return prove_device(backend, params, staged.assignment, self.settings.threads, b_g2=b_g2,
+            with kernel_region(device.identity, self.timeline, job.id, task.index, name) as region:
+                sums = prove_device(backend, params, staged.assignment, self.settings.threads, b_g2=b_g2,
                                     host=self.cpu)
+            return sums, region.end - region.start
         finally:
             backend.release_prepared(staged)
 
@@ -224,7 +238,7 @@ class Stages:
                     suspects = bellman_suspects(params, lambda: self._circuit(partition, lane), device.backend,
                                                 proved.sums)
                     check_proof(params.vk, partition.public, proof, suspects, self.settings.threads)
-            self.timeline.emit("FINALIZE_END", job.id, task.index, name, device.identity)
+            end = self.timeline.emit("FINALIZE_END", job.id, task.index, name, device.identity).t
         except Stopped:
             raise
         except Exception as exc:  # noqa: BLE001
@@ -232,7 +246,7 @@ class Stages:
             return
         finally:
             partition.reservation.release()
-        self.table.partition_done(task, proof, partition.public)
+        self.table.partition_proved(task, proof, partition.public, _timings(job, proved, end), name)
 
     def _circuit(self, partition: SynthesizedPartition, lane: PluginLane):
         """The partition's circuit and witness again, for a failed proof's check
@@ -243,3 +257,12 @@ class Stages:
         return lane.call(f"synthesize of provider {type(provider).__name__} (job {task.job.id} partition "
                          f"{task.index})", self.stopped, provider.synthesize, task.job, task.index,
                          self.settings.synthesis_threads)
+
+
+def _timings(job, proved: ProvedPartition, end: float) -> PartitionTimings:
+    """A proved partition's timings (its job's submission to `end`, the
+    moment its proof's check ended)."""
+    p = proved.partition
+    return PartitionTimings(queue_wait=max(0.0, p.synth_start - job.submitted - p.srs_load), srs_load=p.srs_load,
+                            synthesis=p.synth_end - p.synth_start, gpu_compute=proved.gpu_seconds,
+                            total=max(0.0, end - job.submitted), started=p.synth_start)

@@ -12,8 +12,10 @@ Events (t in seconds since the epoch):
     FINALIZE_START / FINALIZE_END  B2 MSM, assembly, verification (no lock)
     PARTITION_RETRY / PARTITION_FAILED, JOB_SUBMIT / JOB_END
 Each is logged as one line `TIMELINE {json}` on the logger porep_prover.timeline
-(the record: `porep-prover timeline` reads it); an engine keeps only its last
-events in memory (engine.timeline_events).
+(the record: `porep-prover timeline` reads it; with logging.format = "json" a
+JSON record whose fields event, t, job, partition, worker, device are the
+event's); an engine keeps only its last events in memory
+(engine.timeline_events), numbered in the order emitted (Timeline.since).
 GPU efficiency = (union of the GPU_START..GPU_END intervals) / (first start .. last end).
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import bisect
 import collections
 import dataclasses
+import itertools
 import json
 import logging
 import threading
@@ -29,6 +32,7 @@ from collections import defaultdict
 
 PREFIX = "TIMELINE "
 LOG = logging.getLogger("porep_prover.timeline")
+RECORD_FIELDS = "timeline"      # the log record's attribute holding the event's fields (engine.logs reads it)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,7 +47,8 @@ class Event:
 
 class Timeline:
     """Thread-safe recorder: logs each event and keeps the last `capacity` of
-    them (None: every one); emitted counts them all."""
+    them (None: every one); emitted counts them all, and the n-th event
+    emitted has the sequence number n - 1 (since() reads by it)."""
 
     def __init__(self, capacity: int | None = None):
         self._events: collections.deque[Event] = collections.deque(maxlen=capacity)
@@ -57,8 +62,9 @@ class Timeline:
             self._events.append(ev)
             self.emitted += 1
         if LOG.isEnabledFor(logging.INFO):     # the fields in their order, as dataclasses.asdict has them
-            LOG.info(PREFIX + json.dumps({"event": event, "t": ev.t, "job": job, "partition": partition,
-                                          "worker": worker, "device": device}, separators=(",", ":")))
+            fields = {"event": event, "t": ev.t, "job": job, "partition": partition, "worker": worker,
+                      "device": device}
+            LOG.info(PREFIX + json.dumps(fields, separators=(",", ":")), extra={RECORD_FIELDS: fields})
         return ev
 
     def events(self) -> list[Event]:
@@ -66,23 +72,62 @@ class Timeline:
         with self._lock:
             return list(self._events)
 
+    def since(self, seq: int) -> tuple[list[Event], int, int]:
+        """The events from sequence number seq on that are still kept, oldest
+        first; the number to read from next time; and how many events from
+        seq on had already left the ring (not returned). A reader that passes
+        back the number it got sees each event at most once, and learns how
+        many it missed."""
+        with self._lock:
+            first = self.emitted - len(self._events)          # the oldest kept event's number
+            start = max(seq, first, 0)
+            new = max(0, self.emitted - start)
+            events = list(itertools.islice(reversed(self._events), new))[::-1]    # from the newest end
+            return events, self.emitted, max(0, first - max(seq, 0))
+
     def __len__(self) -> int:
         return len(self._events)
 
 
+_FIELD_TYPES = {"event": str, "t": (int, float), "job": str, "partition": int, "worker": str, "device": str}
+
+
 def read_log(path) -> list[Event]:
-    """The events in a log file: lines holding `TIMELINE {json}` (other lines are skipped)."""
+    """The events in a log file, in either of its formats (engine.logs): text
+    lines holding `TIMELINE {json}`, and JSON records (one object a line)
+    holding an "event" and a "t". Other lines, and events whose fields are
+    not of their types, are skipped."""
     out = []
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
-            at = line.find(PREFIX)
-            if at < 0:
-                continue
-            try:
-                out.append(Event(**json.loads(line[at + len(PREFIX):])))
-            except (ValueError, TypeError):
-                continue
+            event = _event(line)
+            if event is not None:
+                out.append(event)
     return out
+
+
+def _event(line: str) -> Event | None:
+    """The event a log line holds, or None."""
+    text = line.strip()
+    try:
+        if text.startswith("{"):        # a JSON record; its message never holds the text form's prefix
+            fields = json.loads(text)
+            if not isinstance(fields, dict) or "event" not in fields or "t" not in fields:
+                return None
+        else:
+            at = text.find(PREFIX)
+            if at < 0:
+                return None
+            fields = json.loads(text[at + len(PREFIX):])
+            if not isinstance(fields, dict):
+                return None
+    except (ValueError, RecursionError):
+        return None
+    fields = {k: v for k, v in fields.items() if k in _FIELD_TYPES}
+    if "event" not in fields or "t" not in fields or any(
+            not isinstance(v, _FIELD_TYPES[k]) or isinstance(v, bool) for k, v in fields.items()):
+        return None
+    return Event(**fields)
 
 
 def _pairs(events, start: str, end: str, key=lambda e: (e.job, e.partition, e.worker)):
@@ -94,6 +139,15 @@ def _pairs(events, start: str, end: str, key=lambda e: (e.job, e.partition, e.wo
         elif ev.event == end and open_[key(ev)]:
             out.append((open_[key(ev)].pop(0), ev))
     return out
+
+
+def kernel_regions(events: list[Event]) -> tuple[list[tuple[Event, Event]], list[Event]]:
+    """The (GPU_START, GPU_END) pairs in events, matched per worker and
+    partition, and the GPU_START events not ended among them (their ends may
+    come in later events)."""
+    pairs = _pairs(events, "GPU_START", "GPU_END")
+    ended = {id(s) for s, _ in pairs}
+    return pairs, [e for e in events if e.event == "GPU_START" and id(e) not in ended]
 
 
 def _queue_waits(events: list[Event]) -> list[float]:
@@ -119,6 +173,17 @@ def union(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
         else:
             merged.append([a, b])
     return [(a, b) for a, b in merged]
+
+
+def busy_over_span(spans: list[tuple[float, float]]) -> tuple[float, float, float]:
+    """(efficiency, busy, span) of one device's kernel regions (start, end):
+    busy, the length of their union, over span, first start to last end
+    (efficiency 1.0 when the span is empty). ValueError when spans is empty."""
+    if not spans:
+        raise ValueError("no kernel regions")
+    span = max(b for _, b in spans) - min(a for a, _ in spans)
+    busy = sum(b - a for a, b in union(spans))
+    return (busy / span if span > 0 else 1.0), busy, span
 
 
 def summary_stats(values: list[float]) -> dict:
@@ -163,10 +228,9 @@ def analyze(events: list[Event]) -> dict:
     for device in sorted({s.device for s, _ in gpu}):
         spans = [(s.t, e.t) for s, e in gpu if s.device == device]
         merged = union(spans)
-        span = max(b for _, b in spans) - min(a for a, _ in spans)
-        busy = sum(b - a for a, b in merged)
+        efficiency, busy, span = busy_over_span(spans)
         idle = [(b0, a1) for (_, b0), (a1, _) in zip(merged, merged[1:])]
-        devices[device] = {"efficiency": busy / span if span > 0 else 1.0, "span": span, "busy": busy,
+        devices[device] = {"efficiency": efficiency, "span": span, "busy": busy,
                            "gaps": summary_stats([b - a for a, b in idle]), "partitions": len(spans),
                            "longest_gap": _longest_gap(events, [(s, e) for s, e in gpu if s.device == device],
                                                        idle)}

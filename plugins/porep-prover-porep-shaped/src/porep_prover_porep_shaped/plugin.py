@@ -24,6 +24,12 @@ A job's payload is a dict (every key optional):
 
 Circuits are built once per (scale, seed) and kept; each partition's witness
 is evaluated from its seed (the CPU work the engine's synthesis workers do).
+
+From JSON (parse_payload: the daemon's jobs) every key is checked; params
+(payload_paths: a daemon confines it to its input roots) must name a file
+that exists, read as it is (a .pmap mapped, anything else decoded), so that
+a request never makes the provider write beside it: parameters it makes go
+to the cache.
 """
 from __future__ import annotations
 
@@ -41,7 +47,7 @@ from porep_prover.groth16 import (MAPPED_SUFFIX, InsecureSetupWarning, insecure_
                                   write_params)
 from porep_prover.hooks import hookimpl
 
-from .circuit import Shape, build, witness
+from .circuit import Shape, build, counts, witness
 
 LOG = logging.getLogger("porep_prover.porep_shaped")
 DEFAULT_SCALE = 1 / 64
@@ -91,8 +97,45 @@ class Payload(typing.NamedTuple):
         return cls(scale, seed, int(job_seed), params, bool(p.get("save", True)), bool(mapped))
 
 
+MAX_SEED = (1 << 64) - 1
+
+
+def _seed(obj: dict, key: str) -> None:
+    value = obj.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED):
+        raise InvalidInputError(f"porep-shaped payload: {key} must be an integer from 0 to {MAX_SEED}, got {value!r}")
+
+
 class PorepShapedProvider:
     kinds = ("porep-shaped",)
+    payload_paths = ("params",)
+
+    @staticmethod
+    def parse_payload(obj: dict, partitions: int) -> dict:
+        """A job's payload from a JSON object (see the module's docstring);
+        InvalidInputError naming the key that is wrong."""
+        unknown = sorted(set(obj) - {"scale", "seed", "job_seed", "params", "save", "mapped"})
+        if unknown:
+            raise InvalidInputError(f"porep-shaped payload: unknown keys {', '.join(unknown)} (it takes scale, "
+                                    "seed, job_seed, params, save, mapped)")
+        scale = obj.get("scale", DEFAULT_SCALE)
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale <= 1:
+            raise InvalidInputError(f"porep-shaped payload: scale must be a number above 0 and at most 1, "
+                                    f"got {scale!r}")
+        counts(float(scale))            # a circuit of at least its least number of constraints
+        _seed(obj, "seed")
+        _seed(obj, "job_seed")
+        for key in ("save", "mapped"):
+            if key in obj and not isinstance(obj[key], bool):
+                raise InvalidInputError(f"porep-shaped payload: {key} must be true or false, got {obj[key]!r}")
+        out = dict(obj)
+        if "params" in obj:
+            path = obj["params"]
+            if not isinstance(path, str) or not os.path.isfile(path):
+                raise InvalidInputError(f"porep-shaped payload: params must name a parameters file that exists, "
+                                        f"got {path!r}")
+            out["mapped"] = path.endswith(MAPPED_SUFFIX)
+        return out
 
     def __init__(self):
         self._shapes: dict[tuple[float, int], Shape] = {}

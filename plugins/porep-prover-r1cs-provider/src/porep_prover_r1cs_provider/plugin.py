@@ -10,6 +10,10 @@ A job's payload is a dict:
                and later loads do not decode)
     circuit    our .npz circuit or circom's .r1cs
     witnesses  one file per partition: 32-byte little-endian values, or snarkjs .wtns
+
+From JSON (parse_payload: the daemon's jobs) params, circuit and witnesses
+are paths (payload_paths: a daemon confines them to its input roots);
+mapped_cache, a place to write to, is not taken from JSON.
 """
 from __future__ import annotations
 
@@ -29,6 +33,26 @@ def _magic(path) -> bytes:
 
 class R1csFileProvider:
     kinds = ("r1cs-file",)
+    payload_paths = ("params", "circuit", "witnesses")
+
+    @staticmethod
+    def parse_payload(obj: dict, partitions: int) -> dict:
+        """A job's payload from a JSON object: params and circuit paths, and
+        one witness path per partition; InvalidInputError naming what is wrong."""
+        unknown = sorted(set(obj) - {"params", "circuit", "witnesses"})
+        if unknown:
+            why = " (a folder to write to is not taken from JSON)" if "mapped_cache" in unknown else ""
+            raise InvalidInputError(f"an r1cs-file payload takes params, circuit and witnesses; "
+                                    f"not {', '.join(unknown)}{why}")
+        for key in ("params", "circuit"):
+            if not isinstance(obj.get(key), str) or not obj[key]:
+                raise InvalidInputError(f"an r1cs-file payload needs {key}: a path")
+        witnesses = obj.get("witnesses")
+        if not isinstance(witnesses, list) or not all(isinstance(w, str) and w for w in witnesses):
+            raise InvalidInputError("an r1cs-file payload needs witnesses: a list of paths, one per partition")
+        if len(witnesses) != partitions:
+            raise InvalidInputError(f"{len(witnesses)} witness files for {partitions} partitions")
+        return {"params": obj["params"], "circuit": obj["circuit"], "witnesses": list(witnesses)}
 
     def __init__(self):
         self._circuits: dict[str, R1CS] = {}

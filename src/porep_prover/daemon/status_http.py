@@ -1,0 +1,264 @@
+# SPDX-License-Identifier: Apache-2.0
+"""GET /status (JSON) and GET /metrics (Prometheus text) over HTTP, on the
+daemon's status address (daemon.status_listen), for operators and scrapers.
+
+A stdlib ThreadingHTTPServer on a daemon thread, bound to exactly the
+address given (the daemon decides which addresses are allowed); each
+connection is read and written within a time limit, at most MAX_CONNECTIONS
+are served at once (more get 503), and stop() returns in bounded time.
+engine_status_view(engine) is the engine's part of the status dict.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import logging
+import platform
+import socket
+import socketserver
+import threading
+import urllib.parse
+from typing import Callable
+
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from ..engine.memory import host_available_bytes, host_memory_bytes
+from ..errors import ConfigError, InvalidInputError
+
+LOG = logging.getLogger("porep_prover.daemon.status")
+REQUEST_TIMEOUT_SECONDS = 10.0     # a connection's reads and writes, each
+MAX_CONNECTIONS = 32               # served at once; more are answered 503 at once
+STOP_SECONDS = 5.0                 # stop() waits this long at most for the serving thread
+POLL_SECONDS = 0.2                 # how often the serving loop looks for a stop
+
+
+def engine_status_view(engine) -> dict:
+    """The engine's part of the status dict (StatusServer documents the
+    whole): accepting, devices, workers, partitions, engine_jobs, srs,
+    memory, plugin_calls_stuck, timeline (a job's partitions:
+    engine.job_progress). Only JSON types; a device whose memory cannot be
+    read has memory None."""
+    s, settings = engine.status(), engine.settings
+    workers = settings.gpu_workers_per_device if engine.devices else 0
+    device_workers = workers * len(engine.devices)
+    return {
+        "accepting": bool(s["accepting"]),
+        "devices": [_device(d, workers) for d in engine.devices],
+        "workers": {"synthesis": settings.partition_workers, "per_device": workers, "device": device_workers,
+                    "finalizers": max(1, device_workers) if engine.devices else 0},
+        "partitions": {"waiting": s["partitions_waiting"], "ready": s["partitions_ready"],
+                       "in_flight": s["partitions_in_flight"]},
+        "engine_jobs": {"active": s["jobs_active"], "submitted": s["jobs_total"], "succeeded": s["jobs_succeeded"],
+                        "failed": s["jobs_failed"], "cancelled": s["jobs_cancelled"]},
+        "srs": {"resident_bytes": sum(e["bytes"] for e in s["srs"]), "budget_bytes": settings.srs_budget_bytes,
+                "sets": s["srs"]},
+        "memory": {"host": {"total_bytes": host_memory_bytes(), "available_bytes": host_available_bytes(),
+                            "in_flight_bytes": s["memory_in_flight"], "pending_bytes": s["memory_pending"],
+                            "budget_bytes": s["memory_budget"]}},
+        "plugin_calls_stuck": s["plugin_calls_stuck"],
+        "timeline": s["timeline_events"],
+    }
+
+
+def _device(device, workers: int) -> dict:
+    """One device's entry: its names, workers, and memory (a CUDA device's,
+    read now; None for the host, or a backend that does not tell)."""
+    backend, memory = device.backend, None
+    if device.kind == "gpu" and hasattr(backend, "memory") and hasattr(backend, "resident_bytes"):
+        try:
+            free, total = backend.memory()
+            memory = {"total_bytes": int(total), "free_bytes": int(free), "resident_bytes": int(backend.resident_bytes())}
+        except Exception as exc:  # noqa: BLE001 - a status page shows what it can; the cause goes to the log
+            LOG.warning("device %s: memory not readable: %s", device.label, exc)
+    info = getattr(backend, "info", None)
+    name = getattr(info, "name", device.label) if device.kind == "gpu" else _cpu_name()
+    return {"label": device.label, "kind": device.kind, "identity": device.identity, "name": name,
+            "workers": workers, "memory": memory}
+
+
+@functools.cache
+def _cpu_name() -> str:
+    """The host processor's model name (/proc/cpuinfo), else the platform's word for it."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"
+
+
+class StatusServer:
+    """GET /status: status() as JSON; GET /metrics: metrics.observe(status(),
+    engine) then metrics.text(), as Prometheus text; any other path 404, any
+    other method 405; a status() that raises, 500 (logged).
+
+    address: (host, port); port 0 picks a free one (read .port after
+    start()). status: a callable returning the daemon's status dict;
+    metrics: a daemon.metrics.DaemonMetrics; engine: the engine whose
+    timeline the metrics read (None: the gauges of the status dict only).
+
+    The status dict (what the daemon's status() returns; engine_status_view
+    gives the keys marked E, the daemon adds the others from its journal;
+    bytes and seconds as numbers, names as strings):
+        version            str: the package's version
+        uptime_seconds     float
+        accepting          bool: jobs are accepted (False while draining)      E, daemon may clear it
+        devices            [{label ("cpu", "gpu0", ...), kind ("cpu" | "gpu"), identity (the
+                           interlock's key: a GPU's UUID), name, workers (device workers on it),
+                           memory: {total_bytes, free_bytes, resident_bytes (parameters kept on the
+                           device)} or None (the host's CPU, or memory not readable)}]              E
+        workers            {synthesis, per_device, device (all device workers), finalizers}        E
+        queue              {low, normal, high, critical}: jobs accepted, no partition started
+        jobs               {counts: {queued, running, completed, failed, cancelled},
+                            active: [{job_id, request_id, kind, priority ("low" .. "critical"),
+                                      state ("queued" | "running"), partitions, queued, in_flight,
+                                      proved, failed, submitted_unix_ms}]}
+        partitions         {waiting (for a synthesis worker), ready (synthesized, for a device),
+                           in_flight (handed to a worker, not yet proved or failed)}               E
+        engine_jobs        {active, submitted, succeeded, failed, cancelled}: the engine's own,
+                           since it started                                                          E
+        srs                {resident_bytes, budget_bytes (0: none), sets: [{key, bytes, leases,
+                           loads, idle_seconds (None: never released), loading}]}                  E
+        memory             {host: {total_bytes, available_bytes (None: unknown), in_flight_bytes,
+                           pending_bytes, budget_bytes}}; a device's is in devices[].memory         E
+        plugin_calls_stuck [str]: plugin calls past their time limit, still running               E
+        timeline           {kept, emitted}: events in memory, events since start                 E
+    (jobs.active[]'s queued / in_flight / proved of a job in the engine: engine.job_progress.)
+    """
+
+    def __init__(self, address: tuple[str, int], status: Callable[[], dict], metrics, engine=None,
+                 timeout: float = REQUEST_TIMEOUT_SECONDS):
+        if not (isinstance(address, tuple) and len(address) == 2 and isinstance(address[0], str)
+                and isinstance(address[1], int) and not isinstance(address[1], bool) and 0 <= address[1] <= 65535):
+            raise InvalidInputError(f"status address must be (host, port 0 to 65535), got {address!r}")
+        if not callable(status):
+            raise InvalidInputError("status must be a callable returning the status dict")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
+            raise InvalidInputError(f"timeout must be seconds above 0, at most 3600, got {timeout!r}")
+        self.address, self.status, self.metrics, self.engine = address, status, metrics, engine
+        self.timeout = timeout
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int | None:
+        """The port listened on (None before start())."""
+        return self._server.server_address[1] if self._server is not None else None
+
+    def start(self) -> "StatusServer":
+        """Bind and serve on a daemon thread. ConfigError naming the address
+        when it cannot be listened on (in use, not this host's, not allowed)."""
+        if self._server is not None:
+            return self
+        host, port = self.address
+        try:
+            server = _Server((host.strip("[]"), port), _handler(self))
+        except OSError as exc:
+            raise ConfigError(f"status address {host}:{port}: cannot listen there: {exc.strerror or exc}",
+                              key="daemon.status_listen") from None
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_SECONDS},
+                                        name="status-http", daemon=True)
+        self._thread.start()
+        LOG.info("status on http://%s:%d/status and /metrics", host, self.port)
+        return self
+
+    def stop(self, timeout: float = STOP_SECONDS) -> None:
+        """Stop serving and close the socket, waiting at most timeout seconds
+        for the serving thread (connections still open end by their own
+        time limit); start() may serve again after. Again, or before start(),
+        does nothing."""
+        server, thread, self._thread = self._server, self._thread, None
+        if server is None or thread is None:
+            return
+        stopper = threading.Thread(target=server.shutdown, name="status-http-stop", daemon=True)
+        stopper.start()      # shutdown() waits for the loop; the loop looks every POLL_SECONDS
+        stopper.join(timeout)
+        thread.join(max(0.0, timeout - POLL_SECONDS))
+        server.server_close()
+        self._server = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # ------------------------------------------------------------ answers
+
+    def answer(self, path: str) -> tuple[int, str, bytes]:
+        """(HTTP status, content type, body) for a GET of path."""
+        path = urllib.parse.urlsplit(path).path
+        if path not in ("/status", "/metrics"):
+            return 404, "text/plain; charset=utf-8", b"not found: GET /status or /metrics\n"
+        try:
+            status = self.status()
+            if path == "/status":
+                return 200, "application/json", json.dumps(status, allow_nan=False).encode() + b"\n"
+            self.metrics.observe(status, self.engine)
+            return 200, CONTENT_TYPE_LATEST, self.metrics.text().encode()
+        except Exception as exc:  # noqa: BLE001 - one failed answer, the server goes on
+            LOG.exception("GET %s failed", path)
+            return 500, "application/json", json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True            # a connection's thread never holds the process up (each is time-limited)
+
+    def __init__(self, address, handler):
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        super().__init__(address, handler)
+
+    def server_bind(self):
+        # HTTPServer's own looks the host's name up (a DNS query that can stall); the name is not needed
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[0], self.server_address[1]
+
+
+def _handler(owner: StatusServer) -> type:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        timeout = owner.timeout                  # the socket's: every read and write of the connection
+        server_version = "porep-prover"
+        sys_version = ""
+
+        def handle(self):
+            if not self.server.slots.acquire(blocking=False):
+                self._busy()
+                return
+            try:
+                super().handle()
+            finally:
+                self.server.slots.release()
+
+        def _busy(self):
+            try:
+                self.wfile.write(b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                                 b"Retry-After: 1\r\nConnection: close\r\n\r\n")
+            except OSError:
+                pass
+
+        def do_GET(self):
+            code, kind, body = owner.answer(self.path)
+            self.send_response(code)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _not_allowed(self):
+            self.send_response(405)
+            self.send_header("Allow", "GET")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
+
+        def log_message(self, format, *args):  # noqa: A002 - the stdlib's name
+            LOG.debug("%s %s", self.address_string(), format % args)
+
+    return Handler
