@@ -40,12 +40,12 @@ import gpu_builds
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend
-from porep_prover.backend.gpu_msm import GpuMsm
-from porep_prover.backend.gpu_msm_plan import MAX_CHUNK, MsmTuning, table_copies, window_bits
-from porep_prover.backend.gpu_msm_table import window_table
-from porep_prover.backend.gpu_ntt import GpuNtt, NttTuning
 from porep_prover.circuits import fr_small
 from porep_prover.field.constants import FR_GENERATOR, R
+from porep_prover.msm.gpu import GpuMsm
+from porep_prover.msm.gpu_plan import MAX_CHUNK, MsmTuning, table_copies, window_bits
+from porep_prover.msm.gpu_table import window_table
+from porep_prover.ntt.gpu import GpuNtt, NttTuning
 
 ROWS: list[dict] = []
 IMAD_PER_S = 132 * 64 * 1.98e9

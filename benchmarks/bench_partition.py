@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from porep_prover.backend import Flavor, get_backend
-from porep_prover.backend.gpu_arrays import DeviceScalars
+from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
 from porep_prover.field.constants import R

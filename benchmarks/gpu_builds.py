@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """The GPU builds the benchmarks compare beside the backend's own modules
-(backend.gpu_modules.MODULES): those sources built another way (VARIANTS) and
+(cuda.modules.MODULES): those sources built another way (VARIANTS) and
 kernels of the benchmarks' own in benchmarks/kernels/ (OWN). add_builds()
-hands them all to the backend's compiler and cache (backend.gpu_modules.add_variant),
+hands them all to the backend's compiler and cache (cuda.modules.add_variant),
 after which GpuBackend.kernel(name, ...) and MsmTuning(variant=...) find them.
 Production never compiles them; the NVRTC lane (tests/test_gpu_build.py) does."""
 from __future__ import annotations
 
 import pathlib
 
-from porep_prover.backend import gpu_modules as gpu
+from porep_prover.cuda import modules as gpu
 
 KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
 

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from porep_prover.backend.gpu_arrays import DeviceScalars
+from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.errors import InvalidInputError
 
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from porep_prover.backend.gpu_modules import INCLUDE
+from porep_prover.cuda.modules import INCLUDE
 from porep_prover.field.constants import P
 
 W = 1 << 48

@@ -8,10 +8,10 @@ from gpu_inputs import random_fr, random_points
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available
-from porep_prover.backend.gpu_ntt import GpuNtt, NttTuning
 from porep_prover.circuits import porep_like, square_chain
 from porep_prover.field.constants import P, R
 from porep_prover.groth16 import insecure_setup, prove, verify
+from porep_prover.ntt.gpu import GpuNtt, NttTuning
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
 
@@ -320,7 +320,7 @@ def test_fixed_base_matches_cpu(gpu, cls, n, rng):
 
 def test_fixed_base_in_chunks(gpu, rng, monkeypatch):
     import sys
-    monkeypatch.setattr(sys.modules["porep_prover.backend.gpu_fixed_base"], "CHUNK", 1000)
+    monkeypatch.setattr(sys.modules["porep_prover.msm.gpu_fixed_base"], "CHUNK", 1000)
     scalars = random_fr(2500, rng)
     base = G1Array.generator()
     assert np.array_equal(gpu.fixed_base(base, scalars, 1).limbs, CPU.fixed_base(base, scalars, 2).limbs)
@@ -348,7 +348,7 @@ def test_matvec_on_device_matches_cpu(gpu, tabled, rng):
     n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
     want = r1cs.evaluate(witness, 2, length=n)
     want[0].limbs[m:m + k] = witness.limbs[:k]
-    from porep_prover.backend.gpu_arrays import DeviceScalars
+    from porep_prover.cuda.arrays import DeviceScalars
     w = DeviceScalars(gpu, gpu.upload(witness.limbs), len(witness))
     bufs = gpu.r1cs_ops.evaluate(r1cs, w, n, check=True)
     w.close()

@@ -169,7 +169,7 @@ def test_a_derived_buffer_that_runs_out_while_made_is_dropped():
 
 
 def test_work_buffers_are_freed_together_or_one_early():
-    from porep_prover.backend.gpu_arrays import WorkBuffers
+    from porep_prover.cuda.arrays import WorkBuffers
     be = fake_backend(1000)
     with pytest.raises(DeviceMemoryError):
         with WorkBuffers(be) as bufs:
@@ -186,7 +186,7 @@ def test_work_buffers_come_back_to_the_pool_and_it_gives_way():
     has the pool's unused memory given back; a work buffer the pool cannot
     grow for is a plain one, resident arrays not in use evicted for it, and
     with them held a DeviceMemoryError."""
-    from porep_prover.backend.gpu_arrays import WorkBuffers
+    from porep_prover.cuda.arrays import WorkBuffers
     be = fake_backend(1000, pooled=True)
     with WorkBuffers(be) as bufs:
         assert bufs.alloc(400).pooled
@@ -254,8 +254,8 @@ def test_window_tables_follow_the_caller_s_options_over_the_msm_side_s():
     import types
 
     from porep_prover.backend import MsmOptions
-    from porep_prover.backend.gpu_msm_plan import table_copies, table_plan
-    from porep_prover.backend.gpu_msm_table import window_table
+    from porep_prover.msm.gpu_plan import table_copies, table_plan
+    from porep_prover.msm.gpu_table import window_table
     from porep_prover.curve.points import G1Array
     made = []
     gpu = types.SimpleNamespace(resident_budget=1 << 40, resident=lambda points: None,

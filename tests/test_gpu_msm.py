@@ -9,11 +9,11 @@ from gpu_inputs import random_fr, random_points
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available
-from porep_prover.backend.gpu_arrays import DeviceScalars
-from porep_prover.backend.gpu_msm import GpuMsm
-from porep_prover.backend.gpu_msm_plan import MAX_CHUNK, MsmTuning, table_copies, table_plan
+from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R
+from porep_prover.msm.gpu import GpuMsm
+from porep_prover.msm.gpu_plan import MAX_CHUNK, MsmTuning, table_copies, table_plan
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from msm_model import signed_digits
-from porep_prover.backend.gpu_msm import REPEATS, GpuMsm, Target
-from porep_prover.backend.gpu_msm_plan import MsmTuning, windows_of
-from porep_prover.backend.gpu_msm_table import Table
+from porep_prover.msm.gpu import REPEATS, GpuMsm, Target
+from porep_prover.msm.gpu_plan import MsmTuning, windows_of
+from porep_prover.msm.gpu_table import Table
 
 P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
 SIGN, NO_KEY = 1 << 31, 0xFFFFFFFF

@@ -10,10 +10,10 @@ import random
 import pytest
 
 from msm_model import signed_digits
-from porep_prover.backend.gpu_msm import GpuMsm, Sort, Stretch
-from porep_prover.backend.gpu_msm_plan import (BUCKET_COST, MsmTuning, digits_of, grouped, overlapped, table_copies,
-                                               table_plan, window_bits, window_bits_for, windows_of)
 from porep_prover.field.constants import R
+from porep_prover.msm.gpu import GpuMsm, Sort, Stretch
+from porep_prover.msm.gpu_plan import (BUCKET_COST, MsmTuning, digits_of, grouped, overlapped, table_copies,
+                                       table_plan, window_bits, window_bits_for, windows_of)
 
 
 def place_row(row, windows, sets, parts):

@@ -4,7 +4,8 @@ standing in for page-locked memory: it runs without a GPU."""
 import numpy as np
 import pytest
 
-from porep_prover.backend.gpu_prepare import ALIGN, PinnedPool, prepare
+from porep_prover.backend.gpu import prepare
+from porep_prover.cuda.pinned import ALIGN, PinnedPool
 from porep_prover.circuits import porep_like
 from porep_prover.groth16 import insecure_setup
 from porep_prover.groth16.prover import synthesize

@@ -9,12 +9,12 @@ import random
 
 import pytest
 
-from porep_prover.backend import gpu_ntt
-from porep_prover.backend.gpu_msm import GpuMsm
-from porep_prover.backend.gpu_msm_plan import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, MsmTuning
-from porep_prover.backend.gpu_ntt import GpuNtt, NttTuning, passes
 from porep_prover.errors import InvalidInputError
 from porep_prover.field.constants import FR_GENERATOR
+from porep_prover.msm.gpu import GpuMsm
+from porep_prover.msm.gpu_plan import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, MsmTuning
+from porep_prover.ntt import gpu as gpu_ntt
+from porep_prover.ntt.gpu import GpuNtt, NttTuning, passes
 
 
 def test_defaults_are_production_s_choices():

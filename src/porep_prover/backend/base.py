@@ -5,38 +5,21 @@ Every backend has every method of `Backend`: what one cannot do faster than
 the host it does as the host would (CpuBackend: take is a gather, msm_shared
 one MSM per set, prepare stages nothing, h_from_witness evaluates on the
 host). What differs between backends and changes what a caller does is
-declared in `Capabilities`, never found out by looking for methods.
+declared in `Capabilities`, never found out by looking for methods. Flavor,
+the H scalars' flavor, is defined beside the transforms (ntt.flavor).
 """
 from __future__ import annotations
 
 import dataclasses
-import enum
 from typing import Protocol
 
 import numpy as np
 
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
-from ..errors import InvalidInputError
 from ..field.fr_array import FrArray
+from ..ntt.flavor import Flavor
 
 NO_ROW = 0xFFFFFFFF        # a row map's entry for a scalar without a point (msm_shared)
-
-
-class Flavor(enum.StrEnum):
-    """Whose Groth16 the H scalars are for.
-
-    BELLMAN: the n - 1 coefficients of H = (A B - C) / Z (7-based roots, coset 7).
-    SNARKJS: the n values of A B - C on the odd coset omega_2n <omega_n> (5-based roots)."""
-    BELLMAN = "bellman"
-    SNARKJS = "snarkjs"
-
-    @classmethod
-    def of(cls, value: "Flavor | str") -> "Flavor":
-        """value as a Flavor (its name as a string accepted); InvalidInputError otherwise."""
-        try:
-            return cls(value)
-        except ValueError:
-            raise InvalidInputError(f"flavor {value!r}: one of {', '.join(f.value for f in cls)}") from None
 
 
 @dataclasses.dataclass(frozen=True)

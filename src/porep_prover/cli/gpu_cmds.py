@@ -35,7 +35,7 @@ def cmd_info(args) -> int:
 
 def cmd_warm(args) -> int:
     """Compile every kernel module into the cache, for the local devices' archs or those given."""
-    from ..backend.gpu_modules import build_modules
+    from ..cuda.modules import build_modules
     from ..cuda.cache import KernelCache
     archs = args.arch or sorted({d.arch for d in cuda.devices()})
     if not archs:

@@ -1,6 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""CUDA device plumbing: devices, NVRTC compilation, the kernel cache, and the
-driver-API objects (cuda._driver). Knows nothing of fields or curves. Importing
+"""CUDA device plumbing: devices, NVRTC compilation (compiler), the kernel
+cache (cache), the kernel modules' table and build (modules), the
+driver-API objects (_driver), and one device as the kernels' host code uses
+it (device: context, streams, launches, memory; resident: resident arrays;
+pinned, staging: page-locked uploads; arrays: device arrays the parts hand
+each other). It launches what it is given and does no arithmetic of its
+own: the kernels' host code (msm/gpu*.py, ntt/gpu.py, r1cs/gpu.py) sits
+above it. Importing
 this package needs no CUDA; every function that does need it raises
 BackendUnavailableError (no bindings / NVRTC) or CudaError (no driver, no
 device) with the reason."""

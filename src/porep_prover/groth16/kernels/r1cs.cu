@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* R1CS evaluation on the GPU (launched by backend/gpu_r1cs.py): a, b, c =
+/* R1CS evaluation on the GPU (launched by r1cs/gpu.py): a, b, c =
  * A w, B w, C w from the CSR matrices and the witness, as the CPU's
  * native/r1cs.c computes them, and the satisfaction check a b = c.
  *

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* NTT over Fr on the GPU (launched by backend/gpu_ntt.py), same results as
+/* NTT over Fr on the GPU (launched by ntt/gpu.py), same results as
  * the CPU code (native/ntt.c): forward X_k = sum_j x_j w^(jk); inverse with
  * 1/n; cosets by scaling with powers of the shift.
  *

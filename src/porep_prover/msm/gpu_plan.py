@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The GPU MSM's plan, host arithmetic only (backend/gpu_msm.py runs it):
+"""The GPU MSM's plan, host arithmetic only (msm/gpu.py runs it):
 the window width for the scalars at hand, with window tables and without,
 the parts the sort's fill is cut into, whether the fill runs beside the
 accumulation, the accumulating threads' chunks, which windows keep a key
@@ -155,7 +155,7 @@ class MsmTuning:
     launches. GpuMsm takes one when it is made.
 
     variant: "" (the backend's own build), or the build msm_g1.VARIANT /
-    msm_g2.VARIANT that a benchmark added (backend.gpu_modules.add_variant). None
+    msm_g2.VARIANT that a benchmark added (cuda.modules.add_variant). None
     leaves the plan's: window_bits (window_bits_for the scalars, 4 to 22),
     table_bits (table_plan's, 8 to 24), fill_parts (fill_parts, 1 to 64),
     overlap (overlapped) and grouped (grouped: the sort's atomics grouped by

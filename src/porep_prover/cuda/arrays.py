@@ -9,7 +9,7 @@ from ..errors import InvalidInputError
 
 class WorkBuffers:
     """The device work buffers of one operation on the backend's stream (its
-    pool's, GpuBackend.work_alloc), given back together when it ends (or one
+    pool's, Device.work_alloc), given back together when it ends (or one
     early)."""
 
     def __init__(self, gpu):

@@ -13,7 +13,7 @@ stretches of buckets: the sort's fill of the next stretch runs on the
 backend's second stream beside the accumulation of the last.
 
 Window tables (opt-in: GpuMsm.tables, from POREP_PROVER_GPU_MSM_TABLES=1;
-backend/gpu_msm_table.py): for the plain MSM of resident points, shifted
+msm/gpu_table.py): for the plain MSM of resident points, shifted
 copies of the points made once, so that windows share sets of buckets; the
 shared sorts (msm_shared) stay plain.
 """
@@ -24,12 +24,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..cuda.arrays import DeviceScalars, WorkBuffers
 from ..curve import _curve
 from ..errors import InvalidInputError, LengthMismatchError
-from .gpu_arrays import DeviceScalars, WorkBuffers
-from .gpu_msm_plan import (MsmTuning, chunk_length, copies_of, fill_parts, grouped, overlapped, stretch_cuts, wide_rows,
-                           window_bits_for, windows_of)
-from .gpu_msm_table import window_table
+from .gpu_plan import (MsmTuning, chunk_length, copies_of, fill_parts, grouped, overlapped, stretch_cuts, wide_rows,
+                       window_bits_for, windows_of)
+from .gpu_table import window_table
 
 THREADS = 256
 SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
@@ -84,7 +84,7 @@ class Stretch(NamedTuple):
 
 
 class GpuMsm:
-    """The MSM side of one GpuBackend (it supplies alloc / launch / kernel / resident).
+    """The MSM side of one GPU backend (its cuda.device.Device supplies alloc / launch / kernel / resident).
     tuning: the plan's choices fixed (a benchmark's GpuMsm(gpu, replace(MsmTuning(), ...)));
     the default leaves them to the plan. InvalidInputError unless an MsmTuning.
     tables, table_copies: the window tables of MSMs over resident points when
@@ -227,7 +227,7 @@ class GpuMsm:
         return total
 
     def shift(self, group: int, src, count: int, doublings: int, out) -> None:
-        """out[i] = 2^doublings src[i] (xyzz) for i < count: a window table's next copy (gpu_msm_table)."""
+        """out[i] = 2^doublings src[i] (xyzz) for i < count: a window table's next copy (gpu_table)."""
         self.gpu.launch(self._module(group), f"g{group}_msm_shift", count, [src, count, doublings, out],
                         block=SMALL_THREADS)
 
@@ -237,7 +237,7 @@ class GpuMsm:
         """(window sums, c, (zeros, ones, full) counts) of one chunk: the sums
         windows x xyzz rows, or None when the chunk has no nonzero term; c
         the tuning's window_bits, or window_bits_for its scalars when None. With a
-        window table (gpu_msm_table.Table) c is the table's and the rows are
+        window table (gpu_table.Table) c is the table's and the rows are
         its sets' sums."""
         target = Target(group, pts, 0, proj_bytes, table.buf if table else 0, n)
         c = table.c if table else self.tuning.window_bits

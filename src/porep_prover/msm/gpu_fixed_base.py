@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import resolve_threads
-from ..errors import DeviceResultError
+from ..errors import DeviceResultError, NativeMemoryError
 from ..field.constants import R
 from ..field.fr_array import FrArray
+from . import _cpu as msm_cpu
 
 WINDOWS, DIGITS = 32, 256
 PER = 32                     # points made affine per thread (one inversion each run)
@@ -20,8 +21,18 @@ CHUNK = 1 << 22              # scalars per round trip
 SPOT_CHECKS = 6              # random products recomputed on the CPU per call
 
 
+def cpu_products(base, scalars: FrArray, threads: int):
+    """scalars[i] base[0] on the CPU, as CpuBackend.fixed_base makes them (the
+    same native call; the backends sit a layer above this module)."""
+    out = type(base).zeros(len(scalars))
+    rc = msm_cpu.fixed_base(base.GROUP, base.limbs, scalars.limbs, out.limbs, resolve_threads(threads))
+    if rc:
+        raise NativeMemoryError("fixed-base products: " + ("out of memory" if rc == -1 else f"native error {rc}"))
+    return out
+
+
 class GpuFixedBase:
-    """The fixed-base side of one GpuBackend (it supplies alloc / launch / kernel / upload)."""
+    """The fixed-base side of one GPU backend (its cuda.device.Device supplies alloc / launch / kernel / upload)."""
 
     def __init__(self, gpu):
         self.gpu = gpu
@@ -31,9 +42,8 @@ class GpuFixedBase:
         """The device table for base (a one-point G1Array or G2Array), made on first use."""
         key = (base.GROUP, base.limbs.tobytes())
         if key not in self._tables:
-            from .cpu import CpuBackend
             scalars = FrArray.from_ints((d << (8 * j)) % R for j in range(WINDOWS) for d in range(DIGITS))
-            points = CpuBackend().fixed_base(base, scalars, resolve_threads(None))
+            points = cpu_products(base, scalars, resolve_threads(None))
             self._tables[key] = self.gpu.upload(points.limbs)
         return self._tables[key]
 
@@ -75,10 +85,9 @@ class GpuFixedBase:
         """A few products (the first, the last, random ones) recomputed on the
         CPU: parameters are made once and used for every proof after, so a
         wrong one must stop here, loudly."""
-        from .cpu import CpuBackend
         n = len(scalars)
         idx = np.unique(np.concatenate([[0, n - 1], np.random.default_rng().integers(0, n, SPOT_CHECKS)]))
-        want = CpuBackend().fixed_base(base, FrArray(scalars.limbs[idx]), 1)
+        want = cpu_products(base, FrArray(scalars.limbs[idx]), 1)
         bad = np.flatnonzero((want.limbs != out.limbs[idx]).any(axis=1))
         if len(bad):
             raise DeviceResultError(f"GPU fixed-base product {int(idx[bad[0]])} differs from the CPU's")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import DeviceMemoryError
-from .gpu_msm_plan import table_copies, table_plan
+from .gpu_plan import table_copies, table_plan
 
 TABLE_CHUNK = 1 << 22    # points a table step doubles at once (its work buffers: 240 B a point)
 
@@ -36,7 +36,7 @@ def window_table(ops, points, options=None) -> Table | None:
     under options' tables and table_copies (a caller's MsmOptions) when given;
     made on first use and kept with the points; None where tables are off, a
     table would not help (no copy) or does not fit. The caller holds points
-    (GpuBackend.holding)."""
+    (Device.holding)."""
     n, gpu = len(points), ops.gpu
     tables, most = (ops.tables, ops.table_copies) if options is None else (options.tables, options.table_copies)
     if not tables or n < 2:

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Host-side preparation of a partition for the GPU's kernel region.
+"""Page-locked arenas for a partition's uploads, filled before the GPU's kernel region.
 
 An engine worker prepares its next partition while another worker holds the
 device: the arrays the kernel region uploads (a, b, c and the MSM scalars)
 are copied into page-locked memory, so inside the region each upload is a
 single DMA at the link's speed instead of a host copy through the staging
 buffers. Arenas are reused across partitions (page-locking memory is slow)
-and found again by address, so GpuBackend.upload sends a pinned source
-directly.
+and found again by address, so Device.upload sends a pinned source
+directly. The GPU backend's prepare (backend/gpu.py) lays a partition's
+arrays out in one arena.
 """
 from __future__ import annotations
 
@@ -18,9 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..cuda.staging import copy_in_slices
-from ..field.fr_array import FrArray
-from .base import Prepared
+from .staging import copy_in_slices
 
 SLICE = 8 << 20            # bytes per threaded copy slice
 ALIGN = 256                # arena offsets aligned like device allocations
@@ -102,21 +101,3 @@ class PinnedPool:
             self._pool.shutdown()
             self._pool = None
 
-
-def prepare(pool: PinnedPool, assignment) -> Prepared:
-    """Prepared with a copy of assignment whose uploaded arrays (each one it
-    holds: a, b, c and the scalars of a HostAssignment, or a WitnessAssignment's
-    witness alone) live in one pinned arena (Prepared.arena)."""
-    held = assignment.arrays()
-    offsets, total = {}, 0
-    for f, arr in held.items():
-        offsets[f] = total
-        total += -(-arr.limbs.nbytes // ALIGN) * ALIGN
-    arena = pool.acquire(max(total, 1))
-    staged = {}
-    for f, arr in held.items():
-        limbs = arr.limbs
-        dst = arena.view[offsets[f]:offsets[f] + limbs.nbytes]
-        pool.copy(dst, np.ascontiguousarray(limbs).reshape(-1).view(np.uint8))
-        staged[f] = FrArray(dst.view(np.uint64).reshape(limbs.shape))
-    return Prepared(dataclasses.replace(assignment, **staged), arena)

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cuda.arrays import DeviceScalars
 from ..errors import InvalidInputError, UnsatisfiedError
 from ..field.fr_array import FrArray
-from .gpu_arrays import DeviceScalars
 
 NONE_FAILED = 0xFFFFFFFF
 
 
 class GpuR1cs:
-    """The R1CS side of one GpuBackend (it supplies alloc / launch / resident / upload)."""
+    """The R1CS side of one GPU backend (its cuda.device.Device supplies alloc / launch / resident / upload)."""
 
     def __init__(self, gpu):
         self.gpu = gpu

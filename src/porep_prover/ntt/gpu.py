@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..cuda.arrays import DeviceScalars
 from ..errors import InvalidInputError
 from ..field.constants import FR_GENERATOR, FR_SNARKJS_NQR, FR_TWO_ADICITY, R
 from ..field.fr_array import FrArray
-from .base import Flavor
-from .gpu_arrays import DeviceScalars
+from .flavor import Flavor
 
 PASS_STAGES = 10
 BLOCK_LOG = 10          # elements a block (the measured best on an H200: BENCHMARKS.md)
@@ -43,7 +43,7 @@ class NttTuning:
     is made.
 
     module: "ntt" (the backend's build) or another build of ntt.cu that a
-    benchmark added (backend.gpu_modules.add_variant); block_log: log2 elements a
+    benchmark added (cuda.modules.add_variant); block_log: log2 elements a
     block, PASS_STAGES to 12; threads: threads a block, 1 to 1024. A value
     out of range raises InvalidInputError."""
     module: str = "ntt"
@@ -68,7 +68,7 @@ def _powers(base: int, count: int, factor: int = 1) -> list[int]:
 
 
 class GpuNtt:
-    """The NTT side of one GpuBackend (it supplies alloc / launch / kernel).
+    """The NTT side of one GPU backend (its cuda.device.Device supplies alloc / launch / kernel).
     tuning: the pass kernel's build and shape (a benchmark's GpuNtt(gpu,
     NttTuning(...)); the default is the measured best). InvalidInputError
     unless an NttTuning."""
@@ -142,7 +142,7 @@ class GpuNtt:
         """ntt_pass of the tuning's module, allowed the shared memory of a 2^block_log block."""
         block_log = self.tuning.block_log
         kernel = self.gpu.kernel(self.tuning.module, "ntt_pass")
-        if block_log > SHARED_LOG:               # past the 64 KiB GpuBackend.kernel allows every ntt_pass
+        if block_log > SHARED_LOG:               # past the 64 KiB Device.kernel allows every ntt_pass
             kernel.set_max_dynamic_shared(32 << block_log)
         return kernel
 

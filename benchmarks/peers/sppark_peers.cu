@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+/* sppark's BLS12-381 MSM (G1, G2) and NTT in one shared library, for
+ * benchmarks/bench_peers.py to run beside porep_prover's on the same device.
+ *
+ * sppark's own C entry points are included unchanged: mult_pippenger_inf and
+ * mult_pippenger_fp2_inf (poc/msm-cuda/cuda/pippenger_inf.cu: points and
+ * scalars uploaded at every call) and compute_ntt (poc/ntt-cuda/cuda/
+ * ntt_api.cu: host in, host out). Beside them, entry points over sppark's own
+ * classes that the C ones do not reach: an MSM whose points are uploaded once
+ * (msm_t, as supraseal-c2 keeps its parameters on the device) and the NTT on
+ * device memory timed with CUDA events (NTT::Base_dev_ptr). build.sh
+ * compiles this with nvcc into the benchmark's build folder, never into the
+ * package.
+ *
+ * Host layouts: points are sppark's affine_inf_t (the coordinates as blst
+ * holds them, Montgomery form, then a bool infinity flag; sizes from
+ * peers_affine_bytes), scalars 32-byte little-endian canonical (mont = false)
+ * or Montgomery (mont = true), results jacobian_t (X, Y, Z, Montgomery).
+ */
+#include <poc/msm-cuda/cuda/pippenger_inf.cu>
+#include <poc/ntt-cuda/cuda/ntt_api.cu>
+
+#include <algorithm>
+#include <vector>
+
+typedef msm_t<bucket_t, point_t, affine_t, scalar_t> msm_g1_t;
+typedef msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t> msm_g2_t;
+
+// the host sizes of one point, as the caller lays points out (checked by the benchmark before any call)
+SPPARK_FFI size_t peers_affine_bytes(int group)
+{   return group == 2 ? sizeof(affine_fp2_t) : sizeof(affine_t);   }
+
+SPPARK_FFI size_t peers_jacobian_bytes(int group)
+{   return group == 2 ? sizeof(point_fp2_t) : sizeof(point_t);   }
+
+// points uploaded once (nullptr when the device refuses); free with peers_points_free
+SPPARK_FFI void* peers_points_new(int group, const void* points, size_t npoints)
+{
+    try {
+        if (group == 2)
+            return new msm_g2_t(static_cast<const affine_fp2_t*>(points), npoints);
+        return new msm_g1_t(static_cast<const affine_t*>(points), npoints);
+    } catch (const cuda_error&) {
+        return nullptr;
+    }
+}
+
+SPPARK_FFI void peers_points_free(int group, void* handle)
+{
+    if (group == 2)
+        delete static_cast<msm_g2_t*>(handle);
+    else
+        delete static_cast<msm_g1_t*>(handle);
+}
+
+// the MSM of the uploaded points by host scalars (uploaded by the call)
+SPPARK_FFI RustError::by_value peers_msm(int group, void* handle, void* out, const scalar_t scalars[],
+                                         size_t npoints, bool mont)
+{
+    if (group == 2)
+        return static_cast<msm_g2_t*>(handle)->invoke(*static_cast<point_fp2_t*>(out),
+                                                       static_cast<const affine_fp2_t*>(nullptr), npoints,
+                                                       scalars, mont);
+    return static_cast<msm_g1_t*>(handle)->invoke(*static_cast<point_t*>(out),
+                                                   static_cast<const affine_t*>(nullptr), npoints,
+                                                   scalars, mont);
+}
+
+// inout (host, 2^lg_domain_size elements) transformed on the device reps times from the same input, each
+// run timed with events on sppark's stream (ms[rep]); inout receives one transform's result
+SPPARK_FFI RustError::by_value peers_ntt_timed(fr_t* inout, uint32_t lg_domain_size, int order, int direction,
+                                               int type, int reps, float* ms)
+{
+    auto& gpu = select_gpu(0);
+    try {
+        gpu.select();
+        size_t n = (size_t)1 << lg_domain_size;
+        dev_ptr_t<fr_t> d_src{n, gpu}, d_work{n, gpu};
+        gpu.HtoD(&d_src[0], inout, n);
+        cudaEvent_t start, stop;
+        CUDA_OK(cudaEventCreate(&start));
+        CUDA_OK(cudaEventCreate(&stop));
+        for (int rep = 0; rep < std::max(reps, 1); rep++) {
+            CUDA_OK(cudaMemcpyAsync(&d_work[0], &d_src[0], n * sizeof(fr_t), cudaMemcpyDeviceToDevice, gpu));
+            CUDA_OK(cudaEventRecord(start, gpu));
+            NTT::Base_dev_ptr(gpu, &d_work[0], lg_domain_size, NTT::InputOutputOrder(order),
+                              NTT::Direction(direction), NTT::Type(type));
+            CUDA_OK(cudaEventRecord(stop, gpu));
+            CUDA_OK(cudaEventSynchronize(stop));
+            if (rep < reps)
+                CUDA_OK(cudaEventElapsedTime(&ms[rep], start, stop));
+        }
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+        gpu.DtoH(inout, &d_work[0], n);
+        gpu.sync();
+    } catch (const cuda_error& e) {
+        gpu.sync();
+        return RustError{e.code()};
+    }
+    return RustError{cudaSuccess};
+}

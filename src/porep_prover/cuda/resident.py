@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Arrays kept resident on a device (cuda.device.Device's side of them).
+
+Point arrays given to an MSM or a batch sum are kept resident on the device
+(keyed by their limbs array, dropped when it is collected), so a parameter
+set is uploaded once and reused by every proof; they must not be modified in
+place while resident. Resident points may take the budget
+(POREP_PROVER_GPU_RESIDENT_BYTES, given as GpuEnvironment.resident_bytes;
+default what was free at start less a reserve); past it the least recently
+used arrays are dropped, and an array larger than the budget is streamed
+through in chunks. Derived buffers (an MSM's window table) are kept beside
+their array and dropped with it.
+"""
+from __future__ import annotations
+
+import contextlib
+import weakref
+
+from ..errors import DeviceMemoryError
+
+STREAM_CHUNK = 1 << 30     # bytes of points per chunk when an array is streamed
+
+
+class ResidentMemory:
+    """The resident store of a Device: what it keeps (lock, _resident, _busy,
+    resident_budget, made by Device.__init__) and how it allocates (upload,
+    try_alloc, free, stream) are the Device's."""
+
+    def point_chunks(self, points):
+        """(start, stop, device buffer) covering points: the resident copy in one
+        piece, or, for an array over the budget, chunks uploaded one at a time."""
+        nbytes = points.limbs.nbytes
+        if nbytes <= self.resident_budget:
+            yield 0, len(points), self.resident(points)   # callers hold points (see holding)
+            return
+        size = points.limbs.shape[1] * 8
+        per = max(1, min(STREAM_CHUNK, max(self.resident_budget, 1 << 20)) // size)
+        for start in range(0, len(points), per):
+            stop = min(start + per, len(points))
+            buf = self.upload(points.limbs[start:stop])
+            try:
+                yield start, stop, buf
+            finally:
+                self.free(buf)
+
+    def resident(self, points):
+        """The device copy of points, uploaded on first use."""
+        return self.resident_array(points.limbs)
+
+    def resident_array(self, limbs):
+        """The device copy of a numpy array (points' limbs, a circuit's CSR
+        arrays), uploaded on first use, kept under the resident budget and
+        dropped when the array is collected; it must not change meanwhile."""
+        key = id(limbs)
+        with self.lock:
+            buf = self._touch(key)
+            if buf is None:
+                self._make_room(limbs.nbytes)
+                buf = self._keep(key, limbs, self.upload(limbs))
+            return buf
+
+    def resident_derived(self, limbs, tag, nbytes: int, make):
+        """A device buffer of nbytes made from a resident array by make(buffer)
+        (e.g. an MSM's window table), kept beside it under the resident budget
+        and dropped with it; None when it does not fit beside what is resident
+        (nothing is evicted for it) or the device runs out while it is made."""
+        key = (id(limbs), tag)
+        with self.lock:
+            buf = self._touch(key)
+            if buf is not None or self.resident_bytes() + nbytes > self.resident_budget:
+                return buf
+            buf = self.try_alloc(nbytes)
+            if buf is None:
+                return None
+            try:
+                make(buf)
+                self.stream.synchronize()
+            except DeviceMemoryError:
+                self.free(buf)
+                return None
+            except BaseException:
+                self.free(buf)
+                raise
+            return self._keep(key, limbs, buf)
+
+    def _touch(self, key):
+        """A resident entry's buffer, now the most recently used, or None (lock held)."""
+        entry = self._resident.get(key)
+        if entry is None:
+            return None
+        self._resident.move_to_end(key)
+        return entry[0]
+
+    def _keep(self, key, limbs, buf):
+        """Record buf as resident under key, dropped when limbs is collected (lock held)."""
+        self._resident[key] = (buf, weakref.finalize(limbs, self._evict, key))
+        return buf
+
+    @contextlib.contextmanager
+    def holding(self, *arrays):
+        """While inside, the device copies of these arrays (resident_array's)
+        are not evicted: neither to make room nor when an allocation runs out
+        (freeing them would leave the kernels that use them reading freed
+        memory). None stands for no array."""
+        keys = [id(a) for a in arrays if a is not None]
+        with self.lock:
+            self._busy.update(keys)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._busy.subtract(keys)
+                self._busy = +self._busy        # drop the keys no longer held
+
+    def resident_bytes(self) -> int:
+        with self.lock:
+            return sum(buf.nbytes for buf, _ in self._resident.values())
+
+    def _make_room(self, nbytes: int) -> None:
+        """Evict the least recently used arrays not in use until nbytes fit the budget (or none is left)."""
+        while self.resident_bytes() + nbytes > self.resident_budget:
+            victim = next((k for k in self._resident if not self._in_use(k)), None)
+            if victim is None:
+                return
+            self._evict(victim)
+
+    def _in_use(self, key) -> bool:
+        """A resident entry is in use while its array is held (a derived entry's key is (array's key, tag))."""
+        return bool(self._busy[key if isinstance(key, int) else key[0]])
+
+    def _evict(self, key) -> None:
+        """Drop a resident entry; an array's derived entries go with it."""
+        with self.lock:
+            entries = [self._resident.pop(key, None)]
+            if isinstance(key, int):
+                entries += [self._resident.pop(k) for k in list(self._resident)
+                            if not isinstance(k, int) and k[0] == key]
+        for entry in entries:
+            if entry is not None:
+                entry[1].detach()
+                self.free(entry[0])
+
+    def release_points(self, points) -> None:
+        """Drop the device copy of one point array (the SRS manager evicts with it)."""
+        self._evict(id(points.limbs))
+
+    def release_resident(self) -> None:
+        """Drop every resident array not in use (see holding)."""
+        with self.lock:
+            for key in [k for k in self._resident if not self._in_use(k)]:
+                self._evict(key)
