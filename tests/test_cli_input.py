@@ -72,6 +72,8 @@ OUT_OF_RANGE = [
     (("bench", "batch", "--witnesses", 0), "--witnesses", "from 1 to 1024"),
     (("bench", "batch", "--seed", 2**64), "--seed", "from 0 to"),
     (("bench", "sweep", "engine.threads=1,2", "--partitions", 2**63), "--partitions", "from 1 to 1024"),
+    (("bench", "sweep", "engine.threads=1,2", "--repeats", 0), "--repeats", "from 1 to 100"),
+    (("bench", "sweep", "engine.threads=1,2", "--repeats", 101), "--repeats", "from 1 to 100"),
     (("gpu", "warm", "--arch", "sm_1000"), "--arch", "sm_NN"),
     (("gpu", "warm", "--arch", "90"), "--arch", "sm_NN"),
 ] + [(("bench", "batch", f"--scale={v}"), "--scale", "above 0 and at most 1")

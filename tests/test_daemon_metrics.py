@@ -339,7 +339,7 @@ def test_status_and_metrics_over_http(rng):
         assert got[("porep_prover_device_memory_free_bytes", (("device", "gpu0"),))] == \
             status["devices"][0]["memory"]["free_bytes"]
         assert got[("porep_prover_proofs_completed_total", (("kind", "demo"),))] == 1
-        for path in ("/", "/status/", "/metricsx", "/../status", "/favicon.ico"):
+        for path in ("/index.html", "/status/", "/status/livex", "/metricsx", "/../status", "/favicon.ico"):
             assert get(server.port, path)[0] == 404
         assert get(server.port, "/status", "POST")[0] == 405
         assert len(calls) == 2

@@ -15,7 +15,8 @@ from porep_prover.circuits import porep_like, square_chain
 from porep_prover.engine import Engine, EngineSettings, Job, inline_job, load_config
 from porep_prover.engine.devices import Device
 from porep_prover.engine.inline import InlineProvider, default_registry
-from porep_prover.engine.timeline import Event, analyze, format_report, gantt, read_log, union
+from porep_prover.bench.plots import gantt
+from porep_prover.engine.timeline import Event, analyze, format_report, read_log, union
 from porep_prover.errors import ConfigError, EngineError, JobCancelledError, JobFailedError
 from porep_prover.groth16 import insecure_setup, verify
 

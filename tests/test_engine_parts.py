@@ -85,7 +85,7 @@ def test_bench_and_timeline_commands(tmp_path, capsys):
     assert main(["timeline", str(log), "--gantt", str(tmp_path / "g.png")]) == 0
     out = capsys.readouterr().out
     assert "device cpu: GPU efficiency" in out and (tmp_path / "g.png").exists()
-    assert main(["bench", "sweep", "gpu_workers_per_device=1,2", "-c", "1", "-j", "1", "--no-warmup",
+    assert main(["bench", "sweep", "gpu_workers_per_device=1,2", "-c", "1", "-j", "1", "--no-warmup", "--repeats", "1",
                  "--csv", str(tmp_path / "s.csv")] + args) == 0
     rows = (tmp_path / "s.csv").read_text().splitlines()
     assert rows[0].startswith("engine.gpu_workers_per_device,") and len(rows) == 3

@@ -9,8 +9,23 @@ import threading
 import time
 from typing import Callable
 
+import numpy as np
+
 from ..engine import Job
 from ..engine.timeline import analyze, describe_gap, summary_stats
+
+WARMUP_PREFIX = "warm-up-"      # the id of a warm-up job starts with it (plots leave such jobs out)
+PERCENTILES = (50, 95, 99)
+
+
+def latency_stats(seconds: list[float]) -> dict:
+    """summary_stats (count, mean, min, max, median) of seconds, and their
+    p50, p95 and p99 (numpy's percentiles, linear between the closest
+    ranks); only count, 0, without values."""
+    out = summary_stats(seconds)
+    if seconds:
+        out.update(zip((f"p{q}" for q in PERCENTILES), np.percentile(np.asarray(seconds, float), PERCENTILES).tolist()))
+    return out
 
 
 @dataclasses.dataclass
@@ -55,7 +70,8 @@ class BatchReport:
             out.append(f"steady state (the devices' pace, first kernel region to last): {steady:.3f} s per proof")
         if lat["count"]:
             out.append(f"latency per proof: mean {lat['mean']:.3f} s, median {lat['median']:.3f} s, "
-                       f"max {lat['max']:.3f} s")
+                       + "".join(f"p{pct} {lat[f'p{pct}']:.3f} s, " for pct in PERCENTILES if f"p{pct}" in lat)
+                       + f"max {lat['max']:.3f} s")
         if q["count"]:
             out.append(f"queue wait (submit -> first synthesis): mean {q['mean'] * 1e3:.1f} ms, "
                        f"max {q['max'] * 1e3:.1f} ms")
@@ -92,19 +108,30 @@ class BatchReport:
 
 
 def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: int,
-              timeout: float | None = None) -> BatchReport:
+              timeout: float | None = None, progress: Callable[[str, int, int], None] | None = None) -> BatchReport:
     """Submit count jobs (make_job(i)), at most concurrency unfinished at once;
     wait for all; report from the engine's timeline over this batch's jobs'
     events (the timeline keeps the last engine.timeline_events: a batch with
-    more covers its end, and its report says so)."""
+    more covers its end, and its report says so). progress, when given, is
+    called as progress("jobs", jobs ended, count) as each job ends (on an
+    engine thread)."""
     emitted = engine.timeline.emitted
     slots = threading.Semaphore(max(1, concurrency))
     handles = []
+    ended, ended_lock = [0], threading.Lock()
+
+    def job_ended(_future) -> None:
+        slots.release()
+        if progress:
+            with ended_lock:
+                ended[0] += 1
+                progress("jobs", ended[0], count)
+
     t0 = time.time()
     for i in range(count):
         slots.acquire()
         h = engine.submit(make_job(i))
-        h.future.add_done_callback(lambda _f: slots.release())
+        h.future.add_done_callback(job_ended)
         handles.append(h)
     results = []
     for h in handles:
@@ -125,11 +152,17 @@ def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: i
     ok = [r for r in results if r is not None]
     stats = analyze(events)
     return BatchReport(count, concurrency, handles[0].job.partitions if handles else 0, wall,
-                       summary_stats([r.seconds for r in ok]), summary_stats(waits), stats["devices"],
+                       latency_stats([r.seconds for r in ok]), summary_stats(waits), stats["devices"],
                        len(results) - len(ok), stats["stages"], engine.settings.partition_workers, lost)
 
 
-def warm_up(engine, work) -> None:
+def warm_up(engine, work, progress: Callable[[str, int, int], None] | None = None) -> None:
     """One short job of work (at most 2 partitions) first: kernels compiled,
-    parameters loaded (or made) and resident."""
-    run_batch(engine, lambda i: work.job(i, partitions=min(2, work.partitions)), 1, 1)
+    parameters loaded (or made) and resident. Its id starts with
+    WARMUP_PREFIX. progress: as run_batch's."""
+    run_batch(engine, lambda i: warmup_job(work.job(i, partitions=min(2, work.partitions))), 1, 1, progress=progress)
+
+
+def warmup_job(job: Job) -> Job:
+    """job, its id marked as a warm-up's (WARMUP_PREFIX)."""
+    return dataclasses.replace(job, id=WARMUP_PREFIX + job.id)

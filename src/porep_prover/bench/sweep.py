@@ -1,53 +1,69 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Sweeps of one engine setting: a batch per value, each on a fresh engine,
-written as CSV and plotted."""
+"""Sweeps of one engine setting: a fresh engine per value, one batch on it per
+repeat, written as CSV (a row a batch) and plotted (bench.plots)."""
 from __future__ import annotations
 
 import csv
+import statistics
 from typing import Callable
 
 from ..engine import Job
 from .batch import BatchReport, run_batch
 
+Rows = list[tuple[object, list[BatchReport]]]
+
 
 def sweep(key: str, values: list, make_engine: Callable[[dict], object], make_job: Callable[[int], Job],
-          count: int, concurrency: int) -> list[tuple[object, BatchReport]]:
-    """One batch per value of a setting, each on a fresh engine (make_engine({key: value}))."""
+          count: int, concurrency: int, repeats: int = 1,
+          progress: Callable[[str, int, int], None] | None = None) -> Rows:
+    """For each value of a setting, a fresh engine (make_engine({key: value}))
+    and `repeats` batches on it, one after another: [(value, [BatchReport
+    per repeat])], in the order of values. progress, when given, is called
+    as progress("KEY=VALUE", jobs ended, count * repeats) as jobs end."""
     rows = []
     for value in values:
         engine = make_engine({key: value})
+        step = f"{key}={value}"
         try:
-            rows.append((value, run_batch(engine, make_job, count, concurrency)))
+            reports = []
+            for r in range(repeats):
+                report = run_batch(engine, make_job, count, concurrency, progress=progress and (
+                    lambda _step, done, _total, base=r * count, step=step: progress(step, base + done,
+                                                                                    count * repeats)))
+                reports.append(report)
+            rows.append((value, reports))
         finally:
             engine.shutdown(wait=True)
     return rows
 
 
-def write_csv(key: str, rows, path) -> None:
-    """The sweep's rows (value, BatchReport), one line a value, as CSV."""
+def table(key: str, rows: Rows) -> list[str]:
+    """The sweep as lines of a table: per value its repeats, the median of
+    their seconds per proof (with the lowest and highest), of their latency
+    p50 and p95 and of their GPU efficiency, and their failures."""
+    out = [f"{key:>28} | runs | s/proof (min-max)     | p50 lat s | p95 lat s | GPU eff | failed"]
+    for value, reports in rows:
+        per_proof = [r.seconds_per_proof for r in reports]
+        p50, p95 = (statistics.median(r.latency.get(k, 0) for r in reports) for k in ("p50", "p95"))
+        efficiency = statistics.median(r.efficiency for r in reports)
+        out.append(f"{str(value):>28} | {len(reports):4d} | {statistics.median(per_proof):7.3f} "
+                   f"({min(per_proof):.3f}-{max(per_proof):.3f}) | {p50:9.3f} | {p95:9.3f} | {efficiency:7.2%} | "
+                   f"{sum(r.failed for r in reports)}")
+    return out
+
+
+CSV_COLUMNS = ("repeat", "seconds_per_proof", "wall_s", "latency_mean_s", "latency_p50_s", "latency_p95_s",
+               "latency_p99_s", "queue_wait_mean_s", "gpu_efficiency", "failed")
+
+
+def write_csv(key: str, rows: Rows, path) -> None:
+    """The sweep's batches, one line each (value, repeat from 0, its numbers), as CSV."""
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow([key, "seconds_per_proof", "wall_s", "latency_mean_s", "queue_wait_mean_s", "gpu_efficiency",
-                    "failed"])
-        for value, r in rows:
-            w.writerow([value, f"{r.seconds_per_proof:.4f}", f"{r.wall:.4f}", f"{r.latency.get('mean', 0):.4f}",
-                        f"{r.queue_wait.get('mean', 0):.4f}", f"{r.efficiency:.4f}", r.failed])
-
-
-def plot(key: str, rows, path) -> None:
-    """Seconds per proof and GPU efficiency against the swept value (PNG)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    xs = [str(v) for v, _ in rows]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(xs, [r.seconds_per_proof for _, r in rows], "o-", color="tab:blue")
-    ax.set_xlabel(key)
-    ax.set_ylabel("seconds per proof", color="tab:blue")
-    ax2 = ax.twinx()
-    ax2.plot(xs, [100 * r.efficiency for _, r in rows], "s--", color="tab:red")
-    ax2.set_ylabel("GPU efficiency %", color="tab:red")
-    ax.set_title(f"porep-prover sweep of {key}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        w.writerow((key,) + CSV_COLUMNS)
+        for value, reports in rows:
+            for i, r in enumerate(reports):
+                lat = r.latency
+                w.writerow([value, i, f"{r.seconds_per_proof:.4f}", f"{r.wall:.4f}"]
+                           + [f"{lat.get(k, 0):.4f}" for k in ("mean", "p50", "p95", "p99")]
+                           + [f"{r.queue_wait.get('mean', 0):.4f}", f"{r.efficiency:.4f}", r.failed])

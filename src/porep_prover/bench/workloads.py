@@ -16,16 +16,17 @@ class DemoWorkload:
     the witnesses its jobs' partitions cycle through, made once.
 
     witnesses: how many distinct witnesses to draw (default: one per
-    partition); partition i proves witness i mod witnesses."""
+    partition); partition i proves witness i mod witnesses. progress:
+    insecure_setup's, for the parameters."""
 
     def __init__(self, circuit: str, constraints: int, partitions: int, witnesses: int | None = None,
-                 log=print):
+                 log=print, progress=None):
         t = time.perf_counter()
         make = CIRCUITS[circuit]
         self.r1cs, _, _ = make(constraints)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureSetupWarning)
-            self.params = insecure_setup(self.r1cs)
+            self.params = insecure_setup(self.r1cs, progress=progress)
         distinct = max(1, min(partitions, witnesses or partitions))
         self.witnesses = [make(constraints, seed=i)[1] for i in range(distinct)]
         self.partitions = partitions

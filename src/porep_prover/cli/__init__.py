@@ -15,6 +15,7 @@
     porep-prover timeline [LOG]           GPU efficiency, gaps, lock wait/hold; --gantt PNG
     porep-prover plugins                  installed plugins, what they register, those skipped and why
     porep-prover daemon                   the proving daemon (gRPC; SIGTERM drains it)
+    porep-prover status [--watch]         a daemon's live status from its status address (rich)
 
 Engine settings (--config FILE, --set KEY=VALUE) go before the command or
 after it, on the engine commands (bench batch, bench sweep, timeline, daemon); the
@@ -46,7 +47,7 @@ from ..backend import BACKENDS
 from ..config import debug_wanted, default_threads, threads_default
 from ..errors import PorepProverError
 from . import arguments, core, engine_cmds, gpu_cmds, plugin_cmds, snarkjs_cmds
-from . import client_cmds, daemon_cmds
+from . import client_cmds, daemon_cmds, status_cmds
 
 EXIT_ERROR, EXIT_INTERNAL, EXIT_PIPE, EXIT_INTERRUPT, EXIT_TERMINATED = 2, 3, 141, 130, 143
 
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugin_cmds.register(sub, _common)
     client_cmds.register(sub, _common)
     daemon_cmds.register(sub, _common)
+    status_cmds.register(sub, _common)
     return parser
 
 

@@ -6,7 +6,7 @@ the range (exit 2), never a traceback or a crash further in.
 The ranges: --threads 1 to config.MAX_THREADS; circuit sizes (--constraints)
 1 to circuits.MAX_CONSTRAINTS; seeds 0 to 2^64 - 1; demo --proofs 1 to
 MAX_PROOFS; bench -c 1 to MAX_JOBS, -j, --partitions and --witnesses 1 to
-MAX_PARTITIONS; --scale above 0, at most 1; --arch sm_NN (NN from 30 to 199).
+MAX_PARTITIONS; bench sweep --repeats 1 to MAX_REPEATS; --scale above 0, at most 1; --arch sm_NN (NN from 30 to 199).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from ..config import MAX_THREADS
 MAX_PROOFS = 10_000
 MAX_JOBS = 100_000
 MAX_PARTITIONS = 1024
+MAX_REPEATS = 100
 
 
 def integer(minimum: int, maximum: int):
@@ -62,3 +63,4 @@ SEED = integer(0, MAX_SEED)
 PROOFS = integer(1, MAX_PROOFS)
 JOBS = integer(1, MAX_JOBS)
 PARTITIONS = integer(1, MAX_PARTITIONS)
+REPEATS = integer(1, MAX_REPEATS)

@@ -28,19 +28,10 @@ from ..groth16.params_mapped import is_mapped, is_mapped_file
 from ..groth16.verifier_files import read_proofs, read_verifying_key
 
 from ..atomic import atomic_write
-from . import arguments
+from . import arguments, progress
 from .file_kinds import CIRCUIT, PARAMS, WITNESS, check_order, expect, naming
 
 CIRCUITS = circuits.CIRCUITS
-
-
-def _progress(enabled: bool):
-    if not enabled:
-        return None
-
-    def report(section: str, done: int, total: int) -> None:
-        print(f"\r  {section}: {done}/{total} points", end="\n" if done == total else "", file=sys.stderr, flush=True)
-    return report
 
 
 def _write_json(path: str, obj) -> None:
@@ -154,7 +145,9 @@ def cmd_setup(args) -> int:
     r1cs = load_circuit(args.circuit)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InsecureSetupWarning)
-        params = insecure_setup(r1cs, backend=args.backend, threads=args.threads)
+        with progress.display(args) as shown:
+            params = insecure_setup(r1cs, backend=args.backend, threads=args.threads,
+                                    progress=shown.callback(prefix="setup "))
     write_params(args.output, params, threads=args.threads)
     if args.vk:
         _write_json(args.vk, params.vk.to_json())
@@ -175,8 +168,9 @@ def cmd_prove(args) -> int:
             proof, _ = snarkjs_prove(zkey, witness, backend=args.backend, threads=args.threads, r1cs=r1cs,
                                      check=not args.no_check, timings=timings, verify=not args.no_verify)
         else:
-            params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
-                                 progress=_progress(args.progress))
+            with progress.display(args) as shown:
+                params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+                                     progress=shown.callback(prefix="load "))
             t = time.perf_counter()
             proof = prove(params, r1cs, witness, backend=args.backend, threads=args.threads,
                           check=not args.no_check, timings=timings, verify=not args.no_verify)
@@ -212,17 +206,19 @@ def cmd_verify(args) -> int:
 
 def cmd_params_map(args) -> int:
     t = time.perf_counter()
-    params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
-                         progress=_progress(args.progress))
-    write_mapped(args.output, params, threads=args.threads)
+    with progress.display(args) as shown:
+        params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+                             progress=shown.callback(prefix="load "))
+        write_mapped(args.output, params, threads=args.threads, progress=shown.callback(prefix="map "))
     print(f"{args.output}: {os.path.getsize(args.output)} bytes in {time.perf_counter() - t:.1f} s")
     return 0
 
 
 def cmd_params_info(args) -> int:
     t = time.perf_counter()
-    params: Parameters = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
-                                     progress=_progress(args.progress))
+    with progress.display(args) as shown:
+        params: Parameters = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+                                         progress=shown.callback(prefix="load "))
     info = params.summary()
     info["read_seconds"] = round(time.perf_counter() - t, 3)
     info["subgroup_checked"] = args.check_subgroup
@@ -231,18 +227,9 @@ def cmd_params_info(args) -> int:
     return 0
 
 
-def _params_bytes_progress(enabled: bool):
-    if not enabled:
-        return None
-
-    def report(stage: str, done: int, total: int) -> None:
-        print(f"\r  {stage}: {done >> 20}/{total >> 20} MiB", end="\n" if done == total else "", file=sys.stderr,
-              flush=True)
-    return report
-
-
 def cmd_params_digest(args) -> int:
-    digest = file_digest(args.file, progress=_params_bytes_progress(args.progress))
+    with progress.display(args) as shown:
+        digest = file_digest(args.file, progress=shown.callback(progress.BYTES))
     print(digest)
     if args.write:
         print(f"wrote {write_sidecar(args.file, digest)}", file=sys.stderr)
@@ -255,14 +242,14 @@ def cmd_params_check(args) -> int:
     expected = args.digest
     if args.parameters_json:
         expected = digest_from_parameters_json(args.parameters_json, os.path.basename(args.file))
-    progress = _params_bytes_progress(args.progress)
     checked = []
     try:
         if is_mapped_file(args.file):
             read_mapped(args.file, threads=args.threads)
             checked.append("the checksum of every section")
         if not checked or expected is not None or digest_beside(args.file) is not None:
-            checked.append(f"digest {check_digest(args.file, expected, progress)}")
+            with progress.display(args) as shown:
+                checked.append(f"digest {check_digest(args.file, expected, shown.callback(progress.BYTES))}")
     except ParamsFormatError as exc:
         print(f"porep-prover: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
@@ -301,6 +288,7 @@ def register(sub, common) -> None:
     p.add_argument("circuit")
     p.add_argument("-o", "--output", required=True, help="parameters file (bellperson format)")
     p.add_argument("--vk", help="also write the verifying key as JSON")
+    progress.add_option(p)
     common(p)
     p.set_defaults(func=cmd_setup)
 
@@ -317,7 +305,7 @@ def register(sub, common) -> None:
                    "default a proof that does not verify is not written; the error names the witness, the "
                    "device or the key at fault)")
     p.add_argument("--check-subgroup", action="store_true", help="subgroup-check every parameter point")
-    p.add_argument("--progress", action="store_true", help="report parameter loading progress")
+    progress.add_option(p)
     common(p)
     p.set_defaults(func=cmd_prove)
 
@@ -337,13 +325,13 @@ def register(sub, common) -> None:
         if action == "map":
             a.add_argument("output", help="the .pmap to write")
         a.add_argument("--check-subgroup", action="store_true")
-        a.add_argument("--progress", action="store_true")
+        progress.add_option(a)
         common(a, backend=False)
         a.set_defaults(func=func)
     a = p.add_parser("digest", help="Filecoin's digest of a file: the first 32 hex characters of its BLAKE2b-512")
     a.add_argument("file", help="a parameters file (.params, .pmap, .vk: any file)")
     a.add_argument("--write", action="store_true", help="also write it beside the file, as FILE.digest")
-    a.add_argument("--progress", action="store_true")
+    progress.add_option(a)
     a.set_defaults(func=cmd_params_digest)
     a = p.add_parser("check", help="check a parameters file against its digest (exit 0 when it matches, 1 when "
                                    "not); a .pmap also against its own checksums")
@@ -352,6 +340,6 @@ def register(sub, common) -> None:
     source.add_argument("--digest", metavar="HEX", help="the digest it must have (default: the one in FILE.digest, "
                                                         "else in a parameters.json beside it)")
     source.add_argument("--parameters-json", metavar="PATH", help="a Filecoin parameters.json that lists the file")
-    a.add_argument("--progress", action="store_true")
+    progress.add_option(a)
     common(a, backend=False)
     a.set_defaults(func=cmd_params_check)

@@ -13,13 +13,14 @@ import tempfile
 
 from ..circuits import CIRCUITS
 from ..errors import InvalidInputError
-from . import arguments
+from . import arguments, progress
 
 # The engine (toml, pluggy, threads) is imported by these commands only, when
 # they run: the other commands start without it.
 
 def cmd_timeline(args) -> int:
-    from ..engine.timeline import analyze, format_report, gantt, read_log
+    from ..bench.plots import gantt
+    from ..engine.timeline import analyze, format_report, read_log
     log = args.log or _config(args).get("logging.timeline")
     if not log:
         raise InvalidInputError("timeline: name the LOG, or give --config with logging.timeline set")
@@ -49,7 +50,9 @@ def _workload(args):
     from ..bench import DemoWorkload, KindWorkload
     from ..engine.config import parse_entry
     if args.type == "demo":
-        return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses)
+        with progress.display(args) as shown:
+            return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses,
+                                progress=shown.callback(prefix="setup "))
     payload = {"seed": args.seed} | ({"scale": args.scale} if args.scale is not None else {})
     payload.update(parse_entry(item) for item in args.payload or [])
     print(f"workload: {args.type} jobs of {args.partitions} partitions, payload {payload}")
@@ -87,17 +90,18 @@ def _with_logging(cfg, fn):
 
 
 def cmd_bench_batch(args) -> int:
-    from ..bench import run_batch, warm_up
-    from ..engine.timeline import gantt
+    from ..bench import gantt, run_batch, warm_up
     cfg = _config(args)
     work = _workload(args)
 
     def run(cfg):
         engine = _engine(cfg)
         try:
-            if args.warmup:
-                warm_up(engine, work)
-            report = run_batch(engine, work.job, args.count, args.concurrency)
+            with progress.display(args) as shown:
+                if args.warmup:
+                    warm_up(engine, work, shown.callback("jobs", prefix="warm-up "))
+                report = run_batch(engine, work.job, args.count, args.concurrency,
+                                   progress=shown.callback("jobs", prefix="batch "))
             events = engine.timeline.events()
         finally:
             engine.shutdown(wait=True)
@@ -118,7 +122,8 @@ def cmd_bench_batch(args) -> int:
 
 
 def cmd_bench_sweep(args) -> int:
-    from ..bench import plot, sweep, warm_up, write_csv
+    from ..bench import plot_sweep, sweep, warm_up, write_csv
+    from ..bench.sweep import table
     from ..engine.config import parse_sweep
     key, values = parse_sweep(args.sweep)
     base = _config(args)
@@ -127,25 +132,29 @@ def cmd_bench_sweep(args) -> int:
     work = _workload(args)
 
     def run(cfg):
-        def make_engine(change):
-            engine = _engine(cfg.replace(**change))
-            if args.warmup:
-                warm_up(engine, work)
-            return engine
-        rows = sweep(key, values, make_engine, work.job, args.count, args.concurrency)
-        print(f"{key:>28} | s/proof | latency s | GPU eff | failed")
-        for value, r in rows:
-            print(f"{str(value):>28} | {r.seconds_per_proof:7.3f} | {r.latency.get('mean', 0):9.3f} | "
-                  f"{r.efficiency:7.2%} | {r.failed}")
+        with progress.display(args) as shown:
+            def make_engine(change):
+                engine = _engine(cfg.replace(**change))
+                if args.warmup:
+                    warm_up(engine, work, shown.callback("jobs", prefix=f"warm-up {_setting(change)} "))
+                return engine
+            rows = sweep(key, values, make_engine, work.job, args.count, args.concurrency, args.repeats,
+                         shown.callback("jobs"))
+        for line in table(key, rows):
+            print(line)
         if args.csv:
             write_csv(key, rows, args.csv)
             print(f"csv: {args.csv}")
         if args.plot:
-            plot(key, rows, args.plot)
+            plot_sweep(key, rows, args.plot)
             print(f"plot: {args.plot}")
-        return 1 if any(r.failed for _, r in rows) else 0
+        return 1 if any(r.failed for _, reports in rows for r in reports) else 0
 
     return _with_logging(base, run)
+
+
+def _setting(change: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in change.items())
 
 
 def engine_options(p) -> None:
@@ -181,7 +190,9 @@ def _workload_options(p) -> None:
                    help="distinct witnesses the partitions cycle through, 1 to "
                         f"{arguments.MAX_PARTITIONS} (default: one per partition)")
     p.add_argument("--no-warmup", dest="warmup", action="store_false",
-                   help="do not run one job first (kernel compilation, parameter upload)")
+                   help="do not run one job first (kernel compilation, parameter upload; its id starts with "
+                        "warm-up-, and Gantt charts leave it out)")
+    progress.add_option(p)
 
 
 def register(sub, common) -> None:
@@ -202,6 +213,9 @@ def register(sub, common) -> None:
     p = b.add_parser("sweep", help="one batch per value of a setting, each on a fresh engine")
     p.add_argument("sweep", metavar="KEY=V1,V2,...", help="e.g. engine.partition_workers=2,4,8")
     _workload_options(p)
-    p.add_argument("--csv", metavar="OUT", help="write the table as CSV")
+    p.add_argument("--repeats", type=arguments.REPEATS, default=3,
+                   help=f"batches per value, on its engine one after another, 1 to {arguments.MAX_REPEATS} "
+                        "(default 3; the plot shows each and their spread)")
+    p.add_argument("--csv", metavar="OUT", help="write every batch as a CSV row")
     p.add_argument("--plot", metavar="PNG", help="plot seconds per proof and GPU efficiency")
     p.set_defaults(func=cmd_bench_sweep)

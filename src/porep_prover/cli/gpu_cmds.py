@@ -7,7 +7,7 @@ import time
 from .. import cuda
 from ..config import kernel_cache_dir
 from ..errors import BackendUnavailableError, CudaError
-from . import arguments
+from . import arguments, progress
 
 
 def cmd_info(args) -> int:
@@ -35,14 +35,19 @@ def cmd_info(args) -> int:
 
 def cmd_warm(args) -> int:
     """Compile every kernel module into the cache, for the local devices' archs or those given."""
-    from ..cuda.modules import build_modules
+    from ..cuda.modules import MODULES, build_modules
     from ..cuda.cache import KernelCache
     archs = args.arch or sorted({d.arch for d in cuda.devices()})
     if not archs:
         raise BackendUnavailableError("no CUDA device here: name the targets with --arch sm_90 ...")
     for arch in archs:
         t = time.perf_counter()
-        modules = build_modules(arch, KernelCache(kernel_cache_dir()))
+        with progress.display(args) as shown:
+            step = shown.callback("modules")
+            if step:
+                step(f"{arch} kernels", 0, len(MODULES))     # the bar from the start: a module takes ~30 s
+            modules = build_modules(arch, KernelCache(kernel_cache_dir()),
+                                    step and (lambda module, done, total: step(f"{arch} kernels", done, total)))
         size = sum(len(m) for m in modules.values())
         print(f"{arch}: {len(modules)} modules, {size / 2**20:.1f} MiB, {time.perf_counter() - t:.1f} s "
               f"(cache {kernel_cache_dir()})")
@@ -56,4 +61,5 @@ def register(sub, common) -> None:
     w = p.add_parser("warm", help="compile every GPU kernel into the on-disk cache")
     w.add_argument("--arch", action="append", type=arguments.arch,
                    help="target, e.g. sm_90 (repeatable; default: the local devices')")
+    progress.add_option(w)
     w.set_defaults(func=cmd_warm)

@@ -41,8 +41,14 @@ def add_variant(name: str, source, defines=()) -> None:
     VARIANTS[name] = build
 
 
-def build_modules(arch: str, cache: KernelCache) -> dict[str, bytes]:
+def build_modules(arch: str, cache: KernelCache, progress=None) -> dict[str, bytes]:
     """Every kernel module compiled for arch (through the cache): what
-    `porep-prover gpu warm` runs, and what CI checks for sm_80 and sm_90."""
-    return {name: compile_cubin(src, INCLUDE, arch, defines, cache, __version__)
-            for name, (src, defines) in MODULES.items()}
+    `porep-prover gpu warm` runs, and what CI checks for sm_80 and sm_90.
+    progress, when given, is called as progress(module, modules done, modules)
+    after each module."""
+    out = {}
+    for name, (src, defines) in MODULES.items():
+        out[name] = compile_cubin(src, INCLUDE, arch, defines, cache, __version__)
+        if progress:
+            progress(name, len(out), len(MODULES))
+    return out

@@ -119,7 +119,8 @@ def serve(config, stop: threading.Event, announce=print) -> None:
         address_file = _write_address(settings.state_dir, listen, status)
         announce(f"porep-prover daemon {listen} ({'TLS' if settings.tls else 'plaintext'}"
                  f"{', bearer token' if settings.token else ''}); status "
-                 f"{'http://' + status + '/status' if status else 'off'}; state {settings.state_dir}")
+                 f"{'http://' + status + '/ (the live page; /status, /metrics)' if status else 'off'}; "
+                 f"state {settings.state_dir}")
         while not stop.wait(1.0):
             pass
         LOG.info("stopping: draining")

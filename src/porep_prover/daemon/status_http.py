@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """GET /status (JSON) and GET /metrics (Prometheus text) over HTTP, on the
-daemon's status address (daemon.status_listen), for operators and scrapers.
+daemon's status address (daemon.status_listen), for operators and scrapers;
+GET / the live status page (daemon/page/status.html: one self-contained file,
+no other asset), which reads GET /status/live every second.
 
 A stdlib ThreadingHTTPServer on a daemon thread, bound to exactly the
 address given (the daemon decides which addresses are allowed); each
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib.resources
 import json
 import logging
 import platform
@@ -24,6 +27,7 @@ from typing import Callable
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from ..engine.memory import host_available_bytes, host_memory_bytes
+from ..engine.timeline_window import MAX_WINDOW_SECONDS
 from ..errors import ConfigError, InvalidInputError
 
 LOG = logging.getLogger("porep_prover.daemon.status")
@@ -31,6 +35,10 @@ REQUEST_TIMEOUT_SECONDS = 10.0     # a connection's reads and writes, each
 MAX_CONNECTIONS = 32               # served at once; more are answered 503 at once
 STOP_SECONDS = 5.0                 # stop() waits this long at most for the serving thread
 POLL_SECONDS = 0.2                 # how often the serving loop looks for a stop
+WINDOW_SECONDS = 60.0              # the timeline /status/live gives by default (?window=SECONDS: another)
+PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; script-src 'unsafe-inline'; style-src "
+                "'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'",
+                "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 
 
 def engine_status_view(engine) -> dict:
@@ -90,10 +98,22 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine() or "cpu"
 
 
+@functools.cache
+def status_page() -> bytes:
+    """The live status page (HTML with its script and style inline), from the package's data."""
+    return importlib.resources.files(__package__).joinpath("page", "status.html").read_bytes()
+
+
 class StatusServer:
-    """GET /status: status() as JSON; GET /metrics: metrics.observe(status(),
-    engine) then metrics.text(), as Prometheus text; any other path 404, any
-    other method 405; a status() that raises, 500 (logged).
+    """GET /status: status() as JSON; GET /status/live: {"status": status(),
+    "window": engine.timeline_window(WINDOW_SECONDS, or ?window=SECONDS from
+    1 to 3600, else 400) (None without an engine; engine.timeline_window
+    documents it)} as JSON; GET /: the live status page (HTML), which reads
+    /status/live every second (GET /?window=SECONDS: over that window);
+    GET /metrics:
+    metrics.observe(status(), engine) then metrics.text(), as Prometheus
+    text; any other path 404, any other method 405; a status() that raises,
+    500 (logged).
 
     address: (host, port); port 0 picks a free one (read .port after
     start()). status: a callable returning the daemon's status dict;
@@ -163,7 +183,7 @@ class StatusServer:
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_SECONDS},
                                         name="status-http", daemon=True)
         self._thread.start()
-        LOG.info("status on http://%s:%d/status and /metrics", host, self.port)
+        LOG.info("status on http://%s:%d/ (the live page), /status and /metrics", host, self.port)
         return self
 
     def stop(self, timeout: float = STOP_SECONDS) -> None:
@@ -191,18 +211,41 @@ class StatusServer:
 
     def answer(self, path: str) -> tuple[int, str, bytes]:
         """(HTTP status, content type, body) for a GET of path."""
-        path = urllib.parse.urlsplit(path).path
-        if path not in ("/status", "/metrics"):
-            return 404, "text/plain; charset=utf-8", b"not found: GET /status or /metrics\n"
+        parts = urllib.parse.urlsplit(path)
+        path = parts.path
+        if path == "/":
+            return 200, "text/html; charset=utf-8", status_page()
+        if path not in ("/status", "/status/live", "/metrics"):
+            return 404, "text/plain; charset=utf-8", b"not found: GET /, /status, /status/live or /metrics\n"
+        seconds = _window_seconds(parts.query) if path == "/status/live" else WINDOW_SECONDS
+        if seconds is None:
+            return 400, "text/plain; charset=utf-8", (f"window must be seconds from 1 to {MAX_WINDOW_SECONDS:g}"
+                                                      "\n").encode()
         try:
             status = self.status()
             if path == "/status":
                 return 200, "application/json", json.dumps(status, allow_nan=False).encode() + b"\n"
+            if path == "/status/live":
+                window = self.engine.timeline_window(seconds) if self.engine is not None else None
+                return 200, "application/json", json.dumps({"status": status, "window": window},
+                                                           allow_nan=False).encode() + b"\n"
             self.metrics.observe(status, self.engine)
             return 200, CONTENT_TYPE_LATEST, self.metrics.text().encode()
         except Exception as exc:  # noqa: BLE001 - one failed answer, the server goes on
             LOG.exception("GET %s failed", path)
             return 500, "application/json", json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
+
+
+def _window_seconds(query: str) -> float | None:
+    """/status/live's ?window=SECONDS (default WINDOW_SECONDS); None when not from 1 to MAX_WINDOW_SECONDS."""
+    given = urllib.parse.parse_qs(query).get("window")
+    if not given:
+        return WINDOW_SECONDS
+    try:
+        seconds = float(given[-1])
+    except ValueError:
+        return None
+    return seconds if 1 <= seconds <= MAX_WINDOW_SECONDS else None
 
 
 class _Server(http.server.ThreadingHTTPServer):
@@ -247,6 +290,8 @@ def _handler(owner: StatusServer) -> type:
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
+            for name, value in (PAGE_HEADERS.items() if kind.startswith("text/html") else ()):
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(body)
 

@@ -47,6 +47,7 @@ from .settings import EngineSettings
 from .srs import SrsManager
 from .stages import Stages
 from .timeline import Timeline
+from .timeline_window import window as recent_window
 
 LOG = logging.getLogger("porep_prover.engine")
 
@@ -248,6 +249,16 @@ class Engine:
             "plugin_calls_stuck": self.notifications.stuck(),
             "timeline_events": {"kept": len(self.timeline), "emitted": self.timeline.emitted},
         }
+
+    def timeline_window(self, seconds: float = 60.0, now: float | None = None) -> dict:
+        """The last `seconds` of the timeline (up to now, seconds since the
+        epoch; default the present) as one lane of bars per worker, with each
+        device's GPU efficiency and longest gap over it: see
+        timeline_window.window, which raises InvalidInputError for seconds out of range."""
+        lanes = self._workers.lanes() if self._workers is not None else []
+        events = self.timeline.events()
+        return recent_window(events, lanes, [(d.identity, d.label) for d in self.devices],
+                             time.time() if now is None else now, seconds, whole=self.timeline.emitted == len(events))
 
     def _release_on_devices(self, params) -> None:
         for device in self.devices:

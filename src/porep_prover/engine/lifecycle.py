@@ -92,6 +92,14 @@ class Workers:
         for i in range(max(1, len(self._device))):
             self._finalizers.append(_spawn(f"finalize_{i}", self.stages.finalizer_loop))
 
+    def lanes(self) -> list[tuple[str, str, str]]:
+        """(name, role: "synthesis" | "device" | "finalizer", device label or
+        "") of every worker, synthesis workers first (the timeline's lanes)."""
+        per_device = self.settings.gpu_workers_per_device
+        return ([(t.name, "synthesis", "") for t in self._synthesis]
+                + [(t.name, "device", self.devices[i // per_device].label) for i, t in enumerate(self._device)]
+                + [(t.name, "finalizer", "") for t in self._finalizers])
+
     def stop(self, deadline: float) -> list[str]:
         """End every worker (the caller has stopped the job table: the
         synthesis workers end by themselves): the device workers after what

@@ -29,8 +29,16 @@ class JsonFormatter(logging.Formatter):
         message   the message, its arguments put in (a timeline event's: the event's name)
         exception the traceback, when the record carries one (absent otherwise)
 
-    and, on a timeline event's record, its fields: event, t (seconds since
-    the epoch), job, partition, worker, device (engine.timeline)."""
+    and, on a timeline event's record, its fields (engine.timeline):
+
+        event     SYNTH_START, GPU_START, GPU_END, JOB_END, ... (as message)
+        ts        when it happened, seconds since the epoch (a float)
+        job       the job's id ("" for none)
+        partition the partition's index (-1 for none)
+        worker    the engine thread's name: synth0, cpu.w0, gpu1.w0, finalize_0 ("" for none)
+        device    the device's identity: "cpu", or "gpu-" and the GPU's UUID ("" for none)
+
+    These names and types are kept from release to release."""
 
     def format(self, record: logging.LogRecord) -> str:
         fields = getattr(record, RECORD_FIELDS, None)

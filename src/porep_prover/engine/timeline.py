@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The engine's timeline: structured events, their log lines, and the analysis
 behind `porep-prover timeline` (GPU efficiency, gaps, lock wait and hold,
-stage durations) with a Gantt chart of the workers.
+stage durations; its Gantt chart of the workers is bench.plots).
 
 Events (t in seconds since the epoch):
     SYNTH_START / SYNTH_END        a partition's synthesis, on a synthesis worker
@@ -13,8 +13,9 @@ Events (t in seconds since the epoch):
     PARTITION_RETRY / PARTITION_FAILED, JOB_SUBMIT / JOB_END
 Each is logged as one line `TIMELINE {json}` on the logger porep_prover.timeline
 (the record: `porep-prover timeline` reads it; with logging.format = "json" a
-JSON record whose fields event, t, job, partition, worker, device are the
-event's); an engine keeps only its last events in memory
+JSON record whose fields event, ts, job, partition, worker, device are the
+event's; ts is Event.t, and logs that name it t are read too); an engine
+keeps only its last events in memory
 (engine.timeline_events), numbered in the order emitted (Timeline.since).
 GPU efficiency = (union of the GPU_START..GPU_END intervals) / (first start .. last end).
 """
@@ -62,7 +63,7 @@ class Timeline:
             self._events.append(ev)
             self.emitted += 1
         if LOG.isEnabledFor(logging.INFO):     # the fields in their order, as dataclasses.asdict has them
-            fields = {"event": event, "t": ev.t, "job": job, "partition": partition, "worker": worker,
+            fields = {"event": event, "ts": ev.t, "job": job, "partition": partition, "worker": worker,
                       "device": device}
             LOG.info(PREFIX + json.dumps(fields, separators=(",", ":")), extra={RECORD_FIELDS: fields})
         return ev
@@ -89,14 +90,15 @@ class Timeline:
         return len(self._events)
 
 
-_FIELD_TYPES = {"event": str, "t": (int, float), "job": str, "partition": int, "worker": str, "device": str}
+_FIELD_TYPES = {"event": str, "ts": (int, float), "job": str, "partition": int, "worker": str, "device": str}
 
 
 def read_log(path) -> list[Event]:
     """The events in a log file, in either of its formats (engine.logs): text
     lines holding `TIMELINE {json}`, and JSON records (one object a line)
-    holding an "event" and a "t". Other lines, and events whose fields are
-    not of their types, are skipped."""
+    holding an "event" and a "ts" (or "t", as logs of version 0.1.0 wrote
+    it). Other lines, and events whose fields are not of their types, are
+    skipped."""
     out = []
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -112,7 +114,7 @@ def _event(line: str) -> Event | None:
     try:
         if text.startswith("{"):        # a JSON record; its message never holds the text form's prefix
             fields = json.loads(text)
-            if not isinstance(fields, dict) or "event" not in fields or "t" not in fields:
+            if not isinstance(fields, dict) or "event" not in fields or not ("ts" in fields or "t" in fields):
                 return None
         else:
             at = text.find(PREFIX)
@@ -123,11 +125,19 @@ def _event(line: str) -> Event | None:
                 return None
     except (ValueError, RecursionError):
         return None
+    if "ts" not in fields and "t" in fields:
+        fields["ts"] = fields["t"]
     fields = {k: v for k, v in fields.items() if k in _FIELD_TYPES}
-    if "event" not in fields or "t" not in fields or any(
+    if "event" not in fields or "ts" not in fields or any(
             not isinstance(v, _FIELD_TYPES[k]) or isinstance(v, bool) for k, v in fields.items()):
         return None
-    return Event(**fields)
+    return Event(t=fields.pop("ts"), **fields)
+
+
+def stage_pairs(events: list[Event], start: str, end: str) -> list[tuple[Event, Event]]:
+    """(start event, end event) pairs of a stage (e.g. "SYNTH_START",
+    "SYNTH_END"), matched in order per job, partition and worker."""
+    return _pairs(events, start, end)
 
 
 def _pairs(events, start: str, end: str, key=lambda e: (e.job, e.partition, e.worker)):
@@ -280,35 +290,3 @@ def format_report(stats: dict) -> str:
     lines.append(f"retries {stats['retries']}, failed partitions {stats['failures']}")
     return "\n".join(lines)
 
-
-STAGES = (("SYNTH_START", "SYNTH_END", "tab:blue", "synthesis"), ("PREP_START", "PREP_END", "tab:orange", "prepare"),
-          ("LOCK_WAIT", "GPU_START", "tab:gray", "lock wait"),
-          ("GPU_START", "GPU_END", "tab:red", "GPU (lock held)"),
-          ("FINALIZE_START", "FINALIZE_END", "tab:green", "finalize"))
-
-
-def gantt(events: list[Event], path) -> None:
-    """A PNG of every worker's stages over time (matplotlib, no display needed)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    if not events:
-        raise ValueError("no timeline events to draw")
-    t0 = min(e.t for e in events)
-    workers = sorted({e.worker for e in events if e.worker})
-    row = {w: i for i, w in enumerate(workers)}
-    fig, ax = plt.subplots(figsize=(12, 1 + 0.35 * max(1, len(workers))))
-    for start, end, colour, label in STAGES:
-        bars = defaultdict(list)
-        for s, e in _pairs(events, start, end):
-            if s.worker in row:
-                bars[s.worker].append((s.t - t0, e.t - s.t))
-        for i, (w, spans) in enumerate(bars.items()):
-            ax.broken_barh(spans, (row[w] - 0.4, 0.8), facecolors=colour, label=label if i == 0 else None)
-    ax.set_yticks(range(len(workers)), workers)
-    ax.set_xlabel("seconds")
-    ax.legend(loc="upper right", fontsize="small")
-    ax.set_title("porep-prover timeline")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

@@ -117,11 +117,13 @@ def _source_field(source_digest: str | None) -> bytes:
 
 
 def write_mapped(path: str | os.PathLike, params: Parameters, threads: int | None = None,
-                 source_digest: str | None = None) -> None:
+                 source_digest: str | None = None, progress=None) -> None:
     """Write params in the mapped layout with its checksums (hashed on
     `threads` threads), atomically (temporary file, then rename).
     source_digest, when given, is recorded as the Filecoin digest the
-    parameters' .params file was checked against (read_params_mapped)."""
+    parameters' .params file was checked against (read_params_mapped).
+    progress, when given, is called as progress("write", bytes written,
+    bytes of the sections) after each section."""
     vk = params.vk.to_bytes()
     arrays = [_limb_bytes(getattr(params, name).limbs) for name, _ in SECTIONS]
     pos, table = _align(HEADER.size + len(vk)), []
@@ -135,9 +137,13 @@ def write_mapped(path: str | os.PathLike, params: Parameters, threads: int | Non
     with atomic_write(path) as f:
         f.write(head)
         f.write(vk)
+        written, total = 0, sum(data.nbytes for data in arrays)
         for data, offset in zip(arrays, table[1::2]):
             f.seek(offset)
             data.tofile(f)
+            written += data.nbytes
+            if progress:
+                progress("write", written, total)
         f.truncate(f.tell())
 
 
