@@ -33,6 +33,9 @@ NOT_RUN |= {"useradd --system --home-dir /var/lib/porep-prover --shell /usr/sbin
             "install -m 0644 contrib/porep-prover.service /etc/systemd/system/porep-prover.service",
             "systemctl daemon-reload", "systemctl enable --now porep-prover", "journalctl -u porep-prover -f",
             "curl -s http://127.0.0.1:9821/status"}
+# a cluster's hosts (README "Run on a cluster"; plugins/porep-prover-ray/tests run a local cluster)
+NOT_RUN |= {'python3 -m pip install ".[ray]" ./plugins/porep-prover-ray', "ray start --head --port 6379 --num-gpus 0",
+            "ray start --address 10.0.0.5:6379"}
 GROUP = re.compile(r"\[([^\[\]]*)\]")
 
 

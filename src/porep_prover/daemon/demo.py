@@ -7,9 +7,10 @@ nothing else installed.
 Payload (JSON): {"constraints": N, "seed": S}; N from MIN_CONSTRAINTS to
 MAX_CONSTRAINTS, S from 0 to 2^64 - 1 (default 0). Partition i proves the
 witness of seed hash(S, i). The circuit's structure depends on N alone, so
-its parameters (INSECURE test parameters) are made once per N and kept in
-the state folder, <folder>/porep-like-<N>.params, written atomically and
-read again after a restart (made anew when unreadable or not this circuit's).
+its parameters (INSECURE test parameters, the same on every host: their
+toxic waste is drawn from N) are made once per N and kept in the state
+folder, <folder>/porep-like-<N>.params, written atomically and read again
+after a restart (made anew when unreadable or not this circuit's).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import collections
 import hashlib
 import logging
 import os
+import random
 import threading
 
 from ..circuits import MAX_SEED, porep_like
@@ -51,6 +53,14 @@ class DemoProvider:
         self.folder = folder
         self._circuits: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        """What travels to a cluster's node (engine.cluster): the folder; the
+        circuits are made again there."""
+        return {"folder": self.folder}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["folder"])
 
     @staticmethod
     def parse_payload(obj: dict, partitions: int) -> dict:
@@ -92,7 +102,8 @@ class DemoProvider:
             except (ParamsError, InvalidInputError) as exc:
                 LOG.warning("demo parameters %s are unusable (%s); making them again", path, exc)
         LOG.info("making INSECURE test parameters for the demo circuit of %d constraints: %s", n, path)
-        params = insecure_setup(r1cs, warn=False)
+        # toxic waste drawn from N alone: every host of a cluster makes the same key (as INSECURE as any test key)
+        params = insecure_setup(r1cs, rng=random.Random(f"porep-like-{n}"), warn=False)
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
         write_params(path, params)
         return params

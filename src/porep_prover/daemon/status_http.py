@@ -45,8 +45,8 @@ def engine_status_view(engine) -> dict:
     """The engine's part of the status dict (StatusServer documents the
     whole): accepting, devices, workers, partitions, engine_jobs, srs,
     memory, plugin_calls_stuck, timeline (a job's partitions:
-    engine.job_progress). Only JSON types; a device whose memory cannot be
-    read has memory None."""
+    engine.job_progress), and cluster (every node) where engine.cluster is
+    set. Only JSON types; a device whose memory cannot be read has memory None."""
     s, settings = engine.status(), engine.settings
     workers = settings.gpu_workers_per_device if engine.devices else 0
     device_workers = workers * len(engine.devices)
@@ -66,6 +66,7 @@ def engine_status_view(engine) -> dict:
                             "budget_bytes": s["memory_budget"]}},
         "plugin_calls_stuck": s["plugin_calls_stuck"],
         "timeline": s["timeline_events"],
+        **({"cluster": s["cluster"]} if "cluster" in s else {}),
     }
 
 
@@ -146,6 +147,9 @@ class StatusServer:
                            pending_bytes, budget_bytes}}; a device's is in devices[].memory         E
         plugin_calls_stuck [str]: plugin calls past their time limit, still running               E
         timeline           {kept, emitted}: events in memory, events since start                 E
+        cluster            only where engine.cluster is set: {name, address, nodes: [{node_id,     E
+                           address, state, devices, srs, partitions_done, partitions_failed,
+                           partitions_rerun, in_flight, dispatch_ms, ...}]} (engine.Cluster.status)
     (jobs.active[]'s queued / in_flight / proved of a job in the engine: engine.job_progress.)
     """
 

@@ -2,8 +2,10 @@
 """The proving engine (see engine.core and its parts): jobs of many partitions on every device at once.
 
 What plugins implement: SynthesisProvider, Scheduler (it orders PartitionTasks;
-FifoScheduler is the built-in one), ResultSink; they register them on a Registry
-(see porep_prover.hooks)."""
+FifoScheduler is the built-in one), ResultSink, Cluster (it proves partitions
+handed out through a ClusterWork on other hosts); they register them on a
+Registry (see porep_prover.hooks)."""
+from .cluster import Cluster, ClusterWork
 from .config import EngineConfig, load_config
 from .core import Engine
 from .inline import InlineCircuit, inline_job
@@ -12,6 +14,6 @@ from .memory import host_memory_bytes
 from .registry import FifoScheduler, PluginRecord, PriorityScheduler, Registry, ResultSink, Scheduler, SynthesisProvider
 from .settings import EngineSettings
 
-__all__ = ["Engine", "EngineConfig", "EngineSettings", "FifoScheduler", "PriorityScheduler", "InlineCircuit", "Job", "JobHandle",
+__all__ = ["Cluster", "ClusterWork", "Engine", "EngineConfig", "EngineSettings", "FifoScheduler", "PriorityScheduler", "InlineCircuit", "Job", "JobHandle",
            "JobResult", "PartitionResult", "PartitionTask", "PartitionTimings", "PluginRecord", "Registry",
            "ResultSink", "Scheduler", "SynthesisProvider", "host_memory_bytes", "inline_job", "load_config"]

@@ -125,6 +125,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "engine.provider_timeout_seconds": (3600.0, _number(0, MAX_PLUGIN_SECONDS)),
     "engine.sink_timeout_seconds": (60.0, _number(MIN_SINK_SECONDS, MAX_PLUGIN_SECONDS)),
     "engine.timeline_events": (100_000, _int(0, MAX_TIMELINE_EVENTS)),
+    "engine.cluster": ("", _str),
     "prover.verify": (True, _bool),
     "prover.check_witness": (True, _bool),
     "prover.max_retries": (2, _int(0, MAX_RETRIES)),
@@ -153,6 +154,14 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "daemon.tls_key": ("", _str),
     "daemon.token_file": ("", _str),
     "daemon.allow_remote": (False, _bool),
+    # read by the cluster of that name (engine.cluster = "ray", plugin porep-prover-ray), which checks them further
+    "ray.address": ("auto", _str),
+    "ray.namespace": ("porep-prover", _str),
+    "ray.node_resource": ("", _str),
+    "ray.partitions_per_node": (2, _int(1, MAX_LOOKAHEAD)),
+    "ray.poll_seconds": (1.0, _number(0.05, 60)),
+    "ray.node_start_timeout_seconds": (300.0, _number(1, MAX_DRAIN_SECONDS)),
+    "ray.partition_timeout_seconds": (3600.0, _number(1, MAX_PLUGIN_SECONDS)),
 }
 
 
@@ -217,7 +226,7 @@ def _flatten(doc: dict, prefix: str = "") -> dict:
         else:
             if "." not in key:
                 raise ConfigError(f"setting {key!r} is outside any section ([engine], [prover], [srs], [daemon], "
-                                  "[logging])", key=key)
+                                  "[logging], [ray])", key=key)
             flat[key] = v
     return flat
 

@@ -24,6 +24,9 @@ A host that keeps its own record of proofs (the daemon's journal) submits
 jobs with Job.only (the partitions still to prove) and Job.on_partition
 (each proof as it is made, with its PartitionTimings), reads job_progress,
 and stops with drain (the partitions in flight finish, no other starts).
+With engine.cluster set, a cluster plugin's node engines prove the
+partitions in place of this host's workers (engine.cluster); the job
+table, the sinks, the hooks and the handles stay here.
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ import threading
 import time
 
 from ..groth16 import load_params
+from .cluster import ClusterWork
 from .config import EngineConfig, load_config
 from .devices import Device, discover
 from .inline import default_registry
@@ -61,8 +65,10 @@ class Engine:
     plugins register); plugins: a pluggy manager whose notification hooks the
     engine calls (hooks.plugin_manager()); devices: the devices to prove on
     (default: discovered from engine.devices at start).
-    EngineError when engine.result_sinks or engine.scheduler names what the
-    registry does not hold.
+    EngineError when engine.result_sinks, engine.scheduler or engine.cluster
+    names what the registry does not hold; ConfigError for a cluster's bad
+    settings. With engine.cluster, `cluster` is the Cluster proving this
+    engine's partitions on its nodes (else None) and `devices` is empty.
     """
 
     def __init__(self, config: EngineConfig | None = None, registry: Registry | None = None, plugins=None,
@@ -81,19 +87,25 @@ class Engine:
                                            settings.sink_timeout)
         self.jobs = JobTable(self.registry.scheduler(settings.scheduler), self.notifications, self.timeline,
                              settings.max_retries)
+        self.cluster = self.registry.cluster(self.config)
         self._stopped: concurrent.futures.Future = concurrent.futures.Future()   # set when the workers stop
         self._stages: Stages | None = None
         self._workers: Workers | None = None
         self._switch_token: int | None = None
         self._state_lock = threading.Lock()
         self._shut_down = False
+        self._cluster_started = False
         if start:
             self.start()
 
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> "Engine":
-        """Discover the devices, start the workers, preload srs.preload; the engine takes jobs."""
+        """Discover the devices, start the workers, preload srs.preload; the engine takes jobs.
+        With engine.cluster: start the cluster instead (what its start raises: EngineError when
+        it cannot be reached)."""
+        if self.cluster is not None:         # the nodes load srs.preload, each for itself
+            return self._start_cluster()
         with self._state_lock:
             if self._workers is not None or self._shut_down:
                 return self
@@ -115,6 +127,18 @@ class Engine:
         LOG.info("engine started: %s, %d synthesis workers, %d workers per device",
                  ", ".join(d.label for d in self.devices), self.settings.partition_workers,
                  self.settings.gpu_workers_per_device)
+        return self
+
+    def _start_cluster(self) -> "Engine":
+        """start() on a cluster: its node engines prove, none of this host's workers runs."""
+        with self._state_lock:
+            if self._cluster_started or self._shut_down:
+                return self
+            self.cluster.start(ClusterWork(self.jobs, self.timeline))
+            self._cluster_started = True
+            self.jobs.open()
+        self.notifications.hook("porep_prover_engine_started", engine=self)
+        LOG.info("engine started on cluster %r", self.settings.cluster)
         return self
 
     @property
@@ -173,12 +197,14 @@ class Engine:
         self._stopped.set_result(None)         # waits for a provider's call end here
         self.jobs.stop()
         self.memory.close()
+        # past the shutdown's deadline the workers still get a moment to see the stop (each waits in
+        # slices of at most half a second), and never more than JOIN_SECONDS (a kernel region running)
+        now = time.monotonic()
+        join_by = now + JOIN_SECONDS if deadline is None else min(max(deadline, now + STOP_GRACE_SECONDS),
+                                                                  now + JOIN_SECONDS)
+        if self._cluster_started:
+            self.cluster.stop(join_by)
         if self._workers is not None:
-            # past the shutdown's deadline the workers still get a moment to see the stop (each waits in
-            # slices of at most half a second), and never more than JOIN_SECONDS (a kernel region running)
-            now = time.monotonic()
-            join_by = now + JOIN_SECONDS if deadline is None else min(max(deadline, now + STOP_GRACE_SECONDS),
-                                                                      now + JOIN_SECONDS)
             left = self._workers.stop(join_by)
             if left:
                 LOG.warning("shutdown: workers still running, left behind: %s", ", ".join(left))
@@ -223,6 +249,8 @@ class Engine:
         "bytes", "already_loaded"}. EngineError when no provider serves the
         kind; what load_srs raises."""
         provider = self.registry.provider(job.kind)
+        if self.cluster is not None:
+            return self.cluster.preload(job)
         key = provider.srs_key(job)
         already = self.srs.loaded(key)
         start = time.monotonic()
@@ -232,14 +260,18 @@ class Engine:
 
     def evict_srs(self, key: str) -> int | None:
         """Drop a parameter set no job uses (and its device copies): the host
-        bytes freed; None when none of that key is loaded, or it is in use."""
+        bytes freed; None when none of that key is loaded, or it is in use
+        (on a cluster: the bytes freed on all its nodes)."""
+        if self.cluster is not None:
+            return self.cluster.evict_srs(key)
         return self.srs.evict(key)
 
     def status(self) -> dict:
         """Devices, job counts (active, and totals by outcome), partitions
         waiting and ready, memory, parameters, plugins, and the plugin lanes
-        stuck past their limit."""
-        return {
+        stuck past their limit; with engine.cluster, "cluster": its nodes (Cluster.status)."""
+        extra = {"cluster": self.cluster.status()} if self.cluster is not None else {}
+        return {**extra,
             "devices": [{"label": d.label, "identity": d.identity, "kind": d.kind} for d in self.devices],
             **self.jobs.status(),
             "partitions_ready": self._stages.ready.qsize() if self._stages is not None else 0,

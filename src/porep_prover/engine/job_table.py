@@ -202,6 +202,18 @@ class JobTable:
         err.__cause__ = exc
         self._conclude(state, JobResult(state.job, error=err))
 
+    def returned(self, task: PartitionTask) -> None:
+        """A partition handed out comes back unproved through no fault of its
+        own (a cluster's node was lost): to the scheduler again, the same
+        attempt. Nothing when its job has ended."""
+        with self._cond:
+            state = self._jobs.get(task.job.id)
+            if state is None:
+                return
+            state.in_flight.discard(task.index)
+            self._scheduler.push(task)
+            self._cond.notify_all()
+
     def cancel(self, job_id: str, why: str, deadline: float | None = None) -> bool:
         """Conclude the job as cancelled; False when it is not in the table."""
         with self._cond:

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """What plugins register, and the plain protocols the engine calls on its hot
 paths: synthesis providers (by job kind), schedulers (by name), result sinks
-(by name; an engine delivers to those its setting engine.result_sinks names).
+(by name; an engine delivers to those its setting engine.result_sinks names),
+clusters (by name; engine.cluster picks one, see engine.cluster).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import threading
 from typing import Protocol, runtime_checkable
 
 from ..errors import EngineError, InvalidInputError
+from .cluster import Cluster
 
 
 @runtime_checkable
@@ -133,6 +135,7 @@ class Registry:
         self.providers: dict[str, SynthesisProvider] = {}
         self.schedulers: dict[str, type] = {"builtin": FifoScheduler, "priority": PriorityScheduler}
         self.sinks: dict[str, ResultSink] = {}
+        self.clusters: dict[str, object] = {}
         self.plugins: list[PluginRecord] = []
         self._owners: dict[str, str] = {}      # "scheduler NAME" -> the plugin that added it through merge
         self._lock = threading.Lock()
@@ -165,15 +168,25 @@ class Registry:
                 raise InvalidInputError(f"two result sinks named {name!r}")
             self.sinks[name] = sink
 
+    def add_cluster(self, name: str, factory) -> None:
+        """factory(config, registry) makes an engine.cluster.Cluster; selected by
+        the setting engine.cluster = name."""
+        if not isinstance(name, str) or not name or not callable(factory):
+            raise InvalidInputError(f"a cluster needs a non-empty name and a factory, got {name!r}, {factory!r}")
+        with self._lock:
+            if name in self.clusters and self.clusters[name] is not factory:
+                raise InvalidInputError(f"two clusters named {name!r}")
+            self.clusters[name] = factory
+
     def merge(self, other: "Registry", owner: str = "") -> tuple:
         """Add everything other holds that this one does not, all or nothing:
         InvalidInputError naming the first kind or name both hold with
         different objects (and the plugin that registered it first, when it
         came through merge). owner: the plugin other's entries come from.
-        Returns what was added ("provider KIND", "scheduler NAME", "result sink NAME")."""
+        Returns what was added ("provider KIND", "scheduler NAME", "result sink NAME", "cluster NAME")."""
         with self._lock:
             tables = (("provider", self.providers, other.providers), ("scheduler", self.schedulers, other.schedulers),
-                      ("result sink", self.sinks, other.sinks))
+                      ("result sink", self.sinks, other.sinks), ("cluster", self.clusters, other.clusters))
             new = []
             for what, mine, theirs in tables:
                 for name, obj in theirs.items():
@@ -229,6 +242,24 @@ class Registry:
         except KeyError:
             raise EngineError(f"no synthesis provider for job kind {kind!r} "
                               f"(registered: {', '.join(sorted(self.providers)) or 'none'})") from None
+
+    def cluster(self, config):
+        """The Cluster the setting engine.cluster names, made from config
+        (None when it names none: this host proves); EngineError when no
+        plugin registered that name; what its factory raises (ConfigError)."""
+        name = config.get("engine.cluster")
+        if not name:
+            return None
+        try:
+            factory = self.clusters[name]
+        except KeyError:
+            raise EngineError(f"engine.cluster names {name!r}, not registered (registered: "
+                              f"{', '.join(sorted(self.clusters)) or 'none'}; the plugin porep-prover-ray "
+                              "registers 'ray')") from None
+        made = factory(config, self)
+        if not isinstance(made, Cluster):
+            raise EngineError(f"cluster {name!r} does not implement start / stop / status / preload / evict_srs")
+        return made
 
     def scheduler(self, name: str) -> Scheduler:
         try:

@@ -33,6 +33,8 @@ class EngineSettings:
     limit). timeline_events: events kept in memory (the log keeps all).
     msm_options: the MSM options of this engine's views of its devices'
     backends (None: the backends' own).
+    cluster: the registered cluster whose node engines prove this engine's
+    partitions ("": this host's devices).
     """
     devices: tuple[str, ...]
     gpu_workers_per_device: int
@@ -58,6 +60,7 @@ class EngineSettings:
     srs_preload: tuple[str, ...]
     srs_idle_evict_seconds: float
     srs_budget_bytes: int
+    cluster: str = ""
 
     @classmethod
     def resolve(cls, config: EngineConfig) -> "EngineSettings":
@@ -93,6 +96,7 @@ class EngineSettings:
             srs_preload=tuple(get("srs.preload")),
             srs_idle_evict_seconds=get("srs.idle_evict_seconds"),
             srs_budget_bytes=int(get("srs.budget_gib") * 2**30),
+            cluster=get("engine.cluster"),
         )
 
 

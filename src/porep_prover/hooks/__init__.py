@@ -2,7 +2,7 @@
 """Plugins: the pluggy manager and the registry the engine runs on.
 
     pm = plugin_manager()                 # hookspecs + entry points "porep_prover"
-    registry = collect_registry(pm)       # providers, schedulers, sinks they register
+    registry = collect_registry(pm)       # providers, schedulers, sinks, clusters they register
     Engine(config, registry=registry, plugins=pm)
 
 A plugin that fails to import, whose registration raises, or that registers

@@ -24,7 +24,7 @@ PROJECT = "porep_prover"
 hookimpl = pluggy.HookimplMarker(PROJECT)
 LOG = logging.getLogger("porep_prover.plugins")
 REGISTRATION_HOOKS = ("porep_prover_register_synthesis_providers", "porep_prover_register_schedulers",
-                      "porep_prover_register_result_sinks")
+                      "porep_prover_register_result_sinks", "porep_prover_register_clusters")
 
 
 class PluginManager(pluggy.PluginManager):
@@ -89,10 +89,10 @@ def plugin_manager(load_entry_points: bool = True) -> PluginManager:
 def collect_registry(pm: pluggy.PluginManager | None = None) -> Registry:
     """The built-ins (the "inline" provider, the "builtin" FIFO scheduler) plus
     what each plugin of pm registers, plugin by plugin: a plugin whose
-    registration hook raises, or that registers a job kind, scheduler or
-    sink name already taken, is skipped whole (unregistered from pm, so its
-    other hooks do not run either). registry.plugins records every plugin,
-    loaded or skipped, with why."""
+    registration hook raises, or that registers a job kind, scheduler,
+    sink or cluster name already taken, is skipped whole (unregistered from
+    pm, so its other hooks do not run either). registry.plugins records
+    every plugin, loaded or skipped, with why."""
     registry = default_registry()
     if pm is None:
         return registry

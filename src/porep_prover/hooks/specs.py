@@ -35,6 +35,13 @@ def porep_prover_register_result_sinks(registry) -> None:
 
 
 @hookspec
+def porep_prover_register_clusters(registry) -> None:
+    """Add clusters: registry.add_cluster(name, factory); the setting
+    engine.cluster picks one by name, and the engine's partitions are then
+    proved by the cluster's node engines (see engine.Cluster)."""
+
+
+@hookspec
 def porep_prover_engine_started(engine) -> None:
     """An engine has started its workers and takes jobs."""
 
