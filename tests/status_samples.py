@@ -56,8 +56,26 @@ def events_of(intervals_by_worker, now):
     return sorted((e for e in evs if e.t <= now), key=lambda e: e.t)
 
 
-def full_status(rng):
-    """A daemon status dict with every key the page and the terminal read, numbers fresh."""
+def cluster_status(rng, nodes=None):
+    """A cluster's entry in the status (engine.cluster), its nodes' numbers fresh."""
+    def node(i):
+        sent = rng.randrange(0, 500)
+        done = rng.randrange(0, sent + 1)
+        return {"node_id": f"{rng.getrandbits(128):032x}", "address": f"127.0.0.{i + 1}",
+                "state": rng.choice(["ready", "starting", "lost"]), "why": rng.choice([None, "node died"]),
+                "devices": [f"gpu{d}" for d in range(rng.randrange(0, 3))] or ["cpu"],
+                "srs": [{"key": f"demo:{rng.randrange(100, 9000)}", "bytes": rng.randrange(1 << 30), "loads": 1}],
+                "partitions_sent": sent, "partitions_done": done, "partitions_failed": rng.randrange(0, 5),
+                "partitions_rerun": rng.randrange(0, 5), "in_flight": rng.randrange(0, 4),
+                "dispatch_ms": rng.choice([None, round(rng.uniform(1, 50), 3)])}
+    listed = [node(i) for i in range(nodes if nodes is not None else rng.randrange(1, 5))]
+    return {"name": "ray", "address": "127.0.0.1:6379", "namespace": "porep-prover",
+            "nodes_ready": sum(n["state"] == "ready" for n in listed), "nodes": listed}
+
+
+def full_status(rng, cluster=False):
+    """A daemon status dict with every key the page and the terminal read,
+    numbers fresh; with cluster, the cluster's nodes too."""
     def job(i):
         parts = rng.randrange(1, 40)
         proved = rng.randrange(0, parts)
@@ -82,7 +100,8 @@ def full_status(rng):
             "memory": {"host": {"total_bytes": 64 << 30, "available_bytes": rng.randrange(1 << 35),
                                 "in_flight_bytes": rng.randrange(1 << 33), "pending_bytes": 0,
                                 "budget_bytes": 48 << 30}},
-            "plugin_calls_stuck": [], "timeline": {"kept": 10, "emitted": 10}}
+            "plugin_calls_stuck": [], "timeline": {"kept": 10, "emitted": 10},
+            **({"cluster": cluster_status(rng)} if cluster else {})}
 
 
 def synthetic_window(rng, now=None):

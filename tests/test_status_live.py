@@ -225,6 +225,20 @@ def test_the_terminal_view_shows_the_numbers(rng):
         assert any(line.split()[:2] == [p, str(n)] for line in text.splitlines())
 
 
+def test_the_terminal_view_shows_every_cluster_node(rng):
+    status, window = full_status(rng, cluster=True), synthetic_window(rng)
+    text = rendered({"status": status, "window": window}, width=180)
+    nodes = status["cluster"]["nodes"]
+    for n in nodes:
+        row = next(line for line in text.splitlines() if line.split()[:1] == [n["node_id"][:8]])
+        numbers = [str(n[k]) for k in ("partitions_sent", "partitions_done", "partitions_failed",
+                                       "partitions_rerun", "in_flight")]
+        assert " ".join(numbers) in " ".join(row.split()), row
+        assert n["address"] in row and n["state"] in row
+    assert f"{status['cluster']['nodes_ready']} of {len(nodes)} nodes ready" in text
+    assert "Cluster nodes" not in rendered({"status": full_status(rng), "window": window})
+
+
 def test_lane_cells_show_the_stage_that_fills_each_cell(rng):
     cells = rng.randrange(20, 90)
     start, now = 1000.0, 1000.0 + cells          # a second a cell

@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 
 from porep_prover.cli import status_view
-from status_samples import serve
+from status_samples import full_status, serve
 from daemon_process import DaemonProcess, demo_request
 
 LOAD_SECONDS = 30.0
@@ -100,7 +100,7 @@ def formatted(key: str, value) -> str | None:
 
 
 def test_the_page_shows_what_status_live_says(browser, rng):
-    server, status, window = serve(rng)
+    server, status, window = serve(rng, status=full_status(rng, cluster=True))
     with server:
         browser.get(f"http://127.0.0.1:{server.port}/")
         wait_for(browser, "return Number(document.body.dataset.refreshes || 0) >= 1", what="the first refresh")
@@ -115,6 +115,8 @@ def test_the_page_shows_what_status_live_says(browser, rng):
     expected |= {f"status.memory.host.{k}" for k in status["memory"]["host"]}
     expected |= {f"status.jobs.active.{i}.{k}" for i in range(len(status["jobs"]["active"]))
                  for k in ("proved", "in_flight", "queued", "failed", "partitions")}
+    expected |= {f"status.cluster.nodes.{i}.{k}" for i in range(len(status["cluster"]["nodes"]))
+                 for k in ("partitions_sent", "partitions_done", "partitions_failed", "partitions_rerun", "in_flight")}
     assert expected <= keys, expected - keys
     for key, value, text in shown:
         assert json.loads(value) == at(live, key), key

@@ -22,7 +22,8 @@ STAGE_NAMES = {"synthesis": "synthesis", "prepare": "prepare", "lock_wait": "loc
                "kernel": "kernel region", "finalize": "finalize"}
 PRIORITIES = ("critical", "high", "normal", "low")
 MIN_CELLS, NAME_WIDTH = 20, 12
-TEXT_COLUMNS = {"device", "name", "job", "kind", "priority", "state", "key", "host", "", "longest gap, ended by"}
+TEXT_COLUMNS = {"device", "name", "job", "kind", "priority", "state", "key", "host", "", "longest gap, ended by",
+                "node", "address", "devices", "parameters"}
 SHORT_ID = 12                  # a job id's characters shown where space is short
 
 
@@ -183,6 +184,28 @@ def memory(status: dict) -> Table:
     return table
 
 
+def cluster(status: dict) -> Table | None:
+    """The cluster's nodes (engine.cluster), or None without a cluster."""
+    c = status.get("cluster")
+    if not c:
+        return None
+    table = _table("Cluster nodes", "node", "address", "state", "devices", "parameters", "sent", "done", "failed",
+                   "run again", "in flight", "dispatch")
+    for n in c["nodes"]:
+        table.add_row(n["node_id"][:8], n["address"], n["state"] + (f" ({n['why']})" if n.get("why") else ""),
+                      ", ".join(n["devices"]) or "-",
+                      ", ".join(f"{e['key']} x{e['loads']}" for e in n["srs"]) or "-",
+                      str(n["partitions_sent"]), str(n["partitions_done"]), str(n["partitions_failed"]),
+                      str(n["partitions_rerun"]), str(n["in_flight"]),
+                      "-" if n["dispatch_ms"] is None else duration(n["dispatch_ms"] / 1e3))
+    if not c["nodes"]:
+        table.add_row("no nodes found yet", style="dim")
+    table.caption = f"{c['name']} at {c.get('address') or '(local)'}, namespace {c.get('namespace')}: " \
+        f"{c['nodes_ready']} of {len(c['nodes'])} nodes ready"
+    table.caption_justify = "left"
+    return table
+
+
 def render(live: dict, width: int = 100, source: str = "") -> Group:
     """The whole view of a /status/live answer, for a console `width` columns wide."""
     s, w = live["status"], live.get("window")
@@ -195,6 +218,9 @@ def render(live: dict, width: int = 100, source: str = "") -> Group:
         parts.append(Text("stages open before the window may be missing: older events have left the engine's "
                           "memory", style="dim"))
     parts += [devices(s, w), jobs(s), Columns([queue(s), memory(s), srs(s)], padding=(0, 4))]
+    nodes = cluster(s)
+    if nodes is not None:
+        parts.append(nodes)
     if s.get("plugin_calls_stuck"):
         parts.append(Text("plugin calls past their time limit: " + "; ".join(s["plugin_calls_stuck"]),
                           style="bold red"))
