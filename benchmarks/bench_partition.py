@@ -7,11 +7,15 @@ each G1 MSM (a, l, h, b_1) and the G2 MSM of b, timed
 one by one on the backend, then the whole kernel region (prove_device with
 B2) for comparison; one proof finished and verified first. --profile adds
 each GPU MSM's kernel phases and H's steps from the witness (upload, MatVec
-and check, the transforms, the queries' gathers).
+and check, the transforms, the queries' gathers). --overlap times the
+kernel region a second time in each run, in overlap mode (prove_device's
+overlap: the MSMs that do not depend on H on the GPU's second stream while
+H's transforms run), beside the first, its sums checked equal.
 
 Usage:
     python benchmarks/bench_partition.py [--scale 0.015625] [--backend auto] [--matvec host|device]
-                                         [--reps 3] [--payload KEY=VALUE ...] [--profile] [--json out.json]
+                                         [--reps 3] [--payload KEY=VALUE ...] [--profile] [--overlap]
+                                         [--json out.json]
 
 Parameters come from the provider (made on first use, cached under
 POREP_PROVER_PARAMS_CACHE; at large scales mapped). Times are host-clock
@@ -72,10 +76,11 @@ def phase_scalars(be, assignment, threads, arrays: DeviceArrays):
     return h, (w[r1cs.num_inputs:], a_sc, b_sc)
 
 
-def one_run(be, params, r1cs, witness, threads, on_device, phases=None) -> dict:
+def one_run(be, params, r1cs, witness, threads, on_device, phases=None, overlap=False) -> dict:
     """Seconds of each phase, one after the other, and of the whole region;
     with phases (a dict, GPU only) each MSM's kernel phases in ms go to
-    phases[name]."""
+    phases[name]; with overlap, the region's again in overlap mode (its sums
+    checked against the first's)."""
     synth = fresh(params, r1cs, witness, threads, on_device)
     times = {}
     t = time.perf_counter()
@@ -95,8 +100,14 @@ def one_run(be, params, r1cs, witness, threads, on_device, phases=None) -> dict:
                 ops.profile = None
     synth = fresh(params, r1cs, witness, threads, on_device)
     t = time.perf_counter()
-    prove_device(be, params, synth, threads, b_g2=True, host=get_backend("cpu"))
+    sums = prove_device(be, params, synth, threads, b_g2=True, host=get_backend("cpu"))
     times["kernel region"] = time.perf_counter() - t
+    if overlap:
+        synth = fresh(params, r1cs, witness, threads, on_device)
+        t = time.perf_counter()
+        beside = prove_device(be, params, synth, threads, b_g2=True, host=get_backend("cpu"), overlap=True)
+        times["kernel region (overlap)"] = time.perf_counter() - t
+        assert beside == sums, "the kernel region's sums differ in overlap mode"
     return times
 
 
@@ -141,6 +152,8 @@ def main() -> None:
     ap.add_argument("--payload", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--profile", action="store_true",
                     help="each GPU MSM's kernel phases (last run), and H's steps from the witness")
+    ap.add_argument("--overlap", action="store_true",
+                    help="the kernel region timed again in overlap mode, beside the first")
     ap.add_argument("--json")
     args = ap.parse_args()
     payload = {"scale": args.scale, "seed": args.seed}
@@ -163,12 +176,12 @@ def main() -> None:
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
     msm_phases = {}
     runs = [one_run(be, params, r1cs, witness, threads, on_device, msm_phases if args.profile and i == args.reps - 1
-                    else None) for i in range(args.reps)]
+                    else None, args.overlap) for i in range(args.reps)]
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    phases = sum(v for k, v in med.items() if k != "kernel region")
+    phases = sum(v for k, v in med.items() if not k.startswith("kernel region"))
     print(f"{'phase':>14} | {'ms':>9} | {'share':>6} | points | scalars zero / one / other")
     for k, v in med.items():
-        share = f"{v / phases:.0%}" if k != "kernel region" else ""
+        share = f"{v / phases:.0%}" if not k.startswith("kernel region") else ""
         size = len(getattr(params, k.split()[1])) if k.startswith("msm") else ""
         print(f"{k:>14} | {v * 1e3:9.1f} | {share:>6} | {size} | {shares.get(k, '')}")
     print(f"{'sum of phases':>14} | {phases * 1e3:9.1f} |")
@@ -180,7 +193,7 @@ def main() -> None:
         print(f"{'h (ntt)':>14}: " + " ".join(f"{k}={v:.1f}" for k, v in h_split.items()))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"scale": args.scale, "backend": args.backend, "matvec": args.matvec,
+            json.dump({"scale": args.scale, "backend": args.backend, "matvec": args.matvec, "overlap": args.overlap,
                        "ms": {k: v * 1e3 for k, v in med.items()},
                        "msm_phases_ms": msm_phases, "h_phases_ms": h_split}, f, indent=1)
 

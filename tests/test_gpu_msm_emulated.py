@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The GPU MSM's host side (GpuMsm._pippenger: the sort's passes, the
+"""The GPU MSM's host side (GpuMsm._pippenger, GpuSort, GpuBuckets: the sort's passes, the
 stretches, the streams' order, the chunked accumulation, the reductions and
 folds) run against an emulated device, without a GPU: each kernel of
 msm/kernels/msm.cu written again in Python over a group where the sums are
@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 from msm_model import signed_digits
-from porep_prover.msm.gpu import REPEATS, GpuMsm, Target
+from porep_prover.msm.gpu import GpuMsm
+from porep_prover.msm.gpu_buckets import Target
 from porep_prover.msm.gpu_plan import MsmTuning, windows_of
+from porep_prover.msm.gpu_sort import REPEATS
 from porep_prover.msm.gpu_table import Table
 
 P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
@@ -67,8 +69,24 @@ class Buffer:
 
 
 class Stream:
+    """A stream that logs its waits: ("wait", this stream, the stream the event was recorded on)."""
+
+    def __init__(self, log):
+        self.log = log
+
     def wait(self, event):
+        self.log.append(("wait", self, event.stream))
+
+    def synchronize(self):
         pass
+
+
+class Event:
+    def __init__(self, ctx=None):
+        self.stream = None
+
+    def record(self, stream):
+        self.stream = stream
 
 
 class Kernel:
@@ -77,18 +95,25 @@ class Kernel:
 
     def launch(self, grid, block, args, stream=None):
         self.dev.launches.append((self.fn.__name__, stream))
+        self.dev.order.append(("launch", self.fn.__name__, stream))
         self.fn(grid, block, *[a.ptr if isinstance(a, Buffer) else a for a in args])
 
 
 class Device:
     """What GpuMsm asks of a GpuBackend, with the kernels emulated in order."""
 
+    pooled = False                      # work buffers as alloc's (cuda.second_stream frees them after a wait)
+
     def __init__(self):
         self.mem = Memory()
         self.info = types.SimpleNamespace(multiprocessors=2)
-        self.stream, self.aux_stream = Stream(), Stream()
-        self.drv = types.SimpleNamespace(Event=lambda ctx: types.SimpleNamespace(record=lambda stream: None))
+        self.order = []                 # launches, waits (and what a test adds) in the order issued
+        self.stream, self.aux_stream, self.side_fill = Stream(self.order), Stream(self.order), Stream(self.order)
+        self.drv = types.SimpleNamespace(Event=Event)
         self.ctx, self.launches, self.grouped = None, [], set()
+
+    def side_fill_stream(self):
+        return self.side_fill
 
     def alloc(self, nbytes):
         return Buffer(self.mem, nbytes)
@@ -104,7 +129,7 @@ class Device:
     def launch(self, module, name, n, args, block=256, stream=None):
         Kernel(self, name).launch(None, block, args, stream or self.stream)
 
-    def download_array(self, buf, shape, dtype=np.uint64):
+    def download_array(self, buf, shape, dtype=np.uint64, stream=None):
         count = int(np.prod(shape))
         if dtype == np.uint32:
             return np.array([self.mem.read(buf.ptr, i, "u32") for i in range(count)], dtype=np.uint32).reshape(shape)
@@ -282,13 +307,15 @@ def draw(rnd, mix):
     return rnd.choice([0, 0, 1, 1, 1, rnd.randrange(2, 1 << 5), rnd.randrange(2, 1 << 11), rnd.randrange(1 << 255)])
 
 
-def run(n, c, tables, overlap, parts, groups, seed, mix="random"):
+def run(n, c, tables, overlap, parts, groups, seed, mix="random", dev=None, view=None):
     """The emulated _pippenger's sum against the plain one. tables: None (no
     table) or the sets of buckets the windows share (a copy of the points
-    for each ceil(windows / sets) - 1 windows beyond the first set)."""
+    for each ceil(windows / sets) - 1 windows beyond the first set). dev: the
+    emulated device (a new one by default); view: what the MSM is made on
+    (the device, or a view of it such as cuda.second_stream.SecondStream)."""
     rnd = random.Random(seed)
-    dev = Device()
-    ops = GpuMsm(dev, MsmTuning(window_bits=c, overlap=overlap, groups=groups, fill_parts=parts))
+    dev = dev or Device()
+    ops = GpuMsm(view or dev, MsmTuning(window_bits=c, overlap=overlap, groups=groups, fill_parts=parts))
     windows = windows_of(c or 4)
     copies = -(-windows // tables) - 1 if tables else 0
     points = [0 if i % 9 == 4 else rnd.randrange(1, P) for i in range(n)]

@@ -11,9 +11,10 @@ import pytest
 
 from msm_model import signed_digits
 from porep_prover.field.constants import R
-from porep_prover.msm.gpu import GpuMsm, Sort, Stretch
+from porep_prover.msm.gpu import GpuMsm
 from porep_prover.msm.gpu_plan import (BUCKET_COST, MsmTuning, digits_of, grouped, overlapped, table_copies,
                                        table_plan, window_bits, window_bits_for, windows_of)
+from porep_prover.msm.gpu_sort import Sort, Stretch
 
 
 def place_row(row, windows, sets, parts):
@@ -36,7 +37,7 @@ def row_buckets(row, windows, sets, parts, nb):
 
 def plan(sets, windows, parts, nb, overlap, groups):
     ops = GpuMsm(None, MsmTuning(groups=groups))
-    return ops._stretches(Sort("", 1, 0, 100, 100, 0, windows, parts, nb, sets or windows, 0), overlap)
+    return ops.sort.stretches(Sort("", 1, 0, 100, 100, 0, windows, parts, nb, sets or windows, 0), overlap)
 
 
 @pytest.mark.parametrize("sets", [0, 1, 2, 3], ids=["plain", "one set", "2 sets", "3 sets"])

@@ -10,6 +10,7 @@ the H scalars' flavor, is defined beside the transforms (ntt.flavor).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Protocol
 
@@ -129,6 +130,14 @@ class Backend(Protocol):
     def with_options(self, options: MsmOptions) -> "Backend":
         """This backend with options for its MSMs: a light view sharing its
         device, resident points and pools (itself where no option applies)."""
+
+    def beside(self) -> "contextlib.AbstractContextManager":
+        """The prover's overlap mode: a context whose value runs H's transforms
+        without waiting for them (h_scalars, h_from_witness) and msm,
+        msm_many, msm_shared and take beside them (a GPU: on its second
+        stream), every result read and H's MSM on this backend ordered after
+        the block; None where the backend has one stream of work (the CPU):
+        the caller then keeps its own order."""
 
     def fixed_base(self, base: G1Array | G2Array, scalars: FrArray, threads: int) -> G1Array | G2Array:
         """scalars[i] * base[0] for every i."""

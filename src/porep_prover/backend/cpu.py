@@ -2,6 +2,8 @@
 """The CPU backend: native C kernels through Cython, run without the GIL."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..config import resolve_threads, simd_wanted
@@ -137,6 +139,9 @@ class CpuBackend:
 
     def with_options(self, options: MsmOptions):
         return self                # no window tables on the host: no option applies
+
+    def beside(self):
+        return contextlib.nullcontext()    # one stream of work: the prover keeps its order
 
     def fixed_base(self, base, scalars, threads):
         out = type(base).zeros(len(scalars)) if isinstance(base, (G1Array, G2Array)) else None

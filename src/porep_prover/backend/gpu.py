@@ -13,6 +13,7 @@ staged in pinned arenas before its kernel region (prepare; cuda/pinned.py).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ import numpy as np
 from ..cuda.arrays import DeviceScalars
 from ..cuda.device import Device, host_key
 from ..cuda.pinned import ALIGN, PinnedPool
+from ..cuda.second_stream import SecondStream
 from ..errors import InvalidInputError
 from ..field.fr_array import FrArray
 from ..msm.gpu import GpuMsm
@@ -86,13 +88,21 @@ class GpuBackend(Device):
         UnsatisfiedError naming the first failing constraint. Bellman's layout.
         keep_witness: return (H, the witness's device copy) instead of H, so the
         queries' scalars come from it (its slices, take) without uploads."""
-        n, flavor = r1cs.domain_size, Flavor.of(flavor)
+        return self._witness_h(r1cs, witness, Flavor.of(flavor), check, keep_witness)
+
+    def _witness_h(self, r1cs, witness, flavor: Flavor, check: bool, keep_witness: bool, side=None):
+        """h_from_witness; side (a GpuBeside): the second stream waits for the
+        witness's upload, and H's other buffers are left to it (GpuNtt.h_owned's hold)."""
+        n = r1cs.domain_size
         if n < 2:
             raise InvalidInputError("h_from_witness needs a domain of at least 2")
         r1cs.check_witness(witness)
         w = DeviceScalars(self, self.upload(witness.limbs), len(witness))
+        if side is not None:
+            side.after_first_stream()
         try:
-            h = self.ntt_ops.h_owned(self.r1cs_ops.evaluate(r1cs, w, n, check), n, flavor)
+            h = self.ntt_ops.h_owned(self.r1cs_ops.evaluate(r1cs, w, n, check), n, flavor,
+                                     None if side is None else side.held)
         except BaseException:
             w.close()
             raise
@@ -191,6 +201,16 @@ class GpuBackend(Device):
     def with_options(self, options: MsmOptions) -> "GpuOptionsView":
         return GpuOptionsView(self, options)
 
+    @contextlib.contextmanager
+    def beside(self):
+        """A GpuBeside: H's transforms on the kernel region's stream, the MSMs
+        that do not depend on H on the second, joined when the block ends."""
+        side = GpuBeside(self)
+        try:
+            yield side
+        finally:
+            side.join()
+
     def batch_sum(self, points, threads):
         return self.msm_ops.batch_sum(points)
 
@@ -211,10 +231,62 @@ class GpuOptionsView:
     with_options too, is the backend's (device, lock, resident points, pools);
     the methods that run GpuMsm.msm run with the view as self."""
 
-    msm, msm_many, msm_shared = GpuBackend.msm, GpuBackend.msm_many, GpuBackend.msm_shared
+    msm, msm_many, msm_shared, beside = GpuBackend.msm, GpuBackend.msm_many, GpuBackend.msm_shared, GpuBackend.beside
 
     def __init__(self, gpu: GpuBackend, options: MsmOptions):
         self.gpu, self.msm_options = gpu, options
 
     def __getattr__(self, name):
         return getattr(self.gpu, name)
+
+
+class GpuBeside:
+    """The prover's overlap mode on a GpuBackend (GpuBackend.beside): H's
+    transforms queued on the kernel region's stream and left running
+    (h_scalars, h_from_witness), while msm, msm_many, msm_shared and take
+    run on the device's second stream (cuda.second_stream.SecondStream),
+    the sort's fill of each beside it on a third. join (at the block's end)
+    makes the first stream wait for the second (an event) and frees H's
+    other buffers, which the transforms read until they end: after it, H's
+    MSM and the reads of every result are ordered after both.
+
+    backend: the GpuBackend or its options view (whose MSM options apply)."""
+
+    msm, msm_many, msm_shared, take = GpuBackend.msm, GpuBackend.msm_many, GpuBackend.msm_shared, GpuBackend.take
+
+    def __init__(self, backend):
+        self.backend, self.held = backend, []
+        self.device = SecondStream(backend)
+        self.msm_options = backend.msm_options
+        self.msm_ops = backend.msm_ops.on(self.device)
+        self.r1cs_ops = GpuR1cs(self.device)
+        self.upload, self.free = self.device.upload, self.device.free
+        self.after_first_stream()          # what the region queued before (its uploads) comes first
+
+    def after_first_stream(self) -> None:
+        """Work queued on the second stream from now on waits for what the first has queued so far."""
+        self.device.stream.wait(self._event(self.backend.stream))
+
+    def _event(self, stream):
+        ev = self.backend.drv.Event(self.backend.ctx)
+        ev.record(stream)
+        return ev
+
+    def h_scalars(self, a, b, c, threads, flavor=Flavor.BELLMAN):
+        """GpuBackend.h_scalars, its transforms left running."""
+        return self.backend.ntt_ops.h_scalars(a, b, c, Flavor.of(flavor), self.held)
+
+    def h_from_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True, keep_witness=False):
+        """GpuBackend.h_from_witness, its transforms left running; the witness's
+        copy is read on the second stream after its upload."""
+        return self.backend._witness_h(r1cs, witness, Flavor.of(flavor), check, keep_witness, side=self)
+
+    def join(self) -> None:
+        """The first stream waits for the second (the third is joined into
+        the second by each MSM's accumulation); H's other buffers and those
+        the second stream kept (SecondStream.free_later) freed (Device.free
+        waits for the device: the transforms have ended)."""
+        self.backend.stream.wait(self._event(self.device.stream))
+        held, self.held = self.held, []
+        self.backend.free(*held)
+        self.device.free_later()

@@ -45,6 +45,8 @@ class Device(ResidentMemory):
     what the process's environment sets for it (config.gpu_environment():
     the kernel cache's folder and the resident budget)."""
 
+    _side_fill = None          # a third stream, made on first use (side_fill_stream)
+
     def __init__(self, ordinal: int, environment: "GpuEnvironment"):
         drv = driver()
         self.info: DeviceInfo = devices()[ordinal]
@@ -52,7 +54,8 @@ class Device(ResidentMemory):
         self.ctx = drv.Context(ordinal)
         least, greatest = self.ctx.stream_priorities()
         # the kernel region's stream, served first; beside it, the MSM's sort fills the next stretch of
-        # buckets while this one adds up the last (GpuMsm.overlap)
+        # buckets while this one adds up the last (GpuBuckets.buckets), or, in the prover's overlap mode,
+        # the MSMs that do not depend on H run while H's transforms run here (cuda.second_stream)
         self.stream = drv.Stream(self.ctx, greatest)
         self.aux_stream = drv.Stream(self.ctx, least)
         self.copy_stream = drv.Stream(self.ctx)   # uploads ahead of a kernel region (prepare(ahead=True))
@@ -98,8 +101,17 @@ class Device(ResidentMemory):
         """Wait for the kernel region's streams (the backend's and the one beside it)."""
         self.stream.synchronize()
         self.aux_stream.synchronize()
+        if self._side_fill is not None:
+            self._side_fill.synchronize()
 
-    # ------------------------------------------------------------ memory
+    def side_fill_stream(self):
+        """A third stream, made on first use: the sort's fill of an MSM that
+        runs on the second stream (cuda.second_stream), beside its accumulation
+        there, as aux_stream is beside the first's."""
+        with self.lock:
+            if self._side_fill is None:
+                self._side_fill = self.drv.Stream(self.ctx, self.ctx.stream_priorities()[0])
+            return self._side_fill
 
     # ------------------------------------------------------------ memory
 
@@ -144,8 +156,7 @@ class Device(ResidentMemory):
         """A new device buffer holding data (any contiguous numpy array); the
         copy made ahead by prepare, handed over, when data is what it copied."""
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        with self.lock:
-            ahead = self._ahead.pop(host_key(raw), None)
+        ahead = self.take_ahead(raw)
         if ahead is not None:
             return ahead
         buf = self.alloc(len(raw))
@@ -156,9 +167,20 @@ class Device(ResidentMemory):
                 self.staging.upload(buf, raw)
         return buf
 
-    def download_array(self, buf, shape, dtype=np.uint64) -> np.ndarray:
-        """The first prod(shape) items of buf, after the stream's work is done."""
+    def take_ahead(self, raw: np.ndarray):
+        """The device copy prepare made ahead of raw (contiguous bytes), handed over, or None."""
+        with self.lock:
+            return self._ahead.pop(host_key(raw), None)
+
+    def download_array(self, buf, shape, dtype=np.uint64, stream=None) -> np.ndarray:
+        """The first prod(shape) items of buf, after the stream's work is done.
+        stream: another stream, whose work alone is waited for (a direct copy,
+        for results of a few kilobytes: the staging buffers wait for this one)."""
         out = np.empty(shape, dtype=dtype)
+        if stream is not None:
+            stream.synchronize()
+            buf.download(out.reshape(-1).view(np.uint8), 0)
+            return out
         with self.lock:
             self.staging.download(buf, out.reshape(-1).view(np.uint8))
         return out
@@ -189,3 +211,5 @@ class Device(ResidentMemory):
             self.ctx.trim_pool()
         self.stream.close()
         self.aux_stream.close()
+        if self._side_fill is not None:
+            self._side_fill.close()

@@ -83,6 +83,16 @@ class ResidentMemory:
                 raise
             return self._keep(key, limbs, buf)
 
+    def is_resident(self, limbs) -> bool:
+        """Whether limbs has a device copy now."""
+        with self.lock:
+            return id(limbs) in self._resident
+
+    def derived(self, limbs, tag):
+        """The buffer derived from limbs under tag (resident_derived's), if one was made; makes none."""
+        with self.lock:
+            return self._touch((id(limbs), tag))
+
     def _touch(self, key):
         """A resident entry's buffer, now the most recently used, or None (lock held)."""
         entry = self._resident.get(key)

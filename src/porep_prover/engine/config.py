@@ -134,6 +134,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "prover.upload": ("ahead", _choice("region", "ahead")),
     "prover.msm_tables": (False, _bool),
     "prover.msm_table_copies": (0, _int(0, MAX_TABLE_COPIES)),
+    "prover.overlap_msms": (False, _bool),
     "srs.preload": ([], _str_list),
     "srs.idle_evict_seconds": (600.0, _number(0, MAX_IDLE_SECONDS)),
     "srs.budget_gib": (0.0, _number(0, MAX_GIB)),

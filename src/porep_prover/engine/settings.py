@@ -32,7 +32,8 @@ class EngineSettings:
     seconds a provider's call / a sink's or hook's call may take (None: no
     limit). timeline_events: events kept in memory (the log keeps all).
     msm_options: the MSM options of this engine's views of its devices'
-    backends (None: the backends' own).
+    backends (None: the backends' own). overlap_msms: the MSMs that do not
+    depend on H run beside H's transforms (prove_device's overlap).
     cluster: the registered cluster whose node engines prove this engine's
     partitions ("": this host's devices).
     """
@@ -57,6 +58,7 @@ class EngineSettings:
     matvec_on_device: bool
     upload_ahead: bool
     msm_options: MsmOptions | None
+    overlap_msms: bool
     srs_preload: tuple[str, ...]
     srs_idle_evict_seconds: float
     srs_budget_bytes: int
@@ -93,6 +95,7 @@ class EngineSettings:
             upload_ahead=get("prover.upload") == "ahead",
             msm_options=MsmOptions(tables=True, table_copies=get("prover.msm_table_copies") or None)
             if get("prover.msm_tables") else None,
+            overlap_msms=get("prover.overlap_msms"),
             srs_preload=tuple(get("srs.preload")),
             srs_idle_evict_seconds=get("srs.idle_evict_seconds"),
             srs_budget_bytes=int(get("srs.budget_gib") * 2**30),

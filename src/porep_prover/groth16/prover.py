@@ -171,13 +171,23 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
 
 
 def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | WitnessAssignment, threads: int,
-                 clock: "Stopwatch | None" = None, b_g2: bool = False, host: Backend | None = None) -> MsmSums:
+                 clock: "Stopwatch | None" = None, b_g2: bool = False, host: Backend | None = None,
+                 overlap: bool = False) -> MsmSums:
     """The kernel region (what a worker does while holding its device's lock):
     H, then the G1 MSMs of A, L + H and B_1; with b_g2, the G2 MSM of B as
     well (else finish does it). host: the host's backend, where A's input
     rows of a WitnessAssignment (a few hundred points) are summed; required
-    with one. InvalidInputError for anything but the two assignments."""
+    with one. overlap: the MSMs that do not depend on H (L, A, B_1, B_2)
+    run beside H's transforms where the backend can (Backend.beside; a GPU's
+    second stream), H's MSM after them; the same sums, the clock's laps then
+    h_poly (H's queueing) and msm_g1 (the rest). InvalidInputError for
+    anything but the two assignments."""
     clock = clock or Stopwatch(None)
+    known = isinstance(assignment, HostAssignment) or isinstance(assignment, WitnessAssignment) and host is not None
+    if overlap and known:
+        sums = overlapped_sums(be, host, params, assignment, threads, clock, b_g2)
+        if sums is not None:
+            return sums
     match assignment:
         case HostAssignment():
             return sums_from_host(be, params, assignment, threads, clock, b_g2)
@@ -245,6 +255,47 @@ def sums_from_witness(be: Backend, host: Backend, params: Parameters, assignment
         else:
             (b1_acc, _), b2_acc = be.msm(params.b_g1, b, threads), None
             clock.lap("msm_g1")
+    return MsmSums(a_acc, l_acc + h_acc, b1_acc, b2_acc)
+
+
+def overlapped_sums(be: Backend, host: Backend | None, params: Parameters,
+                    assignment: HostAssignment | WitnessAssignment, threads: int, clock: "Stopwatch",
+                    b_g2: bool) -> MsmSums | None:
+    """prove_device's sums in overlap mode, or None where be has no second
+    stream (Backend.beside). H's transforms are queued on be and left
+    running; the MSMs of L, A, B_1 (and B_2 with b_g2) and B's gather run
+    on the beside block's value meanwhile; H's MSM runs on be after the
+    block, whose end orders be's work after the second stream's. The same
+    MSMs as sums_from_host / sums_from_witness, each scalar kept until the
+    region ends (H's memory is not given back before B's MSMs: they run
+    beside its transforms)."""
+    with DeviceArrays(be) as arrays:
+        with be.beside() as side:
+            if side is None:
+                return None
+            if isinstance(assignment, HostAssignment):
+                h = arrays.keep(side.h_scalars(assignment.a, assignment.b, assignment.c, threads, Flavor.BELLMAN))
+                clock.lap("h_poly")
+                a_acc, _ = side.msm(params.a, assignment.a_scalars, threads)
+                l_acc, _ = side.msm(params.l, assignment.l_scalars, threads)
+                b = assignment.b_scalars
+            else:
+                r1cs, k = assignment.r1cs, assignment.r1cs.num_inputs
+                h, w = side.h_from_witness(r1cs, assignment.witness, threads, Flavor.BELLMAN,
+                                           check=assignment.check, keep_witness=True)
+                arrays.keep(h, w)
+                clock.lap("h_poly")
+                l_acc, a_acc = side.msm_shared([(params.l, None), (params.a, r1cs.query_rows("a"))], w[k:], threads)
+                a_acc = a_acc + a_input_rows(host, params, assignment, threads)
+                b = arrays.keep(side.take(w, r1cs.query_index("b", np.uint32)))
+            if b_g2 and isinstance(assignment, WitnessAssignment):      # as sums_from_witness: one sort
+                b1_acc, b2_acc = side.msm_shared([(params.b_g1, None), (params.b_g2, None)], b, threads)
+            else:
+                (b1_acc, _), b2_acc = side.msm(params.b_g1, b, threads), None
+                if b_g2:
+                    b2_acc, _ = side.msm(params.b_g2, b, threads)
+        h_acc, _ = be.msm(params.h, h, threads)      # after the join: H's scalars are complete
+    clock.lap("msm_g1")
     return MsmSums(a_acc, l_acc + h_acc, b1_acc, b2_acc)
 
 

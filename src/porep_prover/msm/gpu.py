@@ -12,6 +12,10 @@ Large G1 MSMs (from 2^29 entries: 2^26 points) are filled and added up in
 stretches of buckets: the sort's fill of the next stretch runs on the
 backend's second stream beside the accumulation of the last.
 
+GpuMsm runs an MSM's steps and combines its windows on the host; the sort's
+launches are msm/gpu_sort.py's, the buckets' (accumulation, reduction,
+batch sums) msm/gpu_buckets.py's, the plan msm/gpu_plan.py's.
+
 Window tables (opt-in: GpuMsm.tables, from POREP_PROVER_GPU_MSM_TABLES=1;
 msm/gpu_table.py): for the plain MSM of resident points, shifted
 copies of the points made once, so that windows share sets of buckets; the
@@ -20,67 +24,18 @@ shared sorts (msm_shared) stay plain.
 from __future__ import annotations
 
 import weakref
-from typing import NamedTuple
 
 import numpy as np
 
 from ..cuda.arrays import DeviceScalars, WorkBuffers
 from ..curve import _curve
 from ..errors import InvalidInputError, LengthMismatchError
-from .gpu_plan import (MsmTuning, chunk_length, copies_of, fill_parts, grouped, overlapped, stretch_cuts, wide_rows,
-                       window_bits_for, windows_of)
+from .gpu_buckets import SMALL_THREADS, GpuBuckets, Target, proj_bytes
+from .gpu_plan import MsmTuning, overlapped, window_bits_for
+from .gpu_sort import COUNTERS, REPEATS, GpuSort
 from .gpu_table import window_table
 
-THREADS = 256
-SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
-FOLD = 16
-FINAL_LIST = 16          # partial lists this short are finished by one thread
-REDUCE_RUN = 256         # buckets a reducing thread sums at most (each run ends in a multiple of its sum)
-REPEATS = 3 + 256        # msm_classify's tally: zeros, ones, full, the scalars of each bit length, the repeats
-COUNTERS = REPEATS + 1
 NO_ROW = 0xFFFFFFFF      # a row map's entry for a scalar without a point (msm_shared)
-
-
-class Sort(NamedTuple):
-    """The counting sort's arguments to msm_place, shared by its count and fill:
-    window 0's n keys, then each next window's m (the wide scalars', whose
-    points wide lists, or n and wide 0: every point's); the windows add into
-    `sets` sets of nb buckets (sets = windows without a window table)."""
-    mod: str
-    group: int
-    keys: object
-    n: int
-    m: int
-    wide: object
-    windows: int
-    parts: int
-    nb: int
-    sets: int
-    grouped: int
-
-    @property
-    def copies(self) -> int:
-        """The copies of the points the windows read (1 without a window table)."""
-        return copies_of(self.windows, self.sets)
-
-
-class Target(NamedTuple):
-    """One array of points a sort's entries are added up over: its group, its
-    device points, its row map (a device uint32 per scalar, or 0: scalar i's
-    point is row i), its xyzz size and its window table's copies (0: none),
-    copy k of point i being row (k - 1) n + i there."""
-    group: int
-    points: object
-    rows: object
-    proj_bytes: int
-    table: object = 0
-    n: int = 0
-
-
-class Stretch(NamedTuple):
-    """A run of the fill's rows (of windows x parts) and the buckets they complete."""
-    rows: range
-    buckets: range
 
 
 class GpuMsm:
@@ -100,6 +55,14 @@ class GpuMsm:
         self.tables = bool(tables)                     # window tables for resident points (see the module)
         self.table_copies = table_copies               # None: a copy for every window; else at most this many
         self._rows_checked: dict = {}                  # id(rows) -> (weak reference, rows it needs)
+        self.sort = GpuSort(gpu, tuning)
+        self.buckets = GpuBuckets(gpu, tuning, self.sort)
+
+    def on(self, gpu) -> "GpuMsm":
+        """This MSM side's settings on another view of its device (cuda.second_stream.SecondStream)."""
+        other = GpuMsm(gpu, self.tuning, self.tables, self.table_copies)
+        other.profile, other._rows_checked = self.profile, self._rows_checked
+        return other
 
     def _marker(self):
         """mark(name) ends the phase called name (CUDA events; a no-op unless profiling)."""
@@ -108,7 +71,7 @@ class GpuMsm:
         gpu, events = self.gpu, []
 
         def mark(name):
-            events.append((name, self._event(gpu.stream)))
+            events.append((name, self.buckets.event(gpu.stream)))
 
         def collect():
             gpu.stream.synchronize()
@@ -117,13 +80,6 @@ class GpuMsm:
 
         mark("start")
         return mark, collect
-
-    def _module(self, group: int) -> str:
-        variant = self.tuning.variant
-        return f"msm_g{group}" + (f".{variant}" if variant else "")
-
-    def _proj_bytes(self, points) -> int:
-        return 2 * points.WIDTH * 8  # xyzz: four coordinates, twice the affine two
 
     def msm(self, points, scalars, options=None) -> tuple[object, dict]:
         """(sum scalars[i] points[i], the scalars' split); options: a caller's
@@ -144,7 +100,7 @@ class GpuMsm:
                 sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
                 try:
                     got, used, counts = self._pippenger(points.GROUP, pts, sc, stop - start,
-                                                        self._proj_bytes(points), table)
+                                                        proj_bytes(points), table)
                 finally:
                     if not on_device:
                         self.gpu.free(sc)
@@ -180,7 +136,7 @@ class GpuMsm:
         on_device = isinstance(scalars, DeviceScalars)
         with gpu.holding(*arrays):              # uploading one must not evict another
             targets = [Target(p.GROUP, gpu.resident(p), 0 if r is None else gpu.resident_array(r),
-                              self._proj_bytes(p)) for p, r in sets]
+                              proj_bytes(p)) for p, r in sets]
             sc = scalars.address() if on_device else gpu.upload(scalars.limbs)
             try:
                 sums, c, _ = self._pippenger_targets(targets, sc, n, self.tuning.window_bits, 0)
@@ -211,7 +167,7 @@ class GpuMsm:
         with self.gpu.holding(points.limbs):
             table = window_table(self, points)
             got, c, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points),
-                                        self._proj_bytes(points), table)
+                                        proj_bytes(points), table)
         return self._finish(type(points).POINT, points.GROUP, [(got, c)] if got is not None else [])
 
     def _finish(self, point, group, partials):
@@ -228,7 +184,7 @@ class GpuMsm:
 
     def shift(self, group: int, src, count: int, doublings: int, out) -> None:
         """out[i] = 2^doublings src[i] (xyzz) for i < count: a window table's next copy (gpu_table)."""
-        self.gpu.launch(self._module(group), f"g{group}_msm_shift", count, [src, count, doublings, out],
+        self.gpu.launch(self.tuning.module(group), f"g{group}_msm_shift", count, [src, count, doublings, out],
                         block=SMALL_THREADS)
 
     # ------------------------------------------------------------ one chunk
@@ -251,7 +207,7 @@ class GpuMsm:
         their scalars (0 where several arrays share the scalars). sets: the
         window table's (its copies in each target), 0 without one."""
         gpu, group = self.gpu, targets[0].group
-        mod = self._module(group)
+        mod = self.tuning.module(group)
         mark, collect = self._marker()
         with WorkBuffers(gpu) as bufs:
             alloc = bufs.alloc
@@ -265,16 +221,16 @@ class GpuMsm:
             c = c or window_bits_for(lengths, n, group)
             if self.profile is not None:
                 self.profile["c"] = c
-            sort = self._digits(mod, group, canon, n, c, lengths, int(tally[REPEATS]), sets, alloc)
+            sort = self.sort.digits(mod, group, canon, n, c, lengths, int(tally[REPEATS]), sets, alloc)
             keys_n = sort.sets * sort.nb
             counts = alloc(4 * keys_n)
             counts.zero(gpu.stream)
             # the buckets' sizes in one part a window: the sizes do not depend on the parts, which
             # keep the fill's writes in L2 but would read the keys once per part (G1 2^26: 22 ms in 4)
-            self._place(sort._replace(parts=1), range(sort.sets * sort.copies), counts, 0, gpu.stream)
+            self.sort.place(sort._replace(parts=1), range(sort.sets * sort.copies), counts, 0, gpu.stream)
             mark("count")
             offsets, total_buf = alloc(4 * keys_n), alloc(4)
-            self._scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
+            self.sort.scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
             mark("scan")
             total = int(gpu.download_array(total_buf, (1,), np.uint32)[0])
             bufs.free(canon)                            # the keys carry what fill needs
@@ -286,187 +242,16 @@ class GpuMsm:
             for buf in sums:
                 buf.zero(gpu.stream)
             overlap = self.tuning.overlap if self.tuning.overlap is not None else overlapped(group, total)
-            stretches = self._stretches(sort, overlap)
-            bounds = self._offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
+            stretches = self.sort.stretches(sort, overlap)
+            bounds = self.sort.offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
             aux = gpu.aux_stream if overlap else gpu.stream
-            self._buckets(sort, targets, (entries, offsets, ends), sums, stretches, bounds, alloc, mark, aux)
-            rows = [self._reduce(self._module(t.group), t.group, buf, sort.nb, sort.sets, t.proj_bytes, alloc)
-                    for t, buf in zip(targets, sums)]
+            self.buckets.buckets(sort, targets, (entries, offsets, ends), sums, stretches, bounds, alloc, mark, aux)
+            rows = [self.buckets.reduce(self.tuning.module(t.group), t.group, buf, sort.nb, sort.sets, t.proj_bytes,
+                                        alloc) for t, buf in zip(targets, sums)]
             mark("reduce")
             collect()
             return rows, c, split
 
-    def _digits(self, mod, group, canon, n, c, lengths, repeats: int, sets: int, alloc) -> Sort:
-        """Every window's keys (msm_digits), above window 0 only for the
-        scalars of at least c bits (the only ones with digits there) where
-        they are few and there is no window table (sets 0); the sort over
-        them, its atomics grouped where keys may repeat."""
-        gpu, tuning, windows, nb = self.gpu, self.tuning, windows_of(c), 1 << (c - 1)
-        wide, sets = int(lengths[c:].sum()), sets or windows
-        m = n if sets < windows else wide_rows(wide, n, tuning.compact_share)
-        keys = alloc(4 * max(1, n + (windows - 1) * m))
-        listed, taken, wide_bits = 0, 0, 0                # the dense layout: every point in every window
-        if m < n:
-            listed, taken, wide_bits = alloc(4 * max(1, m)), alloc(4), c
-            taken.zero(gpu.stream)
-        gpu.launch(mod, f"g{group}_msm_digits", n, [canon, n, c, windows, sets, wide_bits, m, listed, taken, keys])
-        parts = tuning.fill_parts or fill_parts(n, copies_of(windows, sets))
-        together = tuning.grouped if tuning.grouped is not None else grouped(lengths, repeats, n, c)
-        return Sort(mod, group, keys, n, m, listed, windows, parts, nb, sets, int(together))
-
-    def _stretches(self, sort: Sort, overlap: bool) -> list[Stretch]:
-        """The fill's rows (msm_place's: set, part, copy) cut where they
-        complete a stretch of buckets: with overlap, the accumulation adds up
-        one stretch while the next one fills. Without a window table a run of
-        whole windows; with one, a part of a set (its copies' rows); one
-        stretch of all without overlap."""
-        sets, parts, nb, copies = sort.sets, sort.parts, sort.nb, sort.copies
-        if not overlap:
-            return [Stretch(range(sets * parts * copies), range(sets * nb))]
-        if copies == 1:                     # units: whole windows
-            cuts = stretch_cuts(sets, self.tuning.groups)
-            return [Stretch(range(w0 * parts, w1 * parts), range(w0 * nb, w1 * nb)) for w0, w1 in zip(cuts, cuts[1:])]
-        # units: a part of a set, its copies' rows
-        per, units = -(-nb // parts), sets * parts
-        cuts = stretch_cuts(units, self.tuning.groups)
-        start = [t * nb + min(p * per, nb) for t in range(sets) for p in range(parts)] + [sets * nb]
-        return [Stretch(range(u0 * copies, u1 * copies), range(start[u0], start[u1])) for u0, u1 in zip(cuts, cuts[1:])]
-
-    def _place(self, sort: Sort, rows: range, cursor, entries, stream) -> None:
-        """msm_place over rows of the windows x parts: counts (entries 0) or
-        fills. Window 0's rows (window-major without a table: the first
-        parts) span n keys, the others m: launched apart where m < n (no
-        window table then)."""
-        cut = min(max(rows.start, sort.parts), rows.stop) if sort.m < sort.n else rows.stop
-        for span, length in ((range(rows.start, cut), sort.n), (range(cut, rows.stop), sort.m)):
-            if len(span) and length:
-                self.gpu.kernel(sort.mod, f"g{sort.group}_msm_place").launch(
-                    (-(-length // THREADS), len(span)), (THREADS,),
-                    [sort.keys, sort.n, sort.m, sort.wide, sort.windows, sort.parts, span.start, sort.nb,
-                     sort.sets, sort.grouped, cursor, entries], stream)
-
-    def _offsets_at(self, offsets, buckets: list[int], total: int) -> list[int]:
-        """offsets[b] for each b, total past the last bucket (after the scan:
-        the caller has downloaded its total, so the stream is done)."""
-        out = np.full(len(buckets), total, dtype=np.uint32)
-        for i, b in enumerate(buckets):
-            if 4 * b < offsets.nbytes:
-                offsets.download(out[i:i + 1].view(np.uint8), 4 * b)
-        return [int(v) for v in out]
-
-    def _scan(self, mod, group, counts, offsets, length, total_buf, alloc):
-        gpu = self.gpu
-        tiles = -(-length // 1024)
-        tile_sums = alloc(4 * tiles)
-        gpu.kernel(mod, f"g{group}_scan_tiles").launch((tiles,), (256,), [counts, offsets, length, tile_sums],
-                                                         gpu.stream)
-        gpu.kernel(mod, f"g{group}_scan_sums").launch((1,), (1024,), [tile_sums, tiles, total_buf], gpu.stream)
-        gpu.launch(mod, f"g{group}_scan_add", length, [offsets, length, tile_sums])
-
-    def _buckets(self, sort: Sort, targets, sorted_, sums, stretches, bounds, alloc, mark, aux) -> None:
-        """Every bucket's sum into sums (one buffer a target), stretch by
-        stretch: the fill on aux (the backend's stream, or the one beside it,
-        which fills the next stretch while this one adds up the last), each
-        target's accumulation and combine levels on the backend's stream once
-        the stretch is filled."""
-        gpu, main = self.gpu, self.gpu.stream
-        entries, _, ends = sorted_
-        aux.wait(self._event(main))                                   # the sort's buffers are ready
-        fills = []
-        for s in stretches:
-            self._place(sort, s.rows, ends, entries, aux)
-            fills.append(self._event(aux))
-        chunk = chunk_length(bounds[-1], gpu.info.multiprocessors * 1024, self.tuning.max_chunk)
-        for i, s in enumerate(stretches):
-            main.wait(fills[i])
-            if i == 0:
-                mark("fill")
-            if bounds[i + 1] <= bounds[i]:
-                continue
-            for t, buf in zip(targets, sums):
-                self._accumulate(t, sorted_ + (buf,), s.buckets, bounds[i], bounds[i + 1] - bounds[i], chunk, alloc,
-                                 mark)
-
-    def _event(self, stream):
-        """An event recorded on stream now."""
-        ev = self.gpu.drv.Event(self.gpu.ctx)
-        ev.record(stream)
-        return ev
-
-    def _accumulate(self, target: Target, sorted_, buckets: range, base, count, chunk, alloc, mark):
-        """The target's sums of buckets, whose entries are [base, base + count):
-        chunked level 1, then combine levels until one chunk is left."""
-        gpu, group, proj_bytes = self.gpu, target.group, target.proj_bytes
-        mod = self._module(group)
-        entries, offsets, ends, sums = sorted_
-        want = gpu.info.multiprocessors * 1024
-        chunks = -(-count // chunk)
-        next_keys, nxt = alloc(8 * chunks), alloc(2 * proj_bytes * chunks)
-        tail = [entries, offsets, ends, buckets.start, buckets.stop, base, count, chunk, sums, next_keys, nxt]
-        if target.rows:
-            gpu.launch(mod, f"g{group}_msm_accumulate_rows", chunks, [target.points, target.rows] + tail,
-                       block=SMALL_THREADS)
-        elif target.table:
-            gpu.launch(mod, f"g{group}_msm_accumulate_table", chunks,
-                       [target.points, target.table, target.n] + tail, block=SMALL_THREADS)
-        else:
-            gpu.launch(mod, f"g{group}_msm_accumulate", chunks, [target.points] + tail, block=SMALL_THREADS)
-        mark("accumulate")
-        length = 2 * chunks
-        while length > FINAL_LIST:
-            chunk = chunk_length(length, want)
-            chunks = -(-length // chunk)
-            k2, v2 = alloc(8 * chunks), alloc(2 * proj_bytes * chunks)
-            gpu.launch(mod, f"g{group}_msm_combine", chunks, [next_keys, nxt, length, chunk, sums, k2, v2],
-                       block=SMALL_THREADS)
-            next_keys, nxt, length = k2, v2, 2 * chunks
-        # one chunk holds the rest: every run in it is closed and is written
-        k2, v2 = alloc(8), alloc(2 * proj_bytes)
-        gpu.launch(mod, f"g{group}_msm_combine", 1, [next_keys, nxt, length, length, sums, k2, v2],
-                   block=SMALL_THREADS)
-        mark("combine")
-
-    def _reduce(self, mod, group, sums, nb, windows, proj_bytes, alloc) -> np.ndarray:
-        """Per window (or set) sum (b + 1) B_b, as windows rows of xyzz."""
-        gpu = self.gpu
-        want = gpu.info.multiprocessors * 512
-        per = max(2, min(REDUCE_RUN, windows * nb // want))
-        segments = -(-nb // per)
-        partial = alloc(proj_bytes * windows * segments)
-        gpu.launch(mod, f"g{group}_msm_reduce", windows * segments, [sums, nb, windows, segments, partial],
-                   block=SMALL_THREADS)
-        partial = self._fold(mod, group, partial, windows, segments, proj_bytes, alloc)
-        return gpu.download_array(partial, (windows, proj_bytes // 8), np.uint64)
-
-    def _fold(self, mod, group, partial, groups, per_group, proj_bytes, alloc):
-        """groups rows: each group's per_group consecutive rows summed (msm_fold, FOLD at a time)."""
-        while per_group > 1:
-            nxt = -(-per_group // FOLD)
-            folded = alloc(proj_bytes * groups * nxt)
-            self.gpu.launch(mod, f"g{group}_msm_fold", groups * nxt, [partial, groups, per_group, nxt, folded],
-                            block=SMALL_THREADS)
-            partial, per_group = folded, nxt
-        return partial
-
     def batch_sum(self, points):
-        n = len(points)
-        out = type(points).POINT.identity()
-        if n == 0:
-            return out
-        gpu, group = self.gpu, points.GROUP
-        mod, proj_bytes = self._module(group), self._proj_bytes(points)
-        rows = []
-        with gpu.holding(points.limbs):   # its resident copy stays while chunks run
-            for start, stop, pts in gpu.point_chunks(points):
-                count = stop - start
-                block = SMALL_THREADS
-                grid = max(1, min(-(-count // block), gpu.info.multiprocessors * 8))
-                launched = grid * block
-                with WorkBuffers(gpu) as bufs:
-                    partial = bufs.alloc(proj_bytes * launched)
-                    gpu.kernel(mod, f"g{group}_msm_sum").launch((grid,), (block,), [pts, count, partial], gpu.stream)
-                    total = self._fold(mod, group, partial, 1, launched, proj_bytes, bufs.alloc)
-                    rows.append(gpu.download_array(total, (1, proj_bytes // 8), np.uint64))
-        extra = np.concatenate(rows)
-        _curve.xyzz_windows(group, np.zeros((0, extra.shape[1]), np.uint64), 0, 1, 0, extra, out.limbs)
-        return out
+        """sum points[i] (GpuBuckets.batch_sum)."""
+        return self.buckets.batch_sum(points)

@@ -133,7 +133,7 @@ def stretch_cuts(units: int, groups: int) -> list[int]:
 
 def overlapped(group: int, entries: int) -> bool:
     """Whether the sort's fill of the next stretch of buckets runs beside the
-    accumulation of the last (GpuMsm._buckets): where the fill is large
+    accumulation of the last (GpuBuckets.buckets): where the fill is large
     enough to pay for what it takes from the accumulation beside it (G1 on an
     H200: 2^26 points 8-14 ms faster, 2^24 3-7 ms slower). Not in G2, whose
     accumulation lost more than the whole fill (2^24: 20 ms, the fill 9)."""
@@ -192,3 +192,7 @@ class MsmTuning:
         share = self.compact_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
             raise InvalidInputError(f"MsmTuning: compact_share {share!r} is not a share from 0 to 1")
+
+    def module(self, group: int) -> str:
+        """The kernel module that runs group's MSM: the backend's own build, or the variant's."""
+        return f"msm_g{group}" + (f".{self.variant}" if self.variant else "")

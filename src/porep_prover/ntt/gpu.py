@@ -221,24 +221,30 @@ class GpuNtt:
         finally:
             gpu.free(*bufs)
 
-    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, flavor: Flavor):
-        """h_poly's result as DeviceScalars (it owns the buffer; the others are freed)."""
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, flavor: Flavor, hold: list | None = None):
+        """h_poly's result as DeviceScalars (it owns the buffer; the others are freed, or held: see h_owned)."""
         n = len(a)
         if n == 1:
             return self.h_poly(a, b, c, flavor)
-        return self.h_owned([self.gpu.upload(x.limbs) for x in (a, b, c)], n, flavor)
+        return self.h_owned([self.gpu.upload(x.limbs) for x in (a, b, c)], n, flavor, hold)
 
-    def h_owned(self, bufs, n: int, flavor: Flavor):
+    def h_owned(self, bufs, n: int, flavor: Flavor, hold: list | None = None):
         """h_scalars from device buffers a, b, c of n elements (n >= 2), which
         it takes over: the one holding H is returned as DeviceScalars, the
-        others freed."""
+        others freed; with hold, appended to it instead, for the caller to
+        free (a free waits for the device: the transforms are then left
+        running when this returns)."""
         gpu = self.gpu
         try:
             out = self.h_device(*bufs, n.bit_length() - 1, flavor)
         except BaseException:
             gpu.free(*bufs)
             raise
-        gpu.free(*[x for x in bufs if x is not out])
+        others = [x for x in bufs if x is not out]
+        if hold is not None:
+            hold.extend(others)
+        else:
+            gpu.free(*others)
         return DeviceScalars(gpu, out, n if flavor == Flavor.SNARKJS else n - 1)
 
     def h_device(self, a, b, c, log_n: int, flavor: Flavor):

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A device seen from its second stream: what the MSMs that do not depend on
+H run on while H's transforms run on the kernel region's stream (the
+prover's overlap mode; backend.gpu.GpuBeside).
+
+The kernels' host code (msm/gpu.py, r1cs/gpu.py) reads its stream, launches,
+work buffers, uploads, downloads and frees from the device object it was
+made with; handed this view instead, all of them keep to the second stream
+and never wait for the first: a wait there (Device.free and the staging
+buffers synchronize the kernel region's stream) would hold the host until
+H's transforms end, and nothing would run beside them.
+
+Why each step is safe without waiting for the first stream:
+- work buffers come from the device's pool in the second stream's order and
+  go back in it (cuMemFreeAsync): work queued on this stream before the free
+  still sees them, and the pool hands their memory to another stream only
+  once the free has run there (its reuse follows the streams' order);
+  the sort's fill on the third stream is joined into this one (an event) before
+  the accumulation that follows it, so before any free; any other buffer
+  (a copy prepare made ahead, one the pool could not give, every one on a
+  device without pools) is freed only once the streams are joined (later;
+  cuMemFree waits for the whole device, H's transforms included), or at
+  once where the pool has run out;
+- uploads are queued on this stream (or are the copies prepare made ahead,
+  already on the device), so the kernels after them on it see them;
+- a point array not yet resident is uploaded the device's way (on the first
+  stream, behind H's transforms) and the first stream is waited for once:
+  correct, slow, and only on first use (the engine makes its parameters
+  resident ahead); a window table is used only where one was made before (it
+  is made in the first stream's order), else the MSM runs without it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DeviceMemoryError
+
+THREADS = 256
+
+
+class SecondStream:
+    """device (a cuda.device.Device, or a view of it such as the backend's
+    options view) with its second stream (aux_stream) as the stream and a
+    third (Device.side_fill_stream) beside it for the MSM's sort; every
+    other attribute is the device's."""
+
+    def __init__(self, device):
+        self.device = device
+        self.stream = device.aux_stream
+        self.aux_stream = device.side_fill_stream()
+        self._ours: set[int] = set()     # addresses of the pool buffers made here (freed in this stream's order)
+        self.later: list = []            # the other buffers given back here: freed by free_later
+
+    def __getattr__(self, name):
+        return getattr(self.device, name)
+
+    def launch(self, module: str, name: str, n: int, args, block: int = THREADS, stream=None) -> None:
+        self.device.launch(module, name, n, args, block, stream or self.stream)
+
+    def synchronize(self) -> None:
+        self.stream.synchronize()
+        self.aux_stream.synchronize()
+
+    def work_alloc(self, nbytes: int):
+        """A buffer from the pool in this stream's order (as Device.alloc where there is no pool or it cannot grow)."""
+        if self.device.pooled:
+            try:
+                buf = self.device.drv.DeviceBuffer(self.device.ctx, nbytes, self.stream)
+                self._ours.add(buf.ptr)
+                return buf
+            except DeviceMemoryError:
+                self.free_later()        # memory is short: what waits for the join goes now
+        return self.device.alloc(nbytes)
+
+    alloc = work_alloc      # what the gathers here return (DeviceScalars) goes back in this stream's order too
+
+    def free(self, *bufs) -> None:
+        """Pool buffers made here back in this stream's order, without waiting;
+        any other buffer kept for free_later."""
+        for buf in bufs:
+            if buf is None:
+                continue
+            if buf.ptr in self._ours:
+                self._ours.discard(buf.ptr)
+                buf.close()
+            else:
+                self.later.append(buf)
+
+    def free_later(self) -> None:
+        """The buffers free kept, freed the device's way (Device.free: once every stream is done)."""
+        later, self.later = self.later, []
+        if later:
+            self.device.free(*later)
+
+    def upload(self, data):
+        """A new device buffer holding data: the copy prepare made ahead, or one queued on this stream."""
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        ahead = self.device.take_ahead(raw)
+        if ahead is not None:
+            return ahead
+        buf = self.work_alloc(len(raw))
+        buf.upload(raw, 0, self.stream)      # pageable memory is staged by the driver before the call returns
+        return buf
+
+    def download_array(self, buf, shape, dtype=np.uint64, stream=None) -> np.ndarray:
+        """The first prod(shape) items of buf once this stream's work is done."""
+        return self.device.download_array(buf, shape, dtype, stream or self.stream)
+
+    def resident_array(self, limbs):
+        made = self.device.is_resident(limbs)
+        buf = self.device.resident_array(limbs)
+        if not made:
+            self.device.stream.synchronize()     # uploaded on the first stream: wait for it once
+        return buf
+
+    def resident(self, points):
+        return self.resident_array(points.limbs)
+
+    def resident_derived(self, limbs, tag, nbytes: int, make):
+        """Only a derived buffer made before (a window table is made in the first stream's order)."""
+        return self.device.derived(limbs, tag)
+
+    def point_chunks(self, points):
+        """Device.point_chunks with the resident copy made here; an array over
+        the budget is streamed through in chunks uploaded on the first stream,
+        each waited for."""
+        if points.limbs.nbytes <= self.device.resident_budget:
+            yield 0, len(points), self.resident(points)
+            return
+        for start, stop, buf in self.device.point_chunks(points):
+            self.device.stream.synchronize()
+            yield start, stop, buf

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The GPU MSM's buckets (kernels in msm/kernels/msm.cu; msm/gpu.py runs
+them): the sorted entries added up into their buckets stretch by stretch
+(the fill of the next stretch beside the accumulation of the last), the
+chunked accumulation and its combine levels, each window's reduction and
+the folds of partial sums; the batch sum, which is such a fold.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..cuda.arrays import WorkBuffers
+from ..curve import _curve
+from .gpu_plan import chunk_length
+from .gpu_sort import GpuSort, Sort
+
+SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
+FOLD = 16
+FINAL_LIST = 16          # partial lists this short are finished by one thread
+REDUCE_RUN = 256         # buckets a reducing thread sums at most (each run ends in a multiple of its sum)
+
+
+def proj_bytes(points) -> int:
+    """Bytes of one xyzz point of points' group: four coordinates, twice the affine two."""
+    return 2 * points.WIDTH * 8
+
+
+class Target(NamedTuple):
+    """One array of points a sort's entries are added up over: its group, its
+    device points, its row map (a device uint32 per scalar, or 0: scalar i's
+    point is row i), its xyzz size and its window table's copies (0: none),
+    copy k of point i being row (k - 1) n + i there."""
+    group: int
+    points: object
+    rows: object
+    proj_bytes: int
+    table: object = 0
+    n: int = 0
+
+
+class GpuBuckets:
+    """The bucket launches on gpu (a cuda.device.Device, or a view of it on
+    another stream) under tuning (gpu_plan.MsmTuning); sort: the GpuSort
+    whose msm_place fills the stretches."""
+
+    def __init__(self, gpu, tuning, sort: GpuSort):
+        self.gpu, self.tuning, self.sort = gpu, tuning, sort
+
+    def buckets(self, sort: Sort, targets, sorted_, sums, stretches, bounds, alloc, mark, aux) -> None:
+        """Every bucket's sum into sums (one buffer a target), stretch by
+        stretch: the fill on aux (the backend's stream, or the one beside it,
+        which fills the next stretch while this one adds up the last), each
+        target's accumulation and combine levels on the backend's stream once
+        the stretch is filled."""
+        gpu, main = self.gpu, self.gpu.stream
+        entries, _, ends = sorted_
+        aux.wait(self.event(main))                                    # the sort's buffers are ready
+        fills = []
+        for s in stretches:
+            self.sort.place(sort, s.rows, ends, entries, aux)
+            fills.append(self.event(aux))
+        chunk = chunk_length(bounds[-1], gpu.info.multiprocessors * 1024, self.tuning.max_chunk)
+        for i, s in enumerate(stretches):
+            main.wait(fills[i])
+            if i == 0:
+                mark("fill")
+            if bounds[i + 1] <= bounds[i]:
+                continue
+            for t, buf in zip(targets, sums):
+                self.accumulate(t, sorted_ + (buf,), s.buckets, bounds[i], bounds[i + 1] - bounds[i], chunk, alloc,
+                                mark)
+
+    def event(self, stream):
+        """An event recorded on stream now."""
+        ev = self.gpu.drv.Event(self.gpu.ctx)
+        ev.record(stream)
+        return ev
+
+    def accumulate(self, target: Target, sorted_, buckets: range, base, count, chunk, alloc, mark):
+        """The target's sums of buckets, whose entries are [base, base + count):
+        chunked level 1, then combine levels until one chunk is left."""
+        gpu, group, proj = self.gpu, target.group, target.proj_bytes
+        mod = self.tuning.module(group)
+        entries, offsets, ends, sums = sorted_
+        want = gpu.info.multiprocessors * 1024
+        chunks = -(-count // chunk)
+        next_keys, nxt = alloc(8 * chunks), alloc(2 * proj * chunks)
+        tail = [entries, offsets, ends, buckets.start, buckets.stop, base, count, chunk, sums, next_keys, nxt]
+        if target.rows:
+            gpu.launch(mod, f"g{group}_msm_accumulate_rows", chunks, [target.points, target.rows] + tail,
+                       block=SMALL_THREADS)
+        elif target.table:
+            gpu.launch(mod, f"g{group}_msm_accumulate_table", chunks,
+                       [target.points, target.table, target.n] + tail, block=SMALL_THREADS)
+        else:
+            gpu.launch(mod, f"g{group}_msm_accumulate", chunks, [target.points] + tail, block=SMALL_THREADS)
+        mark("accumulate")
+        length = 2 * chunks
+        while length > FINAL_LIST:
+            chunk = chunk_length(length, want)
+            chunks = -(-length // chunk)
+            k2, v2 = alloc(8 * chunks), alloc(2 * proj * chunks)
+            gpu.launch(mod, f"g{group}_msm_combine", chunks, [next_keys, nxt, length, chunk, sums, k2, v2],
+                       block=SMALL_THREADS)
+            next_keys, nxt, length = k2, v2, 2 * chunks
+        # one chunk holds the rest: every run in it is closed and is written
+        k2, v2 = alloc(8), alloc(2 * proj)
+        gpu.launch(mod, f"g{group}_msm_combine", 1, [next_keys, nxt, length, length, sums, k2, v2],
+                   block=SMALL_THREADS)
+        mark("combine")
+
+    def reduce(self, mod, group, sums, nb, windows, proj, alloc) -> np.ndarray:
+        """Per window (or set) sum (b + 1) B_b, as windows rows of xyzz."""
+        gpu = self.gpu
+        want = gpu.info.multiprocessors * 512
+        per = max(2, min(REDUCE_RUN, windows * nb // want))
+        segments = -(-nb // per)
+        partial = alloc(proj * windows * segments)
+        gpu.launch(mod, f"g{group}_msm_reduce", windows * segments, [sums, nb, windows, segments, partial],
+                   block=SMALL_THREADS)
+        partial = self.fold(mod, group, partial, windows, segments, proj, alloc)
+        return gpu.download_array(partial, (windows, proj // 8), np.uint64)
+
+    def fold(self, mod, group, partial, groups, per_group, proj, alloc):
+        """groups rows: each group's per_group consecutive rows summed (msm_fold, FOLD at a time)."""
+        while per_group > 1:
+            nxt = -(-per_group // FOLD)
+            folded = alloc(proj * groups * nxt)
+            self.gpu.launch(mod, f"g{group}_msm_fold", groups * nxt, [partial, groups, per_group, nxt, folded],
+                            block=SMALL_THREADS)
+            partial, per_group = folded, nxt
+        return partial
+
+    def batch_sum(self, points):
+        """sum points[i] (msm_sum's partial sums folded on the device, the chunks' added on the host)."""
+        n = len(points)
+        out = type(points).POINT.identity()
+        if n == 0:
+            return out
+        gpu, group = self.gpu, points.GROUP
+        mod, proj = self.tuning.module(group), proj_bytes(points)
+        rows = []
+        with gpu.holding(points.limbs):   # its resident copy stays while chunks run
+            for start, stop, pts in gpu.point_chunks(points):
+                count = stop - start
+                block = SMALL_THREADS
+                grid = max(1, min(-(-count // block), gpu.info.multiprocessors * 8))
+                launched = grid * block
+                with WorkBuffers(gpu) as bufs:
+                    partial = bufs.alloc(proj * launched)
+                    gpu.kernel(mod, f"g{group}_msm_sum").launch((grid,), (block,), [pts, count, partial], gpu.stream)
+                    total = self.fold(mod, group, partial, 1, launched, proj, bufs.alloc)
+                    rows.append(gpu.download_array(total, (1, proj // 8), np.uint64))
+        extra = np.concatenate(rows)
+        _curve.xyzz_windows(group, np.zeros((0, extra.shape[1]), np.uint64), 0, 1, 0, extra, out.limbs)
+        return out
