@@ -47,21 +47,11 @@ import sys
 import tempfile
 import time
 
+from porep_prover.bench.machine import cpu_busy
+
 NETNS_ENV = "POREP_PROVER_NETNS"
 BASE = {"engine.devices": ["cpu"], "engine.threads": 1, "engine.synthesis_threads": 1,
         "engine.partition_workers": 1, "engine.gpu_workers_per_device": 1, "logging.level": "WARNING"}
-
-
-def cpu_busy(seconds: float = 0.5) -> float:
-    """CPUs used by other processes over a short window (the machine is shared)."""
-    def snap():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return sum(v), v[3] + v[4]
-    t0, i0 = snap()
-    time.sleep(seconds)
-    t1, i1 = snap()
-    return (os.cpu_count() or 1) * (1 - (i1 - i0) / max(1, t1 - t0))
 
 
 def timed_jobs(engine, constraints: int, partitions: int, jobs: int, vk, cpu: list | None = None) -> list[float]:

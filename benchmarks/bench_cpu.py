@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import porep_prover as pp
 from porep_prover.backend import get_backend
+from porep_prover.bench.machine import cpu_busy
 from porep_prover.circuits import porep_like, square_chain
 from porep_prover.groth16 import PreparedVerifyingKey, insecure_setup, prove, verify
 
@@ -41,18 +42,6 @@ def median_time(fn, reps: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times)
-
-
-def cpu_busy(seconds: float = 0.5) -> float:
-    """CPUs used by other processes over a short window (the machine is shared)."""
-    def snap():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return sum(v), v[3] + v[4]
-    t0, i0 = snap()
-    time.sleep(seconds)
-    t1, i1 = snap()
-    return (os.cpu_count() or 1) * (1 - (i1 - i0) / max(1, t1 - t0))
 
 
 def bench_msm(args, pool):

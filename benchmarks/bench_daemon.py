@@ -63,6 +63,7 @@ import grpc
 import numpy as np
 
 import porep_prover as pp
+from porep_prover.bench.machine import cpu_busy
 from porep_prover.client import Client, ProofResult
 from porep_prover.daemon.demo import DemoProvider, params_path
 from porep_prover.daemon.journal import PROOF_BYTES, JobRecord, Journal
@@ -76,18 +77,6 @@ START_SECONDS = 60.0           # the daemon's start, at most
 STOP_SECONDS = 30.0            # SIGTERM to its exit, at most; then it is killed
 JOB_SECONDS = 300.0            # one job, or one batch of them, at most
 WARM_UP_JOBS = 3
-
-
-def cpu_busy(seconds: float = 0.5) -> float:
-    """CPUs used by other processes over a short window (the machine is shared)."""
-    def snap():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return sum(v), v[3] + v[4]
-    t0, i0 = snap()
-    time.sleep(seconds)
-    t1, i1 = snap()
-    return (os.cpu_count() or 1) * (1 - (i1 - i0) / max(1, t1 - t0))
 
 
 def file_system(path: str) -> str:
