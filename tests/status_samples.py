@@ -56,14 +56,26 @@ def events_of(intervals_by_worker, now):
     return sorted((e for e in evs if e.t <= now), key=lambda e: e.t)
 
 
+def device_figures(rng, label):
+    """A node's device's figures over its last minute (NodeEngine.status), fresh: no region, one, or many."""
+    regions = rng.choice([0, 1, rng.randrange(2, 400)])
+    busy = rng.uniform(0.01, 60.0) if regions else 0.0
+    return {"label": label, "efficiency": rng.uniform(0.0, 1.0) if regions else None, "busy_seconds": busy,
+            "regions": regions, "longest_gap_seconds": rng.uniform(0.001, 5.0) if regions > 1 else None,
+            "longest_gap_cause": rng.choice(["synthesis", "preparation", "handover"]) if regions > 1 else None}
+
+
 def cluster_status(rng, nodes=None):
     """A cluster's entry in the status (engine.cluster), its nodes' numbers fresh."""
     def node(i):
         sent = rng.randrange(0, 500)
         done = rng.randrange(0, sent + 1)
-        return {"node_id": f"{rng.getrandbits(128):032x}", "address": f"127.0.0.{i + 1}",
+        node_id, address = f"{rng.getrandbits(128):032x}", f"127.0.0.{i + 1}"
+        labels = [f"gpu{d}" for d in range(rng.randrange(0, 4))] or ["cpu"]
+        return {"node_id": node_id, "label": f"ray:{address}:{node_id[:8]}", "address": address,
                 "state": rng.choice(["ready", "starting", "lost"]), "why": rng.choice([None, "node died"]),
-                "devices": [f"gpu{d}" for d in range(rng.randrange(0, 3))] or ["cpu"],
+                "devices": labels, "figures_seconds": 60.0,
+                "device_figures": [device_figures(rng, label) for label in labels if rng.random() < 0.9],
                 "srs": [{"key": f"demo:{rng.randrange(100, 9000)}", "bytes": rng.randrange(1 << 30), "loads": 1}],
                 "partitions_sent": sent, "partitions_done": done, "partitions_failed": rng.randrange(0, 5),
                 "partitions_rerun": rng.randrange(0, 5), "in_flight": rng.randrange(0, 4),

@@ -26,6 +26,7 @@ from porep_prover.engine.inline import InlineProvider, default_registry
 from porep_prover.engine.timeline import Timeline
 from porep_prover.errors import ConfigError, InvalidInputError, JobCancelledError, JobFailedError
 from porep_prover.groth16 import insecure_setup
+from status_samples import cluster_status, device_figures
 
 
 class OtherKind(InlineProvider):
@@ -291,6 +292,65 @@ def test_device_memory_in_the_status_and_the_metrics(rng):
     assert got[("porep_prover_device_memory_total_bytes", (("device", "gpu0"),))] == total
     assert ("porep_prover_device_memory_free_bytes", (("device", "gpu1"),)) not in got
     assert got[("porep_prover_gpu_workers", ())] == view["workers"]["device"]
+
+
+NODE_SERIES = {"porep_prover_cluster_node_gpu_efficiency": "efficiency",
+               "porep_prover_cluster_node_device_busy_seconds": "busy_seconds",
+               "porep_prover_cluster_node_kernel_regions": "regions"}
+
+
+def node_samples(text: str) -> dict:
+    return {k: v for k, v in samples(text).items() if k[0].startswith("porep_prover_cluster_node_")}
+
+
+def expected_node_samples(cluster: dict, lost_kept: bool) -> dict:
+    """Reference: the series a cluster's status should give: a node ready or starting, all its own;
+    a lost one's partition counts while lost_kept."""
+    out = {}
+    for n in cluster["nodes"]:
+        live = n["state"] in ("ready", "starting")
+        if not live and not lost_kept:
+            continue
+        for key in ("done", "failed", "rerun"):
+            out[(f"porep_prover_cluster_node_partitions_{key}", (("node", n["label"]),))] = n[f"partitions_{key}"]
+        for f in n["device_figures"] if live else []:
+            for name, key in NODE_SERIES.items():
+                if f[key] is not None:
+                    out[(name, (("device", f["label"]), ("node", n["label"])))] = f[key]
+    return out
+
+
+def test_cluster_node_gauges_follow_the_status_and_a_lost_node_goes(rng):
+    cluster = cluster_status(rng, nodes=rng.randrange(3, 7))
+    first, second, third = cluster["nodes"][:3]
+    first["state"] = second["state"] = "ready"
+    third["state"] = "lost"
+    first["device_figures"] = [device_figures(rng, label) for label in first["devices"]]
+    first["device_figures"][0].update(regions=rng.randrange(1, 99), efficiency=rng.uniform(0.01, 1.0))
+    metrics = DaemonMetrics()
+    metrics.observe({"cluster": cluster})
+    got = node_samples(metrics.text())
+    assert got == expected_node_samples(cluster, lost_kept=True)
+    device = (("device", first["devices"][0]), ("node", first["label"]))
+    assert got[("porep_prover_cluster_node_gpu_efficiency", device)] == first["device_figures"][0]["efficiency"]
+    assert got[("porep_prover_cluster_node_partitions_rerun", (("node", third["label"]),))] == third["partitions_rerun"]
+    assert samples(metrics.text())[("porep_prover_cluster_nodes_ready", ())] == cluster["nodes_ready"]
+
+    first["state"], first["partitions_rerun"] = "lost", rng.randrange(1, 9)   # its device series go, its reruns show
+    for f in second["device_figures"]:
+        f.update(regions=0, efficiency=None, busy_seconds=0.0)
+    second["partitions_done"] += rng.randrange(1, 50)
+    metrics.observe({"cluster": cluster})
+    got = node_samples(metrics.text())
+    assert got == expected_node_samples(cluster, lost_kept=True)
+    assert {labels for _, labels in got if ("node", first["label"]) in labels} == {(("node", first["label"]),)}
+    assert not any(name == "porep_prover_cluster_node_gpu_efficiency" and ("node", second["label"]) in labels
+                   for name, labels in got)
+    metrics.lost_node_series_seconds = 0.0                    # past their time: the lost nodes' series go
+    metrics.observe({"cluster": cluster})
+    assert node_samples(metrics.text()) == expected_node_samples(cluster, lost_kept=False)
+    metrics.observe({})                                       # no cluster: no node series
+    assert node_samples(metrics.text()) == {}
 
 
 # ------------------------------------------------------------ the HTTP server

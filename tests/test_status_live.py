@@ -227,7 +227,7 @@ def test_the_terminal_view_shows_the_numbers(rng):
 
 def test_the_terminal_view_shows_every_cluster_node(rng):
     status, window = full_status(rng, cluster=True), synthetic_window(rng)
-    text = rendered({"status": status, "window": window}, width=180)
+    text = rendered({"status": status, "window": window}, width=240)
     nodes = status["cluster"]["nodes"]
     for n in nodes:
         row = next(line for line in text.splitlines() if line.split()[:1] == [n["node_id"][:8]])
@@ -235,6 +235,12 @@ def test_the_terminal_view_shows_every_cluster_node(rng):
                                        "partitions_rerun", "in_flight")]
         assert " ".join(numbers) in " ".join(row.split()), row
         assert n["address"] in row and n["state"] in row
+        shown = []                    # each device with its own efficiency, "-" where none ended in the window
+        for label in n["devices"]:
+            figure = [f for f in n["device_figures"] if f["label"] == label]
+            efficiency = figure[0]["efficiency"] if figure else None
+            shown.append(f"{label} {'-' if efficiency is None else f'{100 * efficiency:.1f} %'}" if figure else label)
+        assert ", ".join(shown) in row, row
     assert f"{status['cluster']['nodes_ready']} of {len(nodes)} nodes ready" in text
     assert "Cluster nodes" not in rendered({"status": full_status(rng), "window": window})
 

@@ -117,6 +117,8 @@ def test_the_page_shows_what_status_live_says(browser, rng):
                  for k in ("proved", "in_flight", "queued", "failed", "partitions")}
     expected |= {f"status.cluster.nodes.{i}.{k}" for i in range(len(status["cluster"]["nodes"]))
                  for k in ("partitions_sent", "partitions_done", "partitions_failed", "partitions_rerun", "in_flight")}
+    expected |= {f"status.cluster.nodes.{i}.device_figures.{j}.efficiency"        # each node's devices, their own
+                 for i, n in enumerate(status["cluster"]["nodes"]) for j in range(len(n["device_figures"]))}
     assert expected <= keys, expected - keys
     for key, value, text in shown:
         assert json.loads(value) == at(live, key), key

@@ -6,6 +6,7 @@ engine serve every test, in order: nodes join and leave as the tests go."""
 import os
 import pathlib
 import random
+import re
 import sys
 import time
 
@@ -118,6 +119,11 @@ def test_a_job_spreads_over_the_nodes_and_every_proof_verifies(engine, params_fi
     done = {n["node_id"]: n["partitions_done"] - before[n["node_id"]] for n in nodes(engine)}
     assert sum(done.values()) == 7 and all(d > 0 for d in done.values()), done
     assert all(0 <= n["dispatch_ms"] < 5000 and n["devices"] == ["cpu"] for n in nodes(engine))
+
+    def figures():       # each node's own kernel regions of the last minute, as the head's status carries them
+        return {n["node_id"]: [f for f in n["device_figures"] if f["label"] == "cpu"] for n in nodes(engine)}
+    wait_for(lambda: all(f and f[0]["regions"] > 0 for f in figures().values()), "every node's device figures read")
+    assert all(0 <= f[0]["efficiency"] <= 1 and f[0]["busy_seconds"] > 0 for f in figures().values()), figures()
     assert [r.job.id for r in SINK.results if r.job.id == result.job.id] == [result.job.id]
     assert SINK.results[-1].ok and SINK.results[-1].proofs == result.proofs
     assert all(t.total >= t.synthesis >= 0.2 for t in result.timings)
@@ -198,11 +204,15 @@ def test_the_daemon_drives_the_cluster_and_its_clients_are_unchanged(engine, clu
         result = client.prove("demo", {"constraints": n, "seed": seed}, partitions=5, timeout=WAIT)
         assert result.ok, result.error_message
         status = client.status()["detail"]
+        metrics = client.metrics()
     params = insecure_setup(porep_like(n)[0], rng=random.Random(f"porep-like-{n}"), warn=False)
     for i, (proof, public) in enumerate(zip(result.proofs, result.public_inputs)):
         assert public == porep_like(n, seed=partition_seed(seed, i))[2]
         assert verify(params.vk, public, proof), f"partition {i}"
     ready_nodes = [node for node in status["cluster"]["nodes"] if node["state"] == "ready"]
     assert len(ready_nodes) == 2 and sum(node["partitions_done"] for node in ready_nodes) == 5
+    done = re.findall(r'^porep_prover_cluster_node_partitions_done\{node="ray:127\.0\.0\.1:[0-9a-f]{8}"\} (\S+)$',
+                      metrics, re.M)                   # each node's own series on the head's /metrics
+    assert len(done) >= 2 and sum(float(d) for d in done) == 5, metrics
     assert all(node["devices"] == ["cpu"] and node["address"] == "127.0.0.1" for node in ready_nodes)
     assert status["devices"] == []

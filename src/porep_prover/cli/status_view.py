@@ -23,7 +23,7 @@ STAGE_NAMES = {"synthesis": "synthesis", "prepare": "prepare", "lock_wait": "loc
 PRIORITIES = ("critical", "high", "normal", "low")
 MIN_CELLS, NAME_WIDTH = 20, 12
 TEXT_COLUMNS = {"device", "name", "job", "kind", "priority", "state", "key", "host", "", "longest gap, ended by",
-                "node", "address", "devices", "parameters"}
+                "node", "address", "devices (efficiency)", "parameters"}
 SHORT_ID = 12                  # a job id's characters shown where space is short
 
 
@@ -184,24 +184,35 @@ def memory(status: dict) -> Table:
     return table
 
 
+def node_devices(node: dict) -> str:
+    """A cluster node's devices, each with its efficiency over the node's
+    last figures_seconds ("gpu0 99.1 %, gpu1 -"; a device without figures:
+    its label alone); "-" for none."""
+    figures = {f["label"]: f for f in node.get("device_figures") or []}
+    return ", ".join(f"{label} {percent(figures[label]['efficiency'])}" if label in figures else label
+                     for label in node["devices"]) or "-"
+
+
 def cluster(status: dict) -> Table | None:
     """The cluster's nodes (engine.cluster), or None without a cluster."""
     c = status.get("cluster")
     if not c:
         return None
-    table = _table("Cluster nodes", "node", "address", "state", "devices", "parameters", "sent", "done", "failed",
-                   "run again", "in flight", "dispatch")
+    table = _table("Cluster nodes", "node", "address", "state", "devices (efficiency)", "parameters", "sent", "done",
+                   "failed", "run again", "in flight", "dispatch")
     for n in c["nodes"]:
         table.add_row(n["node_id"][:8], n["address"], n["state"] + (f" ({n['why']})" if n.get("why") else ""),
-                      ", ".join(n["devices"]) or "-",
+                      node_devices(n),
                       ", ".join(f"{e['key']} x{e['loads']}" for e in n["srs"]) or "-",
                       str(n["partitions_sent"]), str(n["partitions_done"]), str(n["partitions_failed"]),
                       str(n["partitions_rerun"]), str(n["in_flight"]),
                       "-" if n["dispatch_ms"] is None else duration(n["dispatch_ms"] / 1e3))
     if not c["nodes"]:
         table.add_row("no nodes found yet", style="dim")
+    seconds = next((n["figures_seconds"] for n in c["nodes"] if n.get("figures_seconds")), None)
     table.caption = f"{c['name']} at {c.get('address') or '(local)'}, namespace {c.get('namespace')}: " \
-        f"{c['nodes_ready']} of {len(c['nodes'])} nodes ready"
+        f"{c['nodes_ready']} of {len(c['nodes'])} nodes ready" + \
+        (f"; efficiency: each node's own, over its last {seconds:g} s" if seconds else "")
     table.caption_justify = "left"
     return table
 

@@ -38,6 +38,17 @@ Exported (label names in braces):
     porep_prover_memory_in_flight_bytes            host bytes of partitions from synthesis to finalization
     porep_prover_memory_budget_bytes
     porep_prover_device_memory_free_bytes{device}, porep_prover_device_memory_total_bytes{device}
+  with engine.cluster (the status's cluster.nodes; node: the node's label, ray:ADDRESS:ID, else its id;
+  a node's device series while it is ready or starting; its partition series until
+  LOST_NODE_SERIES_SECONDS after it was first seen lost or failed, then removed):
+    porep_prover_cluster_nodes_ready
+    porep_prover_cluster_node_gpu_efficiency{node,device}   the node's own figure over its last
+                                                   figures_seconds (absent: no kernel region ended there)
+    porep_prover_cluster_node_device_busy_seconds{node,device}  seconds in kernel regions, same window
+    porep_prover_cluster_node_kernel_regions{node,device}   kernel regions ended in that window
+    porep_prover_cluster_node_partitions_done{node}, ..._failed{node}, ..._rerun{node}
+                                                   the head's counts of the node's partitions (rerun: those
+                                                   in flight there when it was lost, proved elsewhere)
 """
 from __future__ import annotations
 
@@ -56,6 +67,8 @@ BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 60.0, 1
 STATES = ("completed", "failed", "cancelled")
 STAGES = ("queue_wait", "srs_load", "synthesis", "gpu_compute")
 PRIORITIES = ("low", "normal", "high", "critical")
+LIVE_NODE_STATES = ("ready", "starting")     # a cluster node's device series are kept in these states only
+LOST_NODE_SERIES_SECONDS = 600.0    # a lost node's partition counts stay this long (its reruns seen), then go
 EFFICIENCY_WINDOW_SECONDS = 60.0
 MAX_OPEN_REGIONS = 4096        # kernel regions started and not yet seen ending, carried between scrapes
 MAX_RECENT_REGIONS = 100_000   # kernel regions kept for the efficiency window
@@ -95,8 +108,12 @@ class DaemonMetrics:
         self._open: list = []
         self._efficient: set[str] = set()  # devices with an efficiency sample
         self._recent: collections.deque = collections.deque(maxlen=MAX_RECENT_REGIONS)   # (device, start, end)
+        self._node_series: set = set()    # (gauge, labels) of the cluster's nodes, set at the last observe
+        self._lost_at: dict[str, float] = {}   # node -> when first seen lost or failed (time.monotonic())
+        self.lost_node_series_seconds = LOST_NODE_SERIES_SECONDS
         self._job_metrics()
         self._gauges()
+        self._cluster_gauges()
 
     def _job_metrics(self) -> None:
         r = self.registry
@@ -145,6 +162,21 @@ class DaemonMetrics:
         self.device_total = Gauge("porep_prover_device_memory_total_bytes", "A device's memory", ["device"],
                                   registry=r)
 
+    def _cluster_gauges(self) -> None:
+        r = self.registry
+        self.nodes_ready = Gauge("porep_prover_cluster_nodes_ready", "Cluster nodes whose engine is ready",
+                                 registry=r)
+        self.node_efficiency = Gauge("porep_prover_cluster_node_gpu_efficiency", "A cluster node's device: union "
+                                     "of its kernel regions over first start to last end, over the node's last "
+                                     "window", ["node", "device"], registry=r)
+        self.node_busy = Gauge("porep_prover_cluster_node_device_busy_seconds", "A cluster node's device: seconds "
+                               "in kernel regions over the node's last window", ["node", "device"], registry=r)
+        self.node_regions = Gauge("porep_prover_cluster_node_kernel_regions", "A cluster node's device: kernel "
+                                  "regions ended in the node's last window", ["node", "device"], registry=r)
+        self.node_partitions = {key: Gauge(f"porep_prover_cluster_node_partitions_{key}", f"A cluster node's "
+                                           f"partitions {key} (the head's count)", ["node"], registry=r)
+                                for key in ("done", "failed", "rerun")}
+
     # ------------------------------------------------------------ as jobs end
 
     def job_finished(self, kind: str, state: str, seconds: float, stages: dict[str, float]) -> None:
@@ -186,6 +218,7 @@ class DaemonMetrics:
             raise InvalidInputError(f"status must be a dict, got {type(status).__name__}")
         with self._lock:
             self._set_gauges(status)
+            self._set_cluster(status.get("cluster"))
             if engine is not None:
                 labels = {d.get("identity"): d.get("label") for d in status.get("devices") or []
                           if isinstance(d, dict)}
@@ -214,6 +247,38 @@ class DaemonMetrics:
                     value = _number(memory, key)
                     if value is not None:
                         gauge.labels(str(device.get("label"))).set(value)
+
+    def _set_cluster(self, cluster) -> None:
+        """Each node's gauges from the cluster's status (engine.Cluster.status):
+        a live node's all, a lost one's partition counts for
+        lost_node_series_seconds; the series of nodes no longer there removed."""
+        series, lost_at, now = {}, {}, time.monotonic()
+        nodes = cluster.get("nodes") if isinstance(cluster, dict) else None
+        for n in nodes if isinstance(nodes, list) else []:
+            if not isinstance(n, dict):
+                continue
+            node, live = str(n.get("label") or n.get("node_id")), n.get("state") in LIVE_NODE_STATES
+            if not live:
+                lost_at[node] = self._lost_at.get(node, now)
+                if now - lost_at[node] >= self.lost_node_series_seconds:
+                    continue
+            for key, gauge in self.node_partitions.items():
+                series[(gauge, (node,))] = _number(n, f"partitions_{key}")
+            for f in (n.get("device_figures") or []) if live else []:      # a lost node's figures: stale
+                if isinstance(f, dict):
+                    device = (node, str(f.get("label")))
+                    series[(self.node_efficiency, device)] = _number(f, "efficiency")
+                    series[(self.node_busy, device)] = _number(f, "busy_seconds")
+                    series[(self.node_regions, device)] = _number(f, "regions")
+        series = {k: v for k, v in series.items() if v is not None}   # no figure: no sample (not a stale one)
+        for gauge, labels in self._node_series - set(series):
+            gauge.remove(*labels)
+        for (gauge, labels), value in series.items():
+            gauge.labels(*labels).set(value)
+        self._node_series, self._lost_at = set(series), lost_at
+        ready = _number(cluster, "nodes_ready") if isinstance(cluster, dict) else None
+        if ready is not None:
+            self.nodes_ready.set(ready)
 
     def _read_timeline(self, timeline, labels: dict) -> None:
         """Count the kernel regions ended since the last read, per device

@@ -148,7 +148,9 @@ class StatusServer:
         plugin_calls_stuck [str]: plugin calls past their time limit, still running               E
         timeline           {kept, emitted}: events in memory, events since start                 E
         cluster            only where engine.cluster is set: {name, address, nodes: [{node_id,     E
-                           address, state, devices, srs, partitions_done, partitions_failed,
+                           label, address, state, devices, device_figures ([{label, efficiency,
+                           busy_seconds, regions, longest_gap_seconds, longest_gap_cause}]: the node's
+                           own, over its last figures_seconds), srs, partitions_done, partitions_failed,
                            partitions_rerun, in_flight, dispatch_ms, ...}]} (engine.Cluster.status)
     (jobs.active[]'s queued / in_flight / proved of a job in the engine: engine.job_progress.)
     """

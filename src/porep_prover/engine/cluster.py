@@ -33,7 +33,10 @@ class Cluster(Protocol):
         limit) and release what it started.
     status(): JSON types: {"name", "address", "nodes": [{"node_id",
         "address", "state", "devices", "srs", "partitions_done",
-        "partitions_failed", "partitions_rerun", "in_flight", ...}]}.
+        "partitions_failed", "partitions_rerun", "in_flight", ...}]}; a node
+        may add "label" (its name in the metrics) and "device_figures"
+        ([{"label", "efficiency", "busy_seconds", "regions", ...}]: its
+        devices' own, from its timeline), which the daemon's metrics export.
     preload(job): the job's parameters loaded on every node; a dict as
         Engine.preload's, with "nodes" (how many loaded them).
     evict_srs(key): the parameter set dropped on every node: bytes freed

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 import pickle
 import threading
 import time
@@ -23,6 +24,23 @@ from porep_prover.errors import EngineError, JobFailedError
 from porep_prover.hooks import collect_registry, plugin_manager
 
 STOP_SECONDS = 10.0        # a node engine's shutdown, at most
+FIGURES_SECONDS = 60.0     # the window each device's figures are computed over
+LOG = logging.getLogger("porep_prover.ray")
+
+
+def device_figures(window: dict) -> list[dict]:
+    """Each device's figures from an engine's timeline window
+    (Engine.timeline_window): [{"label", "efficiency" (None: no kernel
+    region ended in the window), "busy_seconds", "regions",
+    "longest_gap_seconds", "longest_gap_cause" (both None: fewer than two
+    regions apart)}], in the window's order; small enough to travel at every look."""
+    out = []
+    for d in window["devices"]:
+        gap = d["longest_gap"]
+        out.append({"label": d["label"], "efficiency": d["efficiency"], "busy_seconds": d["busy_seconds"],
+                    "regions": d["regions"], "longest_gap_seconds": gap["seconds"] if gap else None,
+                    "longest_gap_cause": gap["cause"] if gap else None})
+    return out
 
 
 class NodeEngine:
@@ -106,13 +124,22 @@ class NodeEngine:
         return self.engine.evict_srs(key)
 
     def status(self) -> dict:
-        """{"node_id", "address", "devices", "srs": [{"key", "bytes", "loads"}],
+        """{"node_id", "address", "devices": [label], "device_figures": each
+        device's figures over the last FIGURES_SECONDS of this node's timeline
+        (device_figures; [] when they cannot be computed, logged here),
+        "figures_seconds", "srs": [{"key", "bytes", "loads"}],
         "partitions_done", "partitions_failed", "jobs_active"}."""
         s = self.engine.status()
+        try:
+            figures = device_figures(self.engine.timeline_window(FIGURES_SECONDS))
+        except Exception:  # noqa: BLE001 - the figures are for the operator: the node's status still answers
+            LOG.exception("node %s: the devices' figures could not be computed", self.node_id)
+            figures = []
         with self._lock:
             done, failed = self.done, self.failed
         return {"node_id": self.node_id, "address": self.address,
-                "devices": [d["label"] for d in s["devices"]],
+                "devices": [d["label"] for d in s["devices"]], "device_figures": figures,
+                "figures_seconds": FIGURES_SECONDS,
                 "srs": [{"key": e["key"], "bytes": e["bytes"], "loads": e["loads"]} for e in s["srs"]],
                 "partitions_done": done, "partitions_failed": failed, "jobs_active": s["jobs_active"]}
 

@@ -56,9 +56,14 @@ class NodeRecord:
         return f"ray:{self.address}:{self.node_id[:8]}"
 
     def view(self) -> dict:
-        """The node's entry in the cluster's status (JSON types)."""
-        return {"node_id": self.node_id, "address": self.address, "state": self.state, "why": self.why,
-                "devices": list(self.report.get("devices", [])), "srs": list(self.report.get("srs", [])),
+        """The node's entry in the cluster's status (JSON types): label,
+        its state, its devices (labels) and their figures over the node's last
+        figures_seconds as its last report gave them (NodeEngine.status;
+        [] before one came), its parameters, and the head's partition counts."""
+        return {"node_id": self.node_id, "label": self.label, "address": self.address, "state": self.state,
+                "why": self.why, "devices": list(self.report.get("devices", [])),
+                "device_figures": [dict(f) for f in self.report.get("device_figures", [])],
+                "figures_seconds": self.report.get("figures_seconds"), "srs": list(self.report.get("srs", [])),
                 "partitions_sent": self.sent, "partitions_done": self.done, "partitions_failed": self.failed,
                 "partitions_rerun": self.rerun, "in_flight": len(self.in_flight),
                 "dispatch_ms": round(1e3 * self.dispatch_seconds / self.done, 3) if self.done else None}
