@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
+import random
+
 import pytest
 from hypothesis import settings
 
@@ -30,3 +32,22 @@ def benchmark_builds():
 def benchmark_modules(benchmark_builds):
     """The benchmarks' GPU builds among the backend's modules (GpuBackend.kernel finds them)."""
     benchmark_builds.add_builds()
+
+
+@pytest.fixture(scope="module")
+def material(request):
+    """Proofs of a fresh random circuit for the fake daemon (tests/fake_proving_engine.py):
+    the test module's MATERIAL_PROOFS of them (default 2); the seed is printed to replay a failure."""
+    from fake_proving_engine import Material
+    seed = random.SystemRandom().randrange(1 << 32)
+    print(f"material seed={seed}")
+    return Material.make(getattr(request.module, "MATERIAL_PROOFS", 2), random.Random(seed))
+
+
+@pytest.fixture
+def fake(material):
+    """The fake daemon on 127.0.0.1 serving material's proofs, stopped after the test."""
+    from fake_proving_engine import FakeEngine, FakeServer
+    server = FakeServer(FakeEngine(material))
+    yield server
+    server.stop()

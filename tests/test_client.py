@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from fake_proving_engine import FakeEngine, FakeServer, Material
+from fake_proving_engine import FakeEngine, FakeServer
 from porep_prover.client import Client, JobState, Priority, ProofStatus
 from porep_prover.daemon.v1 import proving_pb2 as pb
 from porep_prover.errors import (DaemonAuthenticationError, DaemonDeadlineError, DaemonError, DaemonLimitError,
@@ -20,19 +20,7 @@ from porep_prover.errors import (DaemonAuthenticationError, DaemonDeadlineError,
                                  InvalidInputError, JobNotFoundError, ProofFormatError, PublicInputsError)
 from porep_prover.field.constants import R
 
-
-@pytest.fixture(scope="module")
-def material():
-    seed = random.SystemRandom().randrange(1 << 32)
-    print(f"material seed={seed}")
-    return Material.make(3, random.Random(seed))
-
-
-@pytest.fixture
-def fake(material):
-    server = FakeServer(FakeEngine(material))
-    yield server
-    server.stop()
+MATERIAL_PROOFS = 3          # proofs the fake daemon serves (conftest.material)
 
 
 @pytest.fixture

@@ -2,29 +2,16 @@
 """porep_prover.client.AsyncClient against the in-process fake daemon
 (tests/fake_proving_engine.py): the same answers as Client, as coroutines."""
 import asyncio
-import random
 import time
 
 import pytest
 
-from fake_proving_engine import FakeEngine, FakeServer, Material
+from fake_proving_engine import FakeEngine, FakeServer
 from porep_prover.client import AsyncClient, JobState, ProofStatus
 from porep_prover.errors import (DaemonAuthenticationError, DaemonLimitError, DaemonPermissionError,
                                  DaemonUnavailableError, InvalidInputError, JobNotFoundError)
 
-
-@pytest.fixture(scope="module")
-def material():
-    seed = random.SystemRandom().randrange(1 << 32)
-    print(f"material seed={seed}")
-    return Material.make(2, random.Random(seed))
-
-
-@pytest.fixture
-def fake(material):
-    server = FakeServer(FakeEngine(material))
-    yield server
-    server.stop()
+MATERIAL_PROOFS = 2          # proofs the fake daemon serves (conftest.material)
 
 
 def run(coroutine, limit: float = 30.0):

@@ -2,7 +2,6 @@
 """`porep-prover client ...` against the in-process fake daemon
 (tests/fake_proving_engine.py): outputs, exit statuses, one-line errors."""
 import json
-import random
 
 import pytest
 
@@ -10,19 +9,7 @@ from fake_proving_engine import FakeEngine, FakeServer, Material
 from porep_prover.cli import main
 from porep_prover.groth16 import Proof
 
-
-@pytest.fixture(scope="module")
-def material():
-    seed = random.SystemRandom().randrange(1 << 32)
-    print(f"material seed={seed}")
-    return Material.make(2, random.Random(seed))
-
-
-@pytest.fixture
-def fake(material):
-    server = FakeServer(FakeEngine(material))
-    yield server
-    server.stop()
+MATERIAL_PROOFS = 2          # proofs the fake daemon serves (conftest.material)
 
 
 @pytest.fixture

@@ -98,6 +98,20 @@ def call_metadata(token) -> tuple:
     return (("authorization", f"Bearer {token}"),)
 
 
+def open_channel(channels, address, *, token, tls, tls_server_name, max_message_bytes: int):
+    """(channel, call metadata) to the daemon at address, the channel made by
+    `channels` (the grpc module or grpc.aio: the same calls, blocking or for
+    asyncio); every argument is checked first (InvalidInputError), and
+    nothing connects until the first call."""
+    target_ = target(address)
+    metadata = call_metadata(token)
+    options = channel_options(max_message_bytes, tls_server_name)
+    creds = credentials(tls)
+    channel = (channels.secure_channel(target_, creds, options=options) if creds is not None
+               else channels.insecure_channel(target_, options=options))
+    return channel, metadata
+
+
 def seconds(name: str, value, allow_none: bool = False) -> float | None:
     """A duration argument: a finite number of seconds above 0 (or None when
     allowed); InvalidInputError otherwise."""

@@ -39,14 +39,11 @@ class Client:
 
     def __init__(self, address: str, *, token: str | None = None, tls=None, tls_server_name: str | None = None,
                  timeout: float = 30.0, max_message_bytes: int = ch.DEFAULT_MAX_MESSAGE_BYTES):
-        target = ch.target(address)
         self.address = address
         self.timeout = ch.seconds("timeout", timeout)
-        self._metadata = ch.call_metadata(token)
-        options = ch.channel_options(max_message_bytes, tls_server_name)
-        creds = ch.credentials(tls)
-        self._channel = (grpc.secure_channel(target, creds, options=options) if creds is not None
-                         else grpc.insecure_channel(target, options=options))
+        self._channel, self._metadata = ch.open_channel(grpc, address, token=token, tls=tls,
+                                                        tls_server_name=tls_server_name,
+                                                        max_message_bytes=max_message_bytes)
         self._stub = ProvingEngineStub(self._channel)
 
     def __enter__(self) -> "Client":
