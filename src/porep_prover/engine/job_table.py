@@ -256,13 +256,12 @@ class JobTable:
 
     def wait_concluded(self, deadline: float | None) -> bool:
         """Block until no job is in the table or concluding (True), or until deadline (False)."""
+        return self._wait_until(lambda: not (self._jobs or self._concluding), deadline)
+
+    def _wait_until(self, done, deadline: float | None) -> bool:
+        """done() under the table's lock, waited for until deadline (time.monotonic(); None: no limit)."""
         with self._cond:
-            while self._jobs or self._concluding:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    return False
-                self._cond.wait(left)
-            return True
+            return bool(self._cond.wait_for(done, None if deadline is None else deadline - time.monotonic()))
 
     def close(self) -> None:
         """No more jobs: admit refuses (the jobs in the table go on)."""
@@ -278,13 +277,7 @@ class JobTable:
     def wait_in_flight(self, deadline: float | None) -> bool:
         """Block until no partition of a job in the table is in flight (True),
         or until deadline, time.monotonic() (False)."""
-        with self._cond:
-            while any(state.in_flight for state in self._jobs.values()):
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    return False
-                self._cond.wait(left)
-            return True
+        return self._wait_until(lambda: not any(state.in_flight for state in self._jobs.values()), deadline)
 
     def stop(self) -> None:
         """The workers stop: next_task returns None from now on."""
