@@ -187,6 +187,13 @@ def union(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return [(a, b) for a, b in merged]
 
 
+def idle_stretches(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The stretches (start, end) between one device's kernel regions (start,
+    end) where none runs, in time order."""
+    merged = union(spans)
+    return [(b0, a1) for (_, b0), (a1, _) in zip(merged, merged[1:])]
+
+
 def busy_over_span(spans: list[tuple[float, float]]) -> tuple[float, float, float]:
     """(efficiency, busy, span) of one device's kernel regions (start, end):
     busy, the length of their union, over span, first start to last end
@@ -239,9 +246,8 @@ def analyze(events: list[Event]) -> dict:
     devices = {}
     for device in sorted({s.device for s, _ in gpu}):
         spans = [(s.t, e.t) for s, e in gpu if s.device == device]
-        merged = union(spans)
         efficiency, busy, span = busy_over_span(spans)
-        idle = [(b0, a1) for (_, b0), (a1, _) in zip(merged, merged[1:])]
+        idle = idle_stretches(spans)
         devices[device] = {"efficiency": efficiency, "span": span, "busy": busy,
                            "gaps": summary_stats([b - a for a, b in idle]), "partitions": len(spans),
                            "longest_gap": _longest_gap(events, [(s, e) for s, e in gpu if s.device == device],

@@ -17,7 +17,7 @@ import collections
 from typing import Iterable, Sequence
 
 from ..errors import InvalidInputError
-from .timeline import Event, busy_over_span, describe_gap, union
+from .timeline import Event, busy_over_span, describe_gap, idle_stretches
 
 STAGE_OF = {"SYNTH_START": "synthesis", "PREP_START": "prepare", "LOCK_WAIT": "lock_wait", "GPU_START": "kernel",
             "FINALIZE_START": "finalize"}
@@ -144,8 +144,7 @@ def _device(identity: str, label: str, regions: list[dict], by_partition: dict) 
         return out
     spans = [(r["start"], r["end"]) for r in regions]
     out["efficiency"], out["busy_seconds"], out["span_seconds"] = busy_over_span(spans)
-    merged = union(spans)
-    idle = [(b0, a1) for (_, b0), (a1, _) in zip(merged, merged[1:])]
+    idle = idle_stretches(spans)
     if idle:
         gap_start, gap_end = max(idle, key=lambda g: g[1] - g[0])
         ender = min((r for r in regions if r["start"] >= gap_end), key=lambda r: r["start"])
