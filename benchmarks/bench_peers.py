@@ -13,20 +13,24 @@ Columns, medians of the reps after a warm-up, in ms:
         call (host clock); ours device: the same with the scalars on the device
         (CUDA events); sppark resident: sppark's msm_t over points uploaded once,
         the scalars uploaded by the call (host clock), as supraseal-c2 runs it;
-        sppark call: mult_pippenger_inf / _fp2_inf, points and scalars uploaded
-        at every call (host clock). ratio: sppark resident / ours call.
+        sppark call: mult_pippenger_inf (G1) / peers_mult_pippenger_fp2 (G2:
+        mult_pippenger_fp2_inf's body over a G2 point layout that sppark's
+        host and device code agree on, see sppark_peers.cu), points and scalars
+        uploaded at every call (host clock). ratio: sppark resident / ours call.
   NTT   forward, natural order in and out. ours device / sppark device: on device
         memory (CUDA events); ours call / sppark call (compute_ntt): host in,
         host out (host clock). ratio: sppark device / ours device.
 A ratio above 1 means ours is faster. Every size's results are checked equal
 (the MSMs' sums as affine points, the transforms' values); a mismatch is
-printed in the row and makes the exit status 1. Needs a CUDA device.
+printed in the row and makes the exit status 1. --json rewrites its file after
+every row, so a run cut short keeps the rows it measured. Needs a CUDA device.
 """
 from __future__ import annotations
 
 import argparse
 import ctypes
 import json
+import os
 import pathlib
 import statistics
 import sys
@@ -43,6 +47,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 LIBRARY = HERE / "peers" / "build" / "libsppark_peers.so"
 NN, FORWARD, STANDARD = 0, 0, 0            # NTT::InputOutputOrder::NN, Direction::forward, Type::standard
 ROWS: list[dict] = []
+REPORT: dict = {"path": None, "device": None}   # --json's file and the device's name, for save()
 
 
 class RustError(ctypes.Structure):
@@ -65,9 +70,11 @@ def load(path: pathlib.Path) -> ctypes.CDLL:
         ("peers_ntt_timed", [ptr, ctypes.c_uint32, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                              ctypes.POINTER(ctypes.c_float)], RustError),
         ("mult_pippenger_inf", [ptr, ptr, size, ptr, size], RustError),
-        ("mult_pippenger_fp2_inf", [ptr, ptr, size, ptr, size], RustError),
+        ("peers_mult_pippenger_fp2", [ptr, ptr, size, ptr, size], RustError),
         ("compute_ntt", [size, ptr, ctypes.c_uint32, ctypes.c_int, ctypes.c_int, ctypes.c_int], RustError),
     ):
+        if not hasattr(lib, name):
+            sys.exit(f"bench_peers: {path} has no {name}; rebuild it with benchmarks/peers/build.sh")
         fn = getattr(lib, name)
         fn.argtypes, fn.restype = args, res
     return lib
@@ -122,18 +129,32 @@ def from_jacobian(raw: np.ndarray, cls):
     return cls.POINT(cls.from_affine_ints([(fq2_mul(x, zi2), fq2_mul(y, fq2_mul(zi2, zi)))]).limbs)
 
 
+def save() -> None:
+    """The rows so far into --json's file, whole: written beside it and renamed over it, so that a run
+    killed at any point leaves the last complete file, never a truncated one."""
+    path = REPORT["path"]
+    if path is None:
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump({"device": REPORT["device"], "rows": ROWS}, f, indent=1)
+    os.replace(tmp, path)
+
+
 def row(what: str, log_n: int, columns: dict, ratio: float, check: str, **extra) -> None:
-    """One printed row (the columns' ms in their order) and its JSON record."""
+    """One printed row (the columns' ms in their order) and its JSON record, saved at once (the larger
+    sizes take minutes each, and a run stopped there keeps what it measured)."""
     ROWS.append({"what": what, "log_n": log_n, **{f"{k}_ms": v for k, v in columns.items()}, "ratio": ratio,
                  "check": check, **extra})
     cells = " | ".join(f"{v:10.2f}" for v in columns.values())
     print(f"| {what:6} | 2^{log_n:<3}| {cells} | {ratio:6.2f} | {check} |", flush=True)
+    save()
 
 
 def bench_msm(gpu, lib, args, rng, cls, logs) -> bool:
     group = cls.GROUP
     affine_bytes, jacobian_bytes = lib.peers_affine_bytes(group), lib.peers_jacobian_bytes(group)
-    c_api = lib.mult_pippenger_inf if group == 1 else lib.mult_pippenger_fp2_inf
+    c_api = lib.mult_pippenger_inf if group == 1 else lib.peers_mult_pippenger_fp2
     ok = True
     print(f"| msm_g{group} | size | ours call | ours device | sppark resident | sppark call | ratio | check |")
     print("|---|---|---|---|---|---|---|---|")
@@ -168,11 +189,12 @@ def bench_msm(gpu, lib, args, rng, cls, logs) -> bool:
         call_sum = from_jacobian(out, cls)
         whole = host_time(lambda: checked(c_api(address(out), address(peer_points), n, address(canonical),
                                                 affine_bytes), "mult_pippenger"), args.call_reps)
-        same = ours == resident_sum == call_sum
-        ok &= same
+        # which of sppark's two sums differs from ours, so that a mismatch points at msm_t or at the C entry
+        wrong = [name for name, value in (("resident", resident_sum), ("call", call_sum)) if ours != value]
+        ok &= not wrong
         row(f"msm_g{group}", log_n, {"ours_call": call, "ours_device": device, "sppark_resident": resident,
-                                     "sppark_call": whole}, resident / call, "equal" if same else "MISMATCH",
-            sppark_upload_ms=upload)
+                                     "sppark_call": whole}, resident / call,
+            f"MISMATCH ({', '.join(wrong)})" if wrong else "equal", sppark_upload_ms=upload)
     return ok
 
 
@@ -220,13 +242,15 @@ def main() -> int:
     ap.add_argument("--call-reps", type=int, default=2, help="timed runs of the call columns")
     ap.add_argument("--lib", type=pathlib.Path, default=LIBRARY)
     ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--json")
+    ap.add_argument("--json", type=pathlib.Path)
     args = ap.parse_args()
     lib = load(args.lib)
     gpu = get_backend("gpu")
     rng = np.random.default_rng(args.seed)
     info = gpu.info
     print(f"device: {info.name} ({info.arch}, {info.multiprocessors} SMs, {info.memory_bytes / 2**30:.0f} GiB)")
+    REPORT["path"], REPORT["device"] = args.json, info.name
+    save()                                                         # the file exists, rowless, from the start
     sections, ok = args.sections.split(","), True
     if "msm_g1" in sections:
         ok &= bench_msm(gpu, lib, args, rng, G1Array, args.g1_logs)
@@ -234,9 +258,6 @@ def main() -> int:
         ok &= bench_msm(gpu, lib, args, rng, G2Array, args.g2_logs)
     if "ntt" in sections:
         ok &= bench_ntt(gpu, lib, args, rng, args.ntt_logs)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": info.name, "rows": ROWS}, f, indent=1)
     return 0 if ok else 1
 
 

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The GPU backend against the CPU backend, bit for bit (marked gpu: skipped
-without a CUDA device)."""
+without a CUDA device). The option objects the tests run with (NttTuning,
+the engines' settings) are made in the parametrize lists, at collection,
+which CI runs without a device: a bound that refuses one fails there."""
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available
 from porep_prover.circuits import porep_like, square_chain
+from porep_prover.engine import Engine, inline_job, load_config
 from porep_prover.field.constants import P, R
 from porep_prover.groth16 import insecure_setup, prove, verify
 from porep_prover.ntt.gpu import GpuNtt, NttTuning
@@ -16,7 +19,6 @@ from porep_prover.ntt.gpu import GpuNtt, NttTuning
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
 
 CPU = get_backend("cpu")
-
 
 # ---------------------------------------------------------------- field
 
@@ -178,13 +180,14 @@ def test_ntt_matches_cpu(gpu, log_n, inverse, coset, rng):
 
 
 @pytest.mark.usefixtures("benchmark_modules")
-@pytest.mark.parametrize("module,block_log,threads",
-                         [("ntt.align4", 11, 256), ("ntt", 11, 256), ("ntt", 12, 512), ("ntt.align4", 12, 128)])
+@pytest.mark.parametrize("tuning", [NttTuning("ntt.align4", 11, 256), NttTuning("ntt", 11, 256),
+                                    NttTuning("ntt", 12, 512), NttTuning("ntt.align4", 12, 128)],
+                         ids=lambda t: f"{t.module}-{t.block_log}-{t.threads}")
 @pytest.mark.parametrize("log_n", [1, 4, 13, 21])
-def test_ntt_pass_builds_and_shapes_match_cpu(gpu, module, block_log, threads, log_n, rng):
+def test_ntt_pass_builds_and_shapes_match_cpu(gpu, tuning, log_n, rng):
     """The pass kernel's other builds and block shapes (the benchmarks' sweep) give the same transforms."""
     xs = random_fr(1 << log_n, rng)
-    ops = GpuNtt(gpu, NttTuning(module, block_log, threads))
+    ops = GpuNtt(gpu, tuning)
     try:
         for inverse, coset in ((False, False), (True, True), (False, True)):
             assert ops.ntt(xs, inverse, coset) == CPU.ntt(xs, inverse, coset, 2)
@@ -281,14 +284,17 @@ def test_prepared_ahead_copies_are_handed_over_once(gpu, rng):
     assert gpu._ahead == {} and staged.ahead == []
 
 
-@pytest.mark.parametrize("b_g2,upload,tables", [("host", "region", False), ("device", "ahead", True)])
-def test_engine_on_gpu_proofs_verify(gpu, b_g2, upload, tables, rng):
-    from porep_prover.engine import Engine, inline_job, load_config
+@pytest.mark.parametrize("cfg", [load_config(overrides={"engine.devices": ["gpu:0"], "engine.partition_workers": 2,
+                                                       "prover.b_g2": b_g2, "prover.upload": upload,
+                                                       "prover.msm_tables": tables})
+                                 for b_g2, upload, tables in (("host", "region", False), ("device", "ahead", True))],
+                         ids=lambda cfg: "-".join(str(cfg.get(key))
+                                                  for key in ("prover.b_g2", "prover.upload", "prover.msm_tables")))
+def test_engine_on_gpu_proofs_verify(gpu, cfg, rng):
     r1cs, _, _ = porep_like(2000)
     params = insecure_setup(r1cs, rng=rng)
     witnesses = [porep_like(2000, seed=rng.randrange(1 << 30))[1] for _ in range(5)]
-    cfg = load_config(overrides={"engine.devices": ["gpu:0"], "engine.partition_workers": 2,
-                                 "prover.b_g2": b_g2, "prover.upload": upload, "prover.msm_tables": tables})
+    tables = cfg.get("prover.msm_tables")
     tables_before = gpu.msm_ops.tables
     with Engine(cfg) as engine:
         result = engine.prove(inline_job(params, r1cs, witnesses), timeout=300)
@@ -425,8 +431,13 @@ def test_witness_kept_on_the_device_gives_every_query_s_scalars(gpu, rng):
             arr.close()
 
 
-@pytest.mark.parametrize("make", [square_chain, porep_like], ids=["square_chain", "porep_like"])
-def test_proof_with_abc_on_device_verifies(make, rng):
+ABC_ON_DEVICE = {"engine.devices": ["gpu:0"], "prover.matvec": "device", "prover.b_g2": "device"}
+
+
+@pytest.mark.parametrize("make,cfg", [(make, load_config(overrides={**ABC_ON_DEVICE, "prover.upload": upload}))
+                                      for make, upload in ((square_chain, "region"), (porep_like, "ahead"))],
+                         ids=["square_chain", "porep_like"])
+def test_proof_with_abc_on_device_verifies(make, cfg, rng):
     from porep_prover.groth16.prover import WitnessAssignment, finish, prove_device, synthesize
     r1cs, witness, public = make(3000)
     params = insecure_setup(r1cs, rng=rng)
@@ -435,9 +446,6 @@ def test_proof_with_abc_on_device_verifies(make, rng):
     assert isinstance(synth, WitnessAssignment)
     proof = finish(gpu, params, synth, prove_device(gpu, params, synth, 1, host=get_backend("cpu")), 1, rng=rng)
     assert verify(params.vk, public, proof)
-    from porep_prover.engine import Engine, inline_job, load_config
-    cfg = load_config(overrides={"engine.devices": ["gpu:0"], "prover.matvec": "device", "prover.b_g2": "device",
-                                 "prover.upload": "ahead" if make is porep_like else "region"})
     with Engine(cfg) as engine:
         assert engine.abc_on_device
         result = engine.prove(inline_job(params, r1cs, [witness] * 3), timeout=300)

@@ -271,3 +271,25 @@ def test_window_tables_follow_the_caller_s_options_over_the_msm_side_s():
     assert made == [(("msm_table", c, sets), table_copies(c, sets) * points.limbs.nbytes)]
     ops.tables = False
     assert window_table(ops, points) is None and len(made) == 1
+
+
+def test_a_window_table_of_4_bit_windows():
+    """table_bits 4 (MsmTuning's least): window_table makes the table of
+    table_plan's shape, 64 windows: a copy for each beyond the points', one
+    set; at most 5 copies, 11 sets."""
+    import types
+
+    from porep_prover.curve.points import G1Array
+    from porep_prover.msm.gpu_plan import MsmTuning, table_copies, table_plan
+    from porep_prover.msm.gpu_table import window_table
+    made = []
+    gpu = types.SimpleNamespace(resident_budget=1 << 40, resident=lambda points: None,
+                                resident_derived=lambda limbs, tag, nbytes, make: made.append((tag, nbytes)) or tag)
+    points = G1Array.zeros(1000)
+    ops = types.SimpleNamespace(gpu=gpu, tables=True, table_copies=None, tuning=MsmTuning(table_bits=4))
+    for copies, sets, held in ((None, 1, 63), (5, 11, 5)):
+        ops.table_copies = copies
+        table = window_table(ops, points)
+        assert (table.c, table.sets) == (4, sets) == table_plan(len(points), points.GROUP, copies, 4)
+        assert table_copies(4, sets) == held
+        assert made[-1] == (("msm_table", 4, sets), held * points.limbs.nbytes)

@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The GPU MSM against the CPU backend's, bit for bit: sizes, special scalars,
 points at infinity, builds, window tables, the fill's parts, memory running
-out (marked gpu: skipped without a CUDA device)."""
+out (marked gpu: skipped without a CUDA device). The MsmTunings the tests
+run with are made in the parametrize lists, at collection, which CI runs
+without a device: a bound that refuses one fails there."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -13,11 +17,20 @@ from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R
 from porep_prover.msm.gpu import GpuMsm
-from porep_prover.msm.gpu_plan import MAX_CHUNK, MsmTuning, table_copies, table_plan
+from porep_prover.msm.gpu_plan import MsmTuning, table_copies, table_plan
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
 
 CPU = get_backend("cpu")
+
+
+def tuning_id(value):
+    """A test id for an MsmTuning parameter: its fields away from their
+    defaults ("plan": none); None (pytest's own id) for other values."""
+    if not isinstance(value, MsmTuning):
+        return None
+    return ",".join(f"{f.name}={getattr(value, f.name)}" for f in dataclasses.fields(value)
+                    if getattr(value, f.name) != f.default) or "plan"
 
 
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
@@ -93,16 +106,17 @@ def test_memory_running_out_inside_an_msm_is_a_clean_error(gpu, rng):
     assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
 
 
-@pytest.mark.parametrize("cls,variant", [(G1Array, "lohi"), (G1Array, "fq_inline"), (G2Array, "fq_inline"),
-                                         (G1Array, "align4"), (G2Array, "fq2_sqr_mul")],
+@pytest.mark.parametrize("cls,tuning", [(cls, MsmTuning(variant=variant)) for cls, variant in
+                                        ((G1Array, "lohi"), (G1Array, "fq_inline"), (G2Array, "fq_inline"),
+                                         (G1Array, "align4"), (G2Array, "fq2_sqr_mul"))],
                          ids=["g1-lohi", "g1-inline", "g2-inline", "g1-align4", "g2-fq2-sqr-mul"])
 @pytest.mark.usefixtures("benchmark_modules")
-def test_msm_build_variants_match_cpu(gpu, cls, variant, rng):
+def test_msm_build_variants_match_cpu(gpu, cls, tuning, rng):
     """The benchmarks' other builds of the MSM give the CPU's sums."""
     n = 9001 if cls is G1Array else 2001
     pts = random_points(cls, rng, n)
     sc = FrArray.from_ints([rng.randrange(R) for _ in range(n)])
-    got, _ = GpuMsm(gpu, MsmTuning(variant=variant)).msm(pts, sc)
+    got, _ = GpuMsm(gpu, tuning).msm(pts, sc)
     assert got == CPU.msm(pts, sc, 2)[0]
 
 
@@ -125,9 +139,12 @@ def test_msm_points_at_infinity_and_cancelling(gpu, cls, rng):
 
 
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
-@pytest.mark.parametrize("bits,n,copies", [(None, 70001, None), (8, 4099, None), (13, 1000, None), (24, 5, None),
-                                           (None, 70001, 2), (9, 4099, 3), (13, 1000, 1), (24, 5, 4)])
-def test_msm_window_tables_match_cpu(gpu, cls, bits, n, copies, rng):
+@pytest.mark.parametrize("tuning,n,copies",
+                         [(MsmTuning(), 70001, None), (MsmTuning(table_bits=8), 4099, None),
+                          (MsmTuning(table_bits=13), 1000, None), (MsmTuning(table_bits=24), 5, None),
+                          (MsmTuning(), 70001, 2), (MsmTuning(table_bits=9), 4099, 3),
+                          (MsmTuning(table_bits=13), 1000, 1), (MsmTuning(table_bits=24), 5, 4)], ids=tuning_id)
+def test_msm_window_tables_match_cpu(gpu, cls, tuning, n, copies, rng):
     """Window tables (a copy of the points for every window, one set of
     buckets; or at most `copies`, the windows sharing several sets): the
     CPU's sums with points at infinity and zero / one / -1 / random scalars;
@@ -139,7 +156,8 @@ def test_msm_window_tables_match_cpu(gpu, cls, bits, n, copies, rng):
     pts = cls(limbs)
     pick = [0, 1, R - 1]
     sc = FrArray.from_ints([pick[i % 4] if i % 4 < 3 else rng.randrange(R) for i in range(n)])
-    ops, before = GpuMsm(gpu, MsmTuning(table_bits=bits)), gpu.resident_bytes()
+    bits = tuning.table_bits
+    ops, before = GpuMsm(gpu, tuning), gpu.resident_bytes()
     ops.tables, ops.table_copies = True, copies
     got, stats = ops.msm(pts, sc)
     c = stats["window_bits"]
@@ -158,14 +176,14 @@ def test_msm_window_tables_match_cpu(gpu, cls, bits, n, copies, rng):
 
 
 @pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
-@pytest.mark.parametrize("parts", [2, 3, 8])
-def test_msm_fill_in_parts_matches_cpu(gpu, tables, parts, rng):
+@pytest.mark.parametrize("tuning", [MsmTuning(fill_parts=parts) for parts in (2, 3, 8)], ids=tuning_id)
+def test_msm_fill_in_parts_matches_cpu(gpu, tables, tuning, rng):
     """A window's buckets filled in parts (the large sizes' fill; small ones take
     one part), with and without window tables, where a part spans every
     window's entries: the CPU's sums on random and on small scalars."""
     n = 70001
     pts = random_points(G1Array, rng, n)
-    ops = GpuMsm(gpu, MsmTuning(fill_parts=parts))
+    ops = GpuMsm(gpu, tuning)
     ops.tables = tables
     for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(5) for _ in range(n)])):
         assert ops.msm(pts, sc)[0] == CPU.msm(pts, sc, 2)[0]
@@ -174,10 +192,11 @@ def test_msm_fill_in_parts_matches_cpu(gpu, tables, parts, rng):
 
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
 @pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
-@pytest.mark.parametrize("overlap,groups,parts,bits",
-                         [(False, 4, None, None), (True, 1, 2, None), (True, 3, 5, None), (True, 64, 3, None),
-                          (True, 4, 16, 4)])
-def test_msm_overlapped_stretches_match_cpu(gpu, cls, tables, overlap, groups, parts, bits, rng):
+@pytest.mark.parametrize("tuning", [MsmTuning(overlap=False, groups=4), MsmTuning(overlap=True, groups=1, fill_parts=2),
+                                    MsmTuning(overlap=True, groups=3, fill_parts=5),
+                                    MsmTuning(overlap=True, groups=64, fill_parts=3),
+                                    MsmTuning(overlap=True, groups=4, fill_parts=16, table_bits=4)], ids=tuning_id)
+def test_msm_overlapped_stretches_match_cpu(gpu, cls, tables, tuning, rng):
     """The sort's fill stretch by stretch beside the accumulation (and all of
     it on one stream): the CPU's sums, with points at infinity, small and
     random scalars, one stretch per window, stretches without buckets (16
@@ -186,13 +205,13 @@ def test_msm_overlapped_stretches_match_cpu(gpu, cls, tables, overlap, groups, p
     limbs = random_points(cls, rng, n).limbs.copy()
     limbs[5::13] = 0
     pts = cls(limbs)
-    ops = GpuMsm(gpu, MsmTuning(overlap=overlap, groups=groups, fill_parts=parts, table_bits=bits))
+    ops = GpuMsm(gpu, tuning)
     ops.tables = tables
     for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(7) for _ in range(n)])):
         got, stats = ops.msm(pts, sc)
         assert got == CPU.msm(pts, sc, 2)[0]
-        if tables and bits:
-            assert stats["window_bits"] == bits
+        if tables and tuning.table_bits:
+            assert stats["window_bits"] == tuning.table_bits
     gpu.release_points(pts)
 
 
@@ -262,8 +281,10 @@ def test_msm_public_api(rng):
 
 
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
-@pytest.mark.parametrize("overlap,bits,chunk", [(None, None, None), (True, None, 4), (False, 9, 512), (True, 16, 64)])
-def test_msm_narrow_scalars_match_cpu(gpu, cls, overlap, bits, chunk, rng):
+@pytest.mark.parametrize("tuning", [MsmTuning(), MsmTuning(overlap=True, max_chunk=4),
+                                    MsmTuning(overlap=False, window_bits=9, max_chunk=512),
+                                    MsmTuning(overlap=True, window_bits=16, max_chunk=64)], ids=tuning_id)
+def test_msm_narrow_scalars_match_cpu(gpu, cls, tuning, rng):
     """A witness-like mix (zeros, ones, small words, a few full scalars, points
     at infinity), where windows above the first keep keys only for the wide
     scalars: the CPU's sums, with the window width picked from the bit
@@ -276,11 +297,11 @@ def test_msm_narrow_scalars_match_cpu(gpu, cls, overlap, bits, chunk, rng):
     values = [0 if r < 0.4 else 1 if r < 0.75 else rng.randrange(2, 1 << 11) if r < 0.95 else rng.randrange(R)
               for r in (pick() for _ in range(n))]
     sc = FrArray.from_ints(values)
-    ops = GpuMsm(gpu, MsmTuning(overlap=overlap, window_bits=bits, max_chunk=chunk or MAX_CHUNK))
+    ops = GpuMsm(gpu, tuning)
     ops.profile = {}
     got, stats = ops.msm(pts, sc)
     assert got == CPU.msm(pts, sc, 2)[0]
-    assert stats["window_bits"] == (bits or ops.profile["c"])
+    assert stats["window_bits"] == (tuning.window_bits or ops.profile["c"])
     gpu.release_points(pts)
 
 

@@ -32,7 +32,7 @@ def test_defaults_are_production_s_choices():
 
 
 @pytest.mark.parametrize("field,value", [("variant", "a.b"), ("variant", 1), ("window_bits", 3), ("window_bits", 23),
-                                         ("window_bits", 8.0), ("table_bits", 7), ("table_bits", 25),
+                                         ("window_bits", 8.0), ("table_bits", 3), ("table_bits", 25),
                                          ("fill_parts", 0), ("fill_parts", True), ("max_chunk", 0),
                                          ("max_chunk", None), ("groups", 0), ("groups", 257), ("overlap", "yes"),
                                          ("grouped", 2), ("compact_share", -0.1), ("compact_share", 1.5),
@@ -40,6 +40,16 @@ def test_defaults_are_production_s_choices():
 def test_msm_tuning_out_of_range_is_named(field, value):
     with pytest.raises(InvalidInputError, match=f"MsmTuning: {field} "):
         MsmTuning(**{field: value})
+
+
+@pytest.mark.parametrize("field,low,high", [("window_bits", 4, 22), ("table_bits", 4, 24), ("fill_parts", 1, 64),
+                                            ("max_chunk", 1, 4096), ("groups", 1, 256)])
+def test_msm_tuning_takes_its_bounds(field, low, high):
+    """Each bound's ends are taken: table_bits from 4, as window_bits (a table
+    of windows narrower than table_plan's 8 is valid, only slow; the device
+    tests' stretches without buckets take one of 4)."""
+    for value in (low, high):
+        assert getattr(MsmTuning(**{field: value}), field) == value
 
 
 @pytest.mark.parametrize("field,value", [("module", "msm_g1"), ("module", None), ("block_log", 9),

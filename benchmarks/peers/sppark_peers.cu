@@ -8,9 +8,11 @@
  * ntt_api.cu: host in, host out). Beside them, entry points over sppark's own
  * classes that the C ones do not reach: an MSM whose points are uploaded once
  * (msm_t, as supraseal-c2 keeps its parameters on the device) and the NTT on
- * device memory timed with CUDA events (NTT::Base_dev_ptr). build.sh
- * compiles this with nvcc into the benchmark's build folder, never into the
- * package.
+ * device memory timed with CUDA events (NTT::Base_dev_ptr). For G2 the
+ * benchmark calls peers_mult_pippenger_fp2, mult_pippenger_fp2_inf's body
+ * over a G2 point type whose size host and device code agree on (see
+ * affine_fp2_h). build.sh compiles this with nvcc into the benchmark's build
+ * folder, never into the package.
  *
  * Host layouts: points are sppark's affine_inf_t (the coordinates as blst
  * holds them, Montgomery form, then a bool infinity flag; sizes from
@@ -23,8 +25,33 @@
 #include <algorithm>
 #include <vector>
 
+/* A G2 point in device memory, for msm_t's affine_h. sppark's own,
+ * affine_fp2_t::mem_t (ec/affine_t.hpp), pads its infinity flag to
+ * int inf[sizeof(field_t)%32 ? (sizeof(field_t)%16 ? 2 : 4) : 8], and fp2_t
+ * is 96 bytes on the host (both halves, ff/bls12-381-fp2.hpp) but 48 in
+ * device code (one half per lane): 224-byte points to msm_t's host code
+ * (the upload's pitch, the buffers, &d_points[off]) and 208-byte ones to
+ * its kernels (points[digit]). Only point 0 lands where the kernels read
+ * it, so every G2 sum of more than one point came out wrong. This type is
+ * the kernels' layout, 208 bytes on both sides (G1's fp_t is 48 bytes on
+ * both, so G1 keeps sppark's type). */
+class affine_fp2_h {
+    fp2_t::mem_t X, Y;
+    int inf[4];
+
+public:
+    // as sppark's mem_t converts: a point at infinity becomes (0, 0)
+    inline __host__ __device__ operator bucket_fp2_t::affine_t() const
+    {
+        bool is_inf = inf[0] & 1;
+        return bucket_fp2_t::affine_t{czero((fp2_t)X, is_inf), czero((fp2_t)Y, is_inf)};
+    }
+};
+static_assert(sizeof(affine_fp2_h) == 4 * sizeof(fp_t) + 4 * sizeof(int),
+              "G2 points must have one size in host and device code");
+
 typedef msm_t<bucket_t, point_t, affine_t, scalar_t> msm_g1_t;
-typedef msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t> msm_g2_t;
+typedef msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t, affine_fp2_h> msm_g2_t;
 
 // the host sizes of one point, as the caller lays points out (checked by the benchmark before any call)
 SPPARK_FFI size_t peers_affine_bytes(int group)
@@ -64,6 +91,21 @@ SPPARK_FFI RustError::by_value peers_msm(int group, void* handle, void* out, con
     return static_cast<msm_g1_t*>(handle)->invoke(*static_cast<point_t*>(out),
                                                    static_cast<const affine_t*>(nullptr), npoints,
                                                    scalars, mont);
+}
+
+// mult_pippenger_fp2_inf over affine_fp2_h: points and scalars uploaded by the call (sppark's own entry lays
+// the points out with its 224-byte host type, see affine_fp2_h)
+SPPARK_FFI RustError::by_value peers_mult_pippenger_fp2(point_fp2_t* out, const affine_fp2_t points[],
+                                                        size_t npoints, const scalar_t scalars[],
+                                                        size_t ffi_affine_sz)
+{
+    try {
+        msm_g2_t msm{nullptr, npoints};
+        return msm.invoke(*out, slice_t<affine_fp2_t>{points, npoints}, scalars, false, ffi_affine_sz);
+    } catch (const cuda_error& e) {
+        out->inf();
+        return RustError{e.code()};
+    }
 }
 
 // inout (host, 2^lg_domain_size elements) transformed on the device reps times from the same input, each

@@ -6,7 +6,8 @@ the range (exit 2), never a traceback or a crash further in.
 The ranges: --threads 1 to config.MAX_THREADS; circuit sizes (--constraints)
 1 to circuits.MAX_CONSTRAINTS; seeds 0 to 2^64 - 1; demo --proofs 1 to
 MAX_PROOFS; bench -c 1 to MAX_JOBS, -j, --partitions and --witnesses 1 to
-MAX_PARTITIONS; bench sweep --repeats 1 to MAX_REPEATS; --scale above 0, at most 1; --arch sm_NN (NN from 30 to 199).
+MAX_PARTITIONS; bench sweep --repeats 1 to MAX_REPEATS; --scale above 0, at most 1; gpu plan's
+--device-memory-gib 1 to 2^20, --upload-gbps 0.1 to 1000, --workers 1 to 16, --table-copies 0 to 64; --arch sm_NN (NN from 30 to 199).
 """
 from __future__ import annotations
 
@@ -46,6 +47,20 @@ def fraction(text: str) -> float:
     if not 0 < x <= 1:          # also false for NaN
         raise argparse.ArgumentTypeError(f"must be a number above 0 and at most 1, got {text!r}")
     return x
+
+
+def number(minimum: float, maximum: float):
+    """An argparse type: a finite number in [minimum, maximum]."""
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            x = math.nan
+        if not minimum <= x <= maximum:     # also false for NaN
+            raise argparse.ArgumentTypeError(f"must be a number from {minimum:g} to {maximum:g}, got {text!r}")
+        return x
+    parse.__name__ = "number"
+    return parse
 
 
 def arch(text: str) -> str:

@@ -157,9 +157,11 @@ class MsmTuning:
     variant: "" (the backend's own build), or the build msm_g1.VARIANT /
     msm_g2.VARIANT that a benchmark added (cuda.modules.add_variant). None
     leaves the plan's: window_bits (window_bits_for the scalars, 4 to 22),
-    table_bits (table_plan's, 8 to 24), fill_parts (fill_parts, 1 to 64),
-    overlap (overlapped) and grouped (grouped: the sort's atomics grouped by
-    key). max_chunk: entries an accumulating thread adds at most (1 to 4096);
+    table_bits (table_plan's, 4 to 24: the kernels take a window table from
+    window_bits' least width up; table_plan searches only 8 to 24, narrower
+    tables being valid but slow), fill_parts (fill_parts, 1 to 64), overlap
+    (overlapped) and grouped (grouped: the sort's atomics grouped by key).
+    max_chunk: entries an accumulating thread adds at most (1 to 4096);
     compact_share: windows above the first keep keys for the wide scalars
     only where they are at most this share (0 to 1; 0: every point's keys);
     groups: stretches of whole windows a plain MSM is filled and added up
@@ -177,7 +179,7 @@ class MsmTuning:
     def __post_init__(self):
         if not isinstance(self.variant, str) or not (self.variant == "" or self.variant.isidentifier()):
             raise InvalidInputError(f"MsmTuning: variant {self.variant!r} is not a build's name")
-        for name, low, high, optional in (("window_bits", 4, 22, True), ("table_bits", 8, 24, True),
+        for name, low, high, optional in (("window_bits", 4, 22, True), ("table_bits", 4, 24, True),
                                           ("fill_parts", 1, 64, True), ("max_chunk", 1, 4096, False),
                                           ("groups", 1, 256, False)):
             value = getattr(self, name)

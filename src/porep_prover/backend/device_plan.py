@@ -1,0 +1,332 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The device-memory plan: from a budget and a circuit's arrays, what stays
+resident on a device, what is streamed from pinned host memory, how many
+points one MSM pass may sort at once, and whether the circuit's matrices and
+the H points' window tables fit. Host arithmetic only: `porep-prover gpu plan`
+prints one without a GPU, and the GPU backend runs by one (cuda/streamed.py,
+msm/gpu.py's passes).
+
+The model, in bytes (G1 affine 96 per point, G2 192; a scalar 32):
+
+    held      resident arrays + the streamed arrays' chunk ring
+    per partition on the device: its upload (the witness, or a, b, c and
+              the scalars when A w, B w, C w are evaluated on the host), once
+              for the region and once for the partition copied ahead
+    H phase   three domain-sized vectors (a, b, c; H is left in one of them)
+    MSM phase H's scalars, the sort of one pass (keys and entries, 4 bytes a
+              point a window) and its buckets (xyzz sums and three counters a
+              bucket a window)
+
+and the budget must cover held + uploads + the larger phase + a margin (the
+context, the kernels, the twiddles). Every array read once per partition
+costs its bytes over the bus when streamed, so the plan weighs each choice's
+seconds: bytes streamed at the upload rate against the bucket additions more
+passes add (an H100 or H200 adds about 2.4 G bucket entries a second).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from ..errors import DeviceMemoryError, InvalidInputError
+from ..msm.gpu_plan import BUCKET_COST, KEY_COST, windows_of
+
+GIB = 1 << 30
+MARGIN = 3 << 29             # 1.5 GiB: the context, the kernel modules, twiddles and the pool's slack
+POINT_BYTES = {1: 96, 2: 192}
+PROJ_BYTES = {1: 192, 2: 384}
+SCALAR_BYTES = 32
+UPLOAD_RATE = 25e9           # bytes a second from pinned pages (the H100 host: 26.3 GB/s)
+ENTRY_SECONDS = 0.41e-9      # a bucket entry added (the scale-1 H MSM: 0.66 s for 12 x 2^27)
+MIN_PASS = 1 << 20           # the fewest points a pass sorts: below, launches and reductions dominate
+MIN_CHUNK_BYTES = 64 << 20
+MAX_CHUNK_BYTES = 1 << 30
+RING = 3                     # chunk buffers: one copied into while two are read (two MSMs' chunks in flight)
+# the order arrays are made resident in when all cannot be, for equal bytes saved: the cheapest MSM a byte
+# first (its transfer could hide behind the least work), H (full scalars, the most work a byte) last
+ORDER = ("b_g2", "b_g1", "a", "l", "h")
+
+
+@dataclasses.dataclass(frozen=True)
+class PointArray:
+    """One array of SRS points a partition's MSMs read once: its name, group and length."""
+    name: str
+    group: int
+    count: int
+
+    @property
+    def nbytes(self) -> int:
+        return POINT_BYTES[self.group] * self.count
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """What a circuit asks of a device: its SRS arrays, its domain, the
+    bytes of its matrices on the device (0: A w, B w, C w evaluated on the
+    host), the bytes a partition uploads, the device workers sharing the
+    device (each may hold a partition copied ahead), and the window-table
+    copies of the H points wanted (0: none)."""
+    arrays: tuple[PointArray, ...]
+    domain: int
+    matrix_bytes: int
+    upload_bytes: int
+    workers: int = 2
+    table_copies: int = 0
+
+    def __post_init__(self):
+        if not self.arrays or self.domain < 2 or self.workers < 1 or self.matrix_bytes < 0 \
+                or self.upload_bytes < 0 or self.table_copies < 0:
+            raise InvalidInputError(f"a device workload needs arrays, a domain of at least 2 and one worker: {self}")
+
+    def array(self, name: str) -> PointArray | None:
+        return next((a for a in self.arrays if a.name == name), None)
+
+    @property
+    def srs_bytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays)
+
+    @classmethod
+    def of(cls, params, r1cs=None, workers: int = 2, table_copies: int = 0) -> "Workload":
+        """The workload of a parameter set (groth16.keys.Parameters); with
+        r1cs, A w, B w, C w on the device (its matrices resident, the
+        witness uploaded), else on the host (a, b, c and the scalars)."""
+        arrays = tuple(PointArray(name, getattr(params, name).GROUP, len(getattr(params, name)))
+                       for name in ("h", "l", "a", "b_g1", "b_g2"))
+        domain = len(params.h) + 1
+        if r1cs is not None:
+            return cls(arrays, domain, matrix_bytes(r1cs), SCALAR_BYTES * r1cs.num_variables, workers, table_copies)
+        scalars = len(params.l) + len(params.a) + len(params.b_g1)
+        return cls(arrays, domain, 0, SCALAR_BYTES * (3 * domain + scalars), workers, table_copies)
+
+    @classmethod
+    def estimated(cls, constraints: int, inputs: int, aux: int, a_density: float, b_density: float,
+                  nonzeros: tuple[float, float, float], on_device: bool = True, workers: int = 2,
+                  table_copies: int = 0) -> "Workload":
+        """The workload of a circuit known by its statistics alone (no
+        circuit built): constraints, inputs (the constant one included),
+        aux variables, the share of aux variables A and B read, the nonzeros
+        a row of A, B, C; on_device as Workload.of with an r1cs."""
+        domain = 1 << max(1, (constraints + inputs - 1).bit_length())
+        a_count, b_count = inputs + round(a_density * aux), inputs + round(b_density * aux)
+        arrays = (PointArray("h", 1, domain - 1), PointArray("l", 1, aux), PointArray("a", 1, a_count),
+                  PointArray("b_g1", 1, b_count), PointArray("b_g2", 2, b_count))
+        nnz = round(sum(nonzeros) * constraints)
+        # CSR: an int64 row pointer a row, a uint32 column and a uint16 coefficient id an entry; the
+        # queries' uint32 maps (A's rows, B's gather)
+        matrices = 3 * 8 * (constraints + 1) + 6 * nnz + 4 * (a_count + b_count) if on_device else 0
+        upload = SCALAR_BYTES * (1 + inputs + aux if on_device else 3 * domain + aux + a_count + b_count)
+        return cls(arrays, domain, matrices, upload, workers, table_copies)
+
+
+def matrix_bytes(r1cs) -> int:
+    """Device bytes of what the device evaluation of r1cs keeps resident:
+    each matrix's CSR arrays and the queries' maps."""
+    total = 0
+    for matrix in (r1cs.a, r1cs.b, r1cs.c):
+        total += matrix.indptr.nbytes + matrix.col.nbytes + matrix.coeff.limbs.nbytes
+        total += matrix.coeff_id.nbytes if matrix.coeff_id is not None else 0
+    return total + 4 * (len(r1cs.query_index("a")) + len(r1cs.query_index("b")))
+
+
+def pass_window_bits(points: int, group: int = 1) -> int:
+    """The window width of a full-scalar pass over this many points (as
+    msm.gpu_plan.window_bits_for picks it for 255-bit scalars)."""
+    return min(range(4, 23), key=lambda c: pass_cost(points, c, group))
+
+
+def pass_cost(points: int, c: int, group: int = 1) -> float:
+    """A full-scalar pass's cost in bucket additions (window_bits_for's model)."""
+    windows = windows_of(c)
+    return windows * points * (1 + KEY_COST[group]) + BUCKET_COST[group] * windows * (1 << (c - 1))
+
+
+def pass_bytes(points: int, group: int = 1) -> int:
+    """Device work bytes of one full-scalar MSM pass over this many points:
+    the sort's keys and entries and, while they are filled, each window's
+    buckets (xyzz sums, three counters); or, before, the canonical scalars
+    beside the keys, whichever is larger."""
+    c = pass_window_bits(points, group)
+    windows, buckets = windows_of(c), windows_of(c) * (1 << (c - 1))
+    keys = 4 * points * windows
+    return max(SCALAR_BYTES * points + keys, 2 * keys + buckets * (PROJ_BYTES[group] + 12))
+
+
+@dataclasses.dataclass(frozen=True)
+class DevicePlan:
+    """One device's plan for one workload under a budget (bytes).
+
+    resident, streamed: the SRS arrays' names; matrices: A w, B w, C w on
+    the device (the workload's matrices resident); table_copies: the H
+    points' window-table copies kept; pass_points: the most points one MSM
+    pass sorts; ahead: a partition's uploads are copied to the device
+    ahead of its region (one a worker beside the running one); chunk_bytes: a streamed chunk's size (a ring of RING);
+    planned_bytes: what the plan holds at its peak; seconds: its cost
+    estimate (exposed transfers and extra passes)."""
+    budget: int
+    workload: Workload
+    resident: tuple[str, ...]
+    streamed: tuple[str, ...]
+    matrices: bool
+    ahead: bool
+    table_copies: int
+    pass_points: int
+    chunk_bytes: int
+    planned_bytes: int
+    seconds: float
+
+    @property
+    def resident_bytes(self) -> int:
+        """Device bytes of what the plan keeps between partitions: resident arrays, the table, the matrices."""
+        w = self.workload
+        h = w.array("h")
+        table = self.table_copies * h.nbytes if h is not None else 0
+        return sum(w.array(n).nbytes for n in self.resident) + table + (w.matrix_bytes if self.matrices else 0)
+
+    @property
+    def ring_bytes(self) -> int:
+        return RING * self.chunk_bytes if self.streamed else 0
+
+    @property
+    def streamed_bytes(self) -> int:
+        """Bytes uploaded per partition for the streamed arrays."""
+        return sum(self.workload.array(n).nbytes for n in self.streamed)
+
+    def chunk_points(self, group: int) -> int:
+        """Points of a group in one streamed chunk (at most a pass)."""
+        return max(1, min(self.pass_points, self.chunk_bytes // POINT_BYTES[group]))
+
+    def transfer_seconds(self, rate: float = UPLOAD_RATE) -> float:
+        """The floor one partition's streamed bytes set at an upload rate."""
+        return self.streamed_bytes / rate
+
+    def describe(self, rate: float = UPLOAD_RATE) -> list[str]:
+        """The plan in lines, for a terminal or a log."""
+        w, g = self.workload, GIB
+        lines = [f"device budget {self.budget / g:.1f} GiB; planned peak {self.planned_bytes / g:.1f} GiB "
+                 f"(SRS {w.srs_bytes / g:.1f} GiB, domain 2^{w.domain.bit_length() - 1}, {w.workers} workers)"]
+        for a in w.arrays:
+            where = "resident" if a.name in self.resident else "streamed"
+            lines.append(f"  {a.name:5} {a.count:>12,} points {a.nbytes / g:7.2f} GiB  {where}")
+        if w.matrix_bytes:
+            lines.append(f"  matrices {w.matrix_bytes / g:.2f} GiB  "
+                         + ("resident (A w, B w, C w on the device)" if self.matrices else
+                            "not on the device (A w, B w, C w on the host)"))
+        if self.table_copies:
+            lines.append(f"  H window table: {self.table_copies} copies")
+        lines.append(f"  MSM passes of at most {self.pass_points:,} points")
+        upload = _upload(w, self.matrices)
+        lines.append(f"  uploads: {upload / g:.2f} GiB a partition, "
+                     + ("copied ahead while another partition's kernels run" if self.ahead
+                        else "in the kernel region (no room to copy ahead)"))
+        if self.streamed:
+            lines.append(f"  streamed: {self.streamed_bytes / g:.2f} GiB a partition in chunks of "
+                         f"{self.chunk_bytes / 2**20:.0f} MiB (ring of {RING}); at {rate / 1e9:.1f} GB/s "
+                         f"{self.transfer_seconds(rate) * 1e3:.0f} ms a partition")
+        else:
+            lines.append("  streamed: nothing")
+        return lines
+
+
+def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE) -> DevicePlan:
+    """The cheapest DevicePlan for workload within budget bytes: every split
+    of the arrays into resident and streamed (in ORDER's priority), every
+    pass size from the largest array down to MIN_PASS, the matrices on the
+    device (where the workload has them) or not, partitions copied ahead or
+    not; the one of least estimated seconds, the most resident bytes among
+    equals. DeviceMemoryError when even the H phase does not fit (a budget
+    too small for the domain), naming the least budget that would."""
+    if budget <= 0:
+        raise InvalidInputError(f"a device-memory budget of {budget} bytes")
+    best = None
+    for matrices in ((True, False) if workload.matrix_bytes else (False,)):
+        for ahead in (True, False):
+            for candidate in _candidates(workload, budget, matrices, ahead, rate):
+                key = (round(candidate.seconds, 6), not matrices, -candidate.resident_bytes)
+                if best is None or key < best[0]:
+                    best = (key, candidate)
+    if best is None:
+        floor = MARGIN + _phases(workload, False, MIN_PASS)[0]
+        raise DeviceMemoryError(f"a device budget of {budget / GIB:.1f} GiB is too small for a domain of "
+                                f"2^{workload.domain.bit_length() - 1}: at least {floor / GIB:.1f} GiB")
+    return _with_tables(best[1])
+
+
+def _upload(w: Workload, matrices: bool) -> int:
+    """Bytes one partition uploads: the workload's, or with the matrices off
+    the device, a, b, c and every query's scalars."""
+    if matrices or not w.matrix_bytes:
+        return w.upload_bytes
+    scalars = sum(a.count for a in w.arrays if a.name in ("l", "a", "b_g1"))
+    return SCALAR_BYTES * (3 * w.domain + scalars)
+
+
+def _phases(w: Workload, matrices: bool, points: int) -> tuple[int, int]:
+    """(H phase, MSM phase) device bytes of the running partition: with the
+    matrices, its witness beside a, b, c, then beside H's scalars and a
+    pass; without, a, b, c (uploaded, transformed in place), then H's
+    scalars, a pass and its scalars."""
+    n, ntt = w.domain, 3 * SCALAR_BYTES * w.domain
+    if matrices:
+        return w.upload_bytes + ntt, w.upload_bytes + SCALAR_BYTES * n + pass_bytes(points)
+    return ntt, SCALAR_BYTES * (n + points) + pass_bytes(points)
+
+
+def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: float):
+    largest = max(a.count for a in w.arrays)
+    upload = _upload(w, matrices)
+    fixed = MARGIN + (w.matrix_bytes if matrices else 0) + ((w.workers - 1) * upload if ahead else 0)
+    passes = [largest]
+    while passes[-1] > MIN_PASS:
+        passes.append(max(MIN_PASS, passes[-1] // 2))
+    order = sorted(w.arrays, key=lambda a: ORDER.index(a.name) if a.name in ORDER else -1)
+    for points in passes:
+        work = max(_phases(w, matrices, points))
+        room = budget - fixed - work
+        if room < 0:
+            continue
+        for kept in range(len(order), -1, -1):
+            resident, streamed = order[:kept], order[kept:]
+            held = sum(a.nbytes for a in resident)
+            chunk = _chunk_bytes(room - held, points) if streamed else 0
+            if (streamed and chunk == 0) or held + RING * chunk > room:
+                continue
+            moved = sum(a.nbytes for a in streamed) + (0 if ahead else upload)
+            seconds = _seconds(w, points, moved, rate) + (0 if matrices or not w.matrix_bytes else
+                                                           (upload - w.upload_bytes) / rate)
+            yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
+                             matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk, seconds)
+            break         # fewer resident arrays under the same pass only stream more
+
+
+def _chunk_bytes(room: int, points: int) -> int:
+    """A streamed chunk's bytes: a third of the room left, within the chunk
+    bounds and at most one pass of G2 points; 0 when below the least."""
+    chunk = min(MAX_CHUNK_BYTES, room // RING, POINT_BYTES[2] * points)
+    return chunk if chunk >= MIN_CHUNK_BYTES else 0
+
+
+def _seconds(w: Workload, points: int, moved: int, rate: float) -> float:
+    """A plan's cost: the bytes it moves in the kernel region at the upload
+    rate (none hidden: the floor) plus the bucket additions its passes cost
+    over one pass an array: H's full scalars by the MSM's model, the
+    witness-fed arrays (narrow scalars, few entries above window 0) a
+    reduction of 16-bit windows a pass more."""
+    extra = 0.0
+    for a in w.arrays:
+        split = math.ceil(a.count / points)
+        if a.name != "h":
+            extra += (split - 1) * BUCKET_COST[a.group] * windows_of(16) * (1 << 15)
+            continue
+        per = -(-a.count // split)
+        whole = pass_cost(a.count, pass_window_bits(a.count, a.group), a.group)
+        extra += split * pass_cost(per, pass_window_bits(per, a.group), a.group) - whole
+    return moved / rate + ENTRY_SECONDS * max(0.0, extra)
+
+
+def _with_tables(p: DevicePlan) -> DevicePlan:
+    """The plan with as many of the wanted H window-table copies as fit beside what it holds."""
+    h = p.workload.array("h")
+    if not p.workload.table_copies or h is None or "h" not in p.resident:
+        return p
+    fit = min(p.workload.table_copies, max(0, p.budget - p.planned_bytes) // h.nbytes)
+    return dataclasses.replace(p, table_copies=fit, planned_bytes=p.planned_bytes + fit * h.nbytes)

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The device-memory plan (backend/device_plan.py), host arithmetic only:
+whatever the budget, what the plan holds at its peak fits it; more memory
+never streams more; the matrices and copies ahead give way before the SRS
+does; a budget below the H phase is a named error; and `gpu plan` prints it."""
+import random
+
+import pytest
+
+from porep_prover.backend.device_plan import (GIB, MARGIN, RING, DevicePlan, PointArray, Workload, pass_bytes,
+                                              pass_window_bits, plan)
+from porep_prover.cli import main
+from porep_prover.errors import DeviceMemoryError, InvalidInputError
+
+STATS = dict(inputs=329, a_density=0.997, b_density=0.254, nonzeros=(2.4, 1.0, 2.2))
+
+
+def porep(scale=1.0, on_device=True, workers=2, copies=0) -> Workload:
+    return Workload.estimated(round(130_278_869 * scale), aux=round(130_169_893 * scale), on_device=on_device,
+                              workers=workers, table_copies=copies, **STATS)
+
+
+def test_a_large_budget_keeps_everything_in_one_pass():
+    p = plan(porep(), 139 * GIB)
+    assert set(p.resident) == {"h", "l", "a", "b_g1", "b_g2"} and not p.streamed
+    assert p.matrices and p.ahead and p.pass_points == max(a.count for a in p.workload.arrays)
+    assert p.streamed_bytes == 0 and p.transfer_seconds() == 0
+
+
+def test_an_80_gb_card_keeps_the_srs_and_sorts_h_in_passes():
+    p = plan(porep(), 80 * GIB)
+    assert not p.streamed and p.matrices
+    assert p.pass_points < len_h(p)                      # the whole H sort does not fit beside the SRS
+    assert p.planned_bytes <= 80 * GIB
+
+
+def len_h(p: DevicePlan) -> int:
+    return p.workload.array("h").count
+
+
+@pytest.mark.parametrize("gib", [14, 16, 24, 32, 48, 64, 80, 96, 139])
+def test_the_planned_peak_fits_the_budget(gib):
+    for on_device in (True, False):
+        p = plan(porep(on_device=on_device), gib * GIB)
+        assert p.planned_bytes <= p.budget
+        assert p.resident_bytes + p.ring_bytes + MARGIN <= p.budget
+        assert set(p.resident) | set(p.streamed) == {a.name for a in p.workload.arrays}
+        assert not set(p.resident) & set(p.streamed)
+        if p.streamed:
+            assert p.chunk_bytes >= 64 << 20 and p.chunk_points(2) <= p.pass_points
+
+
+def test_more_memory_never_streams_more():
+    rnd = random.Random()
+    budgets = sorted(rnd.uniform(14, 160) for _ in range(12))
+    moved = [plan(porep(), int(b * GIB)).streamed_bytes for b in budgets]
+    assert moved == sorted(moved, reverse=True)
+
+
+def test_a_budget_below_the_h_phase_is_named():
+    with pytest.raises(DeviceMemoryError, match="too small for a domain of 2\\^27: at least"):
+        plan(porep(), 8 * GIB)
+    with pytest.raises(InvalidInputError):
+        plan(porep(), 0)
+    with pytest.raises(InvalidInputError):
+        Workload((PointArray("h", 1, 10),), 1, 0, 0)
+
+
+def test_window_tables_only_beside_a_resident_h():
+    roomy = plan(porep(copies=2), 139 * GIB)
+    assert roomy.table_copies == 2 and roomy.planned_bytes <= roomy.budget
+    assert plan(porep(copies=2), 16 * GIB).table_copies == 0
+
+
+def test_a_pass_s_work_grows_with_its_points():
+    sizes = [1 << k for k in range(16, 28)]
+    work = [pass_bytes(n) for n in sizes]
+    assert work == sorted(work)
+    assert all(4 <= pass_window_bits(n) <= 22 for n in sizes)
+    assert pass_bytes(1 << 27) > 8 * (1 << 27) * 12      # keys and entries of 12 windows at least
+
+
+def test_the_ring_holds_three_chunks():
+    p = plan(porep(), 24 * GIB)
+    assert p.streamed and p.ring_bytes == RING * p.chunk_bytes
+
+
+def test_gpu_plan_prints_the_plan(capsys):
+    assert main(["gpu", "plan", "--device-memory-gib", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "device budget 16.0 GiB" in out and "streamed:" in out and "GB/s" in out
+    assert main(["gpu", "plan", "--scale", "0.0625", "--device-memory-gib", "32"]) == 0
+    assert "streamed: nothing" in capsys.readouterr().out
+    assert main(["gpu", "plan", "--device-memory-gib", "4"]) == 2          # a named error, one line
+    assert "too small" in capsys.readouterr().err
