@@ -3,8 +3,8 @@
 resident on a device, what is streamed from pinned host memory, how many
 points one MSM pass may sort at once, and whether the circuit's matrices and
 the H points' window tables fit. Host arithmetic only: `porep-prover gpu plan`
-prints one without a GPU, and the GPU backend runs by one (cuda/streamed.py,
-msm/gpu.py's passes).
+prints one without a GPU. The GPU backend does not run by a plan yet: its
+resident store still keeps what fits under its own budget (cuda/resident.py).
 
 The model, in bytes (G1 affine 96 per point, G2 192; a scalar 32):
 
@@ -290,9 +290,9 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
             chunk = _chunk_bytes(room - held, points) if streamed else 0
             if (streamed and chunk == 0) or held + RING * chunk > room:
                 continue
-            moved = sum(a.nbytes for a in streamed) + (0 if ahead else upload)
-            seconds = _seconds(w, points, moved, rate) + (0 if matrices or not w.matrix_bytes else
-                                                           (upload - w.upload_bytes) / rate)
+            # in the region: the whole upload, or, copied ahead, what the host path uploads beyond the witness
+            in_region = max(0, upload - w.upload_bytes) if ahead else upload
+            seconds = _seconds(w, points, sum(a.nbytes for a in streamed) + in_region, rate)
             yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
                              matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk, seconds)
             break         # fewer resident arrays under the same pass only stream more

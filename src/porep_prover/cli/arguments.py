@@ -38,12 +38,17 @@ def integer(minimum: int, maximum: int):
     return parse
 
 
+def _float(text: str) -> float:
+    """text as a float, NaN where it is none (every range test then fails)."""
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
 def fraction(text: str) -> float:
     """An argparse type: a finite number above 0 and at most 1."""
-    try:
-        x = float(text)
-    except ValueError:
-        x = math.nan
+    x = _float(text)
     if not 0 < x <= 1:          # also false for NaN
         raise argparse.ArgumentTypeError(f"must be a number above 0 and at most 1, got {text!r}")
     return x
@@ -52,10 +57,7 @@ def fraction(text: str) -> float:
 def number(minimum: float, maximum: float):
     """An argparse type: a finite number in [minimum, maximum]."""
     def parse(text: str) -> float:
-        try:
-            x = float(text)
-        except ValueError:
-            x = math.nan
+        x = _float(text)
         if not minimum <= x <= maximum:     # also false for NaN
             raise argparse.ArgumentTypeError(f"must be a number from {minimum:g} to {maximum:g}, got {text!r}")
         return x
