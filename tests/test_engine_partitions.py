@@ -149,6 +149,26 @@ def test_progress_then_drain_finishes_the_partitions_in_flight(circuit):
     assert engine.job_progress(job.id) is None
 
 
+def test_a_partition_handed_out_before_a_drain_does_not_start_after_it(circuit):
+    """The worker took a partition and waits for its parameters when the
+    drain comes: the partition goes back to its job and is not synthesized."""
+    params, r1cs, ws = circuit
+    provider = CountingProvider(load_delay=1.0)
+    engine = engine_with(provider)
+    job = counted_job(params, r1cs, ws)
+    handle = engine.submit(job)
+    deadline = time.monotonic() + 30
+    while (engine.job_progress(job.id) or {}).get("in_flight", 0) == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert engine.job_progress(job.id)["in_flight"] == 1
+    t = time.monotonic()
+    engine.drain(timeout=30)
+    assert time.monotonic() - t < 5                    # the drain did not wait for a proof
+    with pytest.raises(JobCancelledError):
+        handle.result(5)
+    assert provider.calls == {}
+
+
 def test_cancel_of_a_running_job_is_prompt(circuit):
     params, r1cs, ws = circuit
     with engine_with(CountingProvider(delay=0.5)) as engine:

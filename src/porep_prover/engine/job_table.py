@@ -116,6 +116,22 @@ class JobTable:
                 self._cond.wait(left)
             return None
 
+    def may_start(self, task: PartitionTask) -> bool:
+        """Whether the in-flight task's work may begin now. False while
+        holding (a drain came after the task was handed out, while its
+        worker waited for parameters or memory): the task goes back to the
+        scheduler and is no longer in flight, so the drain does not wait for
+        it and it resumes with its job."""
+        with self._cond:
+            if not self.holding:
+                return True
+            state = self._jobs.get(task.job.id)
+            if state is not None and task.index in state.in_flight:
+                state.in_flight.discard(task.index)
+                self._scheduler.push(task)
+            self._cond.notify_all()
+            return False
+
     def is_active(self, job_id: str) -> bool:
         return job_id in self._jobs
 
