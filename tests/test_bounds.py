@@ -150,6 +150,7 @@ RANGES = {
     "prover.msm_table_copies": (0, config.MAX_TABLE_COPIES),
     "srs.idle_evict_seconds": (0, 365 * 86400),
     "srs.budget_gib": (0, 2**20),
+    "engine.device_memory_gib": (0, 2**20),
     "daemon.max_pending": (1, 1_000_000),
     "daemon.max_waiters": (1, 4096),
     "daemon.max_request_bytes": (1024, 2**31 - 1),

@@ -260,10 +260,13 @@ def test_engine_status_view(circuit):
 class MemoryBackend(CpuBackend):
     """The CPU backend as a GPU that tells its memory (or fails to)."""
 
-    def __init__(self, free, total, resident, fails=False):
+    def __init__(self, free, total, resident, fails=False, planned=None):
         super().__init__()
         self.info = types.SimpleNamespace(name="Fake GPU")
-        self.free, self.total, self.resident, self.fails = free, total, resident, fails
+        self.free, self.total, self.resident, self.fails, self.planned = free, total, resident, fails, planned
+
+    def memory_status(self):
+        return self.planned
 
     def memory(self):
         if self.fails:
@@ -277,20 +280,30 @@ class MemoryBackend(CpuBackend):
 def test_device_memory_in_the_status_and_the_metrics(rng):
     total = rng.randrange(1 << 33, 1 << 37)
     free, resident = rng.randrange(total), rng.randrange(1 << 32)
-    devices = [Device("gpu-a", "gpu0", "gpu", MemoryBackend(free, total, resident)),
-               Device("gpu-b", "gpu1", "gpu", MemoryBackend(0, 0, 0, fails=True))]
+    planned = {"budget": rng.randrange(1 << 34, total), "planned": rng.randrange(1 << 34), "resident": resident,
+               "allocated": rng.randrange(1 << 34), "peak": rng.randrange(1 << 34), "streamed": rng.randrange(1 << 40),
+               "pinned": rng.randrange(1 << 36)}
+    devices = [Device("gpu-a", "gpu0", "gpu", MemoryBackend(free, total, resident, planned=planned)),
+               Device("gpu-b", "gpu1", "gpu", MemoryBackend(0, 0, 0, fails=True)),
+               Device("gpu-c", "gpu2", "gpu", MemoryBackend(free, total, resident))]
     with Engine(load_config(overrides={"engine.partition_workers": 1}), devices=devices) as e:
         view = engine_status_view(e)
+    plan_keys = {f"{k}_bytes": v for k, v in planned.items() if k != "resident"}
     assert [(d["label"], d["name"], d["memory"]) for d in view["devices"]] == [
-        ("gpu0", "Fake GPU", {"total_bytes": total, "free_bytes": free, "resident_bytes": resident}),
-        ("gpu1", "Fake GPU", None)]
-    assert view["workers"]["device"] == 2 * view["workers"]["per_device"]
+        ("gpu0", "Fake GPU", {"total_bytes": total, "free_bytes": free, "resident_bytes": resident, **plan_keys}),
+        ("gpu1", "Fake GPU", None),
+        ("gpu2", "Fake GPU", {"total_bytes": total, "free_bytes": free, "resident_bytes": resident})]
+    assert view["workers"]["device"] == len(devices) * view["workers"]["per_device"]
     metrics = DaemonMetrics()
     metrics.observe(view)
     got = samples(metrics.text())
     assert got[("porep_prover_device_memory_free_bytes", (("device", "gpu0"),))] == free
     assert got[("porep_prover_device_memory_total_bytes", (("device", "gpu0"),))] == total
     assert ("porep_prover_device_memory_free_bytes", (("device", "gpu1"),)) not in got
+    for name, key in (("budget", "budget"), ("planned", "planned"), ("allocated", "allocated"), ("peak", "peak")):
+        assert got[(f"porep_prover_device_memory_{name}_bytes", (("device", "gpu0"),))] == planned[key]
+    assert got[("porep_prover_device_streamed_bytes", (("device", "gpu0"),))] == planned["streamed"]
+    assert ("porep_prover_device_memory_budget_bytes", (("device", "gpu2"),)) not in got
     assert got[("porep_prover_gpu_workers", ())] == view["workers"]["device"]
 
 

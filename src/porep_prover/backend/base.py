@@ -127,6 +127,18 @@ class Backend(Protocol):
     def release_resident(self) -> None:
         """Drop every resident copy not in use (none on the host)."""
 
+    def set_memory_budget(self, nbytes: int = 0) -> None:
+        """Bound what the process holds on the backend's device to nbytes (0:
+        the device's memory); nothing on the host."""
+
+    def plan_for(self, params, r1cs=None, workers: int = 2):
+        """The device-memory plan (backend.device_plan.DevicePlan) for a
+        parameter set, applied; r1cs where A w, B w, C w run on the device;
+        workers: the kernel-region workers sharing it. None on the host."""
+
+    def memory_status(self) -> dict | None:
+        """The device's budget, plan and use in bytes (GpuBackend's keys); None on the host."""
+
     def with_options(self, options: MsmOptions) -> "Backend":
         """This backend with options for its MSMs: a light view sharing its
         device, resident points and pools (itself where no option applies)."""

@@ -137,6 +137,15 @@ class CpuBackend:
     def release_resident(self):
         pass
 
+    def set_memory_budget(self, nbytes: int = 0) -> None:
+        pass                       # the host's memory is the engine's (engine/memory.py)
+
+    def plan_for(self, params, r1cs=None, workers: int = 2):
+        return None                # nothing to place: every array is where the host has it
+
+    def memory_status(self):
+        return None
+
     def with_options(self, options: MsmOptions):
         return self                # no window tables on the host: no option applies
 

@@ -3,8 +3,7 @@
 resident on a device, what is streamed from pinned host memory, how many
 points one MSM pass may sort at once, and whether the circuit's matrices and
 the H points' window tables fit. Host arithmetic only: `porep-prover gpu plan`
-prints one without a GPU. The GPU backend does not run by a plan yet: its
-resident store still keeps what fits under its own budget (cuda/resident.py).
+prints one without a GPU; the GPU backend runs by one (backend/gpu_memory.py).
 
 The model, in bytes (G1 affine 96 per point, G2 192; a scalar 32):
 
@@ -227,25 +226,27 @@ class DevicePlan:
         return lines
 
 
-def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE) -> DevicePlan:
+def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE, matrices: bool | None = None) -> DevicePlan:
     """The cheapest DevicePlan for workload within budget bytes: every split
     of the arrays into resident and streamed (in ORDER's priority), every
     pass size from the largest array down to MIN_PASS, the matrices on the
-    device (where the workload has them) or not, partitions copied ahead or
-    not; the one of least estimated seconds, the most resident bytes among
-    equals. DeviceMemoryError when even the H phase does not fit (a budget
-    too small for the domain), naming the least budget that would."""
+    device (where the workload has them; matrices: only on, or only off) or
+    not, partitions copied ahead or not; the one of least estimated seconds,
+    the most resident bytes among equals. DeviceMemoryError when even the H
+    phase does not fit (a budget too small for the domain), naming the least
+    budget that would."""
     if budget <= 0:
         raise InvalidInputError(f"a device-memory budget of {budget} bytes")
     best = None
-    for matrices in ((True, False) if workload.matrix_bytes else (False,)):
+    choices = (True, False) if workload.matrix_bytes else (False,)
+    for matrices in [m for m in choices if matrices is None or m == matrices]:
         for ahead in (True, False):
             for candidate in _candidates(workload, budget, matrices, ahead, rate):
                 key = (round(candidate.seconds, 6), not matrices, -candidate.resident_bytes)
                 if best is None or key < best[0]:
                     best = (key, candidate)
     if best is None:
-        floor = MARGIN + _phases(workload, False, MIN_PASS)[0]
+        floor = MARGIN + _phases(workload, bool(matrices), MIN_PASS)[0] + (workload.matrix_bytes if matrices else 0)
         raise DeviceMemoryError(f"a device budget of {budget / GIB:.1f} GiB is too small for a domain of "
                                 f"2^{workload.domain.bit_length() - 1}: at least {floor / GIB:.1f} GiB")
     return _with_tables(best[1])
@@ -267,7 +268,10 @@ def _phases(w: Workload, matrices: bool, points: int) -> tuple[int, int]:
     scalars, a pass and its scalars."""
     n, ntt = w.domain, 3 * SCALAR_BYTES * w.domain
     if matrices:
-        return w.upload_bytes + ntt, w.upload_bytes + SCALAR_BYTES * n + pass_bytes(points)
+        # beside the witness: H's scalars, or a query's scalars gathered from the witness (B's; A's scattered
+        # to its rows when its MSM is taken apart from L's), whichever is larger
+        gathered = max([a.count for a in w.arrays if a.name in ("a", "b_g1")] + [n])
+        return w.upload_bytes + ntt, w.upload_bytes + SCALAR_BYTES * gathered + pass_bytes(points)
     return ntt, SCALAR_BYTES * (n + points) + pass_bytes(points)
 
 

@@ -6,9 +6,11 @@ on it: msm/gpu.py (MSMs, batch sums), msm/gpu_fixed_base.py (fixed-base
 products), ntt/gpu.py (NTTs, the H pipeline) and r1cs/gpu.py (A w, B w, C w
 on the device). Results equal the CPU backend's bit for bit.
 
-Device memory: point arrays given to msm / batch_sum stay resident, under a
-budget, and must not be modified in place meanwhile (cuda/resident.py); work
-buffers are allocated per call (cuda/device.py). A partition's uploads are
+Device memory: everything held is bounded by a budget, and a device-memory
+plan decides what stays resident and what is streamed (backend/gpu_memory.py).
+Point arrays given to msm / batch_sum stay resident, or are streamed, and
+must not be modified in place meanwhile (cuda/resident.py); work buffers
+are allocated per call (cuda/device.py). A partition's uploads are
 staged in pinned arenas before its kernel region (prepare; cuda/pinned.py).
 """
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..msm.gpu_fixed_base import GpuFixedBase
 from ..ntt.gpu import GpuNtt
 from ..r1cs.gpu import GpuR1cs
 from .base import Capabilities, Flavor, MsmOptions, Prepared
+from .gpu_memory import PlannedMemory
 
 if TYPE_CHECKING:
     from ..config import GpuEnvironment
@@ -54,7 +57,7 @@ def prepare(pool: PinnedPool, assignment) -> Prepared:
     return Prepared(dataclasses.replace(assignment, **staged), arena)
 
 
-class GpuBackend(Device):
+class GpuBackend(PlannedMemory, Device):
     """`Backend` on one CUDA device. environment: what the process's
     environment sets for it (config.gpu_environment(), read once per process
     by backend.gpu_backend, which makes one backend per device)."""
@@ -128,7 +131,7 @@ class GpuBackend(Device):
         then hands these copies over); an array that does not fit is left to the
         region. The copies are on the device when prepare returns."""
         prepared = prepare(self.pinned, assignment)
-        if ahead:
+        if ahead and (self.plan is None or self.plan.ahead):    # the plan may leave no room for a copy ahead
             try:
                 self._copy_ahead(prepared)
             except BaseException:

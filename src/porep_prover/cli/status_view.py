@@ -104,7 +104,7 @@ def _table(title: str, *columns: str) -> Table:
 def devices(status: dict, window: dict | None) -> Table:
     mine = {d["label"]: d for d in (window or {}).get("devices", [])}
     table = _table("Devices", "device", "name", "workers", "efficiency", "regions", "memory free / total",
-                   "parameters", "longest gap, ended by")
+                   "held / planned / budget", "parameters", "longest gap, ended by")
     table.columns[1].max_width, table.columns[1].overflow = 24, "ellipsis"
     table.caption = "efficiency: time in kernel regions (their union) over first start to last end, of those ended " \
         "in the window"
@@ -115,6 +115,8 @@ def devices(status: dict, window: dict | None) -> Table:
         table.add_row(d["label"], str(d.get("name") or d["kind"]), str(d["workers"]),
                       percent(w["efficiency"]) if w else "-", str(w["regions"]) if w else "-",
                       f"{size(m['free_bytes'])} / {size(m['total_bytes'])}" if m else "host",
+                      " / ".join(size(m.get(f"{k}_bytes")) for k in ("allocated", "planned", "budget"))
+                      if m and m.get("budget_bytes") else "-",
                       size(m["resident_bytes"]) if m else "-",
                       f"{duration(gap['seconds'])}: job {_short(gap['job'])} partition {gap['partition']} "
                       f"({gap['cause']})"

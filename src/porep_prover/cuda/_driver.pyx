@@ -83,10 +83,16 @@ cdef class Context:
     cdef drv.CUdevice dev
     cdef drv.CUmemoryPool pool
     cdef public int ordinal
+    # bytes of the DeviceBuffers alive in this context, their peak, and the most they may reach (0: no limit):
+    # the device-memory budget, which the card's own free memory cannot say on a card shared or larger
+    cdef readonly size_t allocated
+    cdef readonly size_t peak
+    cdef public size_t limit
 
     def __cinit__(self, int ordinal):
         init()
         self.ordinal = ordinal
+        self.allocated = self.peak = self.limit = 0
         check(drv.cuDeviceGet(&self.dev, ordinal), "cuDeviceGet")
         check(drv.cuDevicePrimaryCtxRetain(&self.ctx, self.dev), "cuDevicePrimaryCtxRetain")
 
@@ -106,6 +112,10 @@ cdef class Context:
         self.use()
         check(drv.cuCtxGetStreamPriorityRange(&least, &greatest), "cuCtxGetStreamPriorityRange")
         return least, greatest
+
+    def reset_peak(self):
+        """Start the peak of allocated bytes over from what is allocated now."""
+        self.peak = self.allocated
 
     def mem_info(self):
         """(free, total) bytes on the device."""
@@ -326,6 +336,9 @@ cdef class DeviceBuffer:
         self.ctx = ctx
         self.nbytes = nbytes
         self.stream = stream
+        if ctx.limit and ctx.allocated + nbytes > ctx.limit:
+            raise DeviceMemoryError(f"{nbytes} bytes past the device budget ({ctx.allocated} of {ctx.limit} "
+                                    f"bytes held)", code=2, name="CUDA_ERROR_OUT_OF_MEMORY")
         ctx.use()
         if stream is None:
             check(drv.cuMemAlloc(&p, nbytes if nbytes else 1), f"cuMemAlloc({nbytes} bytes)")
@@ -333,6 +346,9 @@ cdef class DeviceBuffer:
             check(drv.cuMemAllocAsync(&p, nbytes if nbytes else 1, stream.stream),
                   f"cuMemAllocAsync({nbytes} bytes)")
         self.ptr = <uint64_t> p
+        ctx.allocated += nbytes
+        if ctx.allocated > ctx.peak:
+            ctx.peak = ctx.allocated
 
     @property
     def pooled(self):
@@ -408,12 +424,14 @@ cdef class DeviceBuffer:
             else:
                 drv.cuMemFree(<drv.CUdeviceptr> self.ptr)
             self.ptr = 0
+            self.ctx.allocated -= self.nbytes
 
     def __dealloc__(self):
         # not in stream order: the stream may already be gone (cuMemFree waits for the device)
         if self.ptr and self.ctx is not None and self.ctx.ctx != NULL:
             drv.cuCtxSetCurrent(self.ctx.ctx)
             drv.cuMemFree(<drv.CUdeviceptr> self.ptr)
+            self.ctx.allocated -= self.nbytes
 
 
 cdef class PinnedBuffer:
@@ -464,3 +482,50 @@ cdef class PinnedBuffer:
         if self.data != NULL and self.ctx is not None and self.ctx.ctx != NULL:
             drv.cuCtxSetCurrent(self.ctx.ctx)
             drv.cuMemFreeHost(self.data)
+
+
+cdef class HostRegistration:
+    """Host memory someone else owns, page-locked in place (cuMemHostRegister,
+    portable to every context) until close() or collection, so that copies
+    from it run as DMA, asynchronous on a stream. Read-only where the device
+    supports it (a read-only file mapping can be registered then). The
+    memory must stay mapped until this is closed: it keeps no reference to
+    its owner (the caller closes it before the owner goes)."""
+    cdef void *ptr
+    cdef readonly size_t nbytes
+    cdef Context ctx
+
+    def __cinit__(self, Context ctx, const unsigned char[::1] data):
+        cdef drv.CUresult rc
+        cdef size_t n = data.shape[0]
+        cdef void *p
+        self.ctx = ctx
+        self.nbytes = n
+        if n == 0:
+            return
+        p = <void *> &data[0]
+        ctx.use()
+        with nogil:
+            rc = drv.cuMemHostRegister(p, n, drv.CU_MEMHOSTREGISTER_PORTABLE | drv.CU_MEMHOSTREGISTER_READ_ONLY)
+            if rc != drv.CUDA_SUCCESS and rc != drv.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
+                rc = drv.cuMemHostRegister(p, n, drv.CU_MEMHOSTREGISTER_PORTABLE)
+        if rc == drv.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
+            return                       # pinned by its other registration, which unpins it
+        check(rc, f"cuMemHostRegister({n} bytes)")
+        self.ptr = p
+
+    @property
+    def owned(self):
+        """Whether this object pinned the pages (False: they were pinned already)."""
+        return self.ptr != NULL
+
+    def close(self):
+        if self.ptr != NULL:
+            self.ctx.use()
+            drv.cuMemHostUnregister(self.ptr)
+            self.ptr = NULL
+
+    def __dealloc__(self):
+        if self.ptr != NULL and self.ctx is not None and self.ctx.ctx != NULL:
+            drv.cuCtxSetCurrent(self.ctx.ctx)
+            drv.cuMemHostUnregister(self.ptr)

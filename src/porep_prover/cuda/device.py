@@ -24,8 +24,8 @@ from . import DeviceInfo, devices, driver
 from .cache import KernelCache
 from .compiler import compile_cubin
 from .modules import INCLUDE, MODULES, VARIANTS
-from .pinned import PinnedPool
-from .resident import ResidentMemory
+from .pinned import HostPins, PinnedPool
+from .resident import STREAM_CHUNK, ResidentMemory
 from .staging import Staging
 
 if TYPE_CHECKING:
@@ -72,6 +72,11 @@ class Device(ResidentMemory):
         self._resident: collections.OrderedDict = collections.OrderedDict()
         self._ahead: dict[tuple[int, int], object] = {}  # (host address, bytes) -> its device copy, made ahead
         self._busy: collections.Counter = collections.Counter()  # id(limbs) of resident arrays in use
+        self.pins = HostPins(drv, self.ctx)
+        self._streamed: set[int] = set()                 # id(limbs) of the arrays streamed (stream_arrays)
+        self.ring = None                                 # the chunk ring of streamed arrays, made on first use
+        self.ring_bytes = STREAM_CHUNK                   # its slots' size
+        self.pass_points = 0                             # the most points an MSM pass sorts (0: no limit)
         budget = environment.resident_bytes
         self.resident_budget = budget if budget is not None else max(0, self.ctx.mem_info()[0] - RESERVE)
 
@@ -197,8 +202,13 @@ class Device(ResidentMemory):
         return self.ctx.mem_info()
 
     def close(self) -> None:
-        """Free everything this device object holds: resident arrays, modules, staging, pinned arenas, streams."""
+        """Free everything this device object holds: resident arrays, the
+        chunk ring, modules, staging, pinned arenas and pins, streams."""
         self.release_resident()
+        if self.ring is not None:
+            self.ring.close()
+            self.ring = None
+        self.pins.close()
         with self.lock:
             self._kernels.clear()
             for module in self._modules.values():

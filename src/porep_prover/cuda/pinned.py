@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Page-locked arenas for a partition's uploads, filled before the GPU's kernel region.
+"""Page-locked host memory: arenas for a partition's uploads, filled before
+the GPU's kernel region, and the streamed points pinned in place (HostPins).
 
 An engine worker prepares its next partition while another worker holds the
 device: the arrays the kernel region uploads (a, b, c and the MSM scalars)
@@ -13,13 +14,18 @@ arrays out in one arena.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..errors import CudaError
 from .staging import copy_in_slices
+
+LOG = logging.getLogger(__name__)
 
 SLICE = 8 << 20            # bytes per threaded copy slice
 ALIGN = 256                # arena offsets aligned like device allocations
@@ -101,3 +107,51 @@ class PinnedPool:
             self._pool.shutdown()
             self._pool = None
 
+
+
+class HostPins:
+    """Host arrays page-locked in place (the driver's HostRegistration): the
+    points a device streams, so that each chunk's copy is one DMA. An array
+    stays pinned until it is collected, unpinned or the pins closed; one the
+    driver refuses (a lock limit, a mapping it cannot pin) is streamed from
+    pageable memory, as it was."""
+
+    def __init__(self, drv, ctx):
+        self.drv, self.ctx = drv, ctx
+        self._pins: dict[int, tuple[object, weakref.finalize]] = {}   # id(array) -> (registration, finalizer)
+        self._lock = threading.Lock()
+
+    def pin(self, array: np.ndarray) -> bool:
+        """Page-lock a C-contiguous array's memory (once); whether it is pinned."""
+        key = id(array)
+        with self._lock:
+            if key in self._pins:
+                return True
+        if not array.flags.c_contiguous:
+            return False
+        try:
+            registration = self.drv.HostRegistration(self.ctx, array.reshape(-1).view(np.uint8))
+        except CudaError as exc:
+            LOG.warning("streaming %d bytes from pageable memory: %s", array.nbytes, exc)
+            return False
+        with self._lock:
+            self._pins[key] = (registration, weakref.finalize(array, self._unpin, key))
+        return True
+
+    def pinned_bytes(self) -> int:
+        with self._lock:
+            return sum(reg.nbytes for reg, _ in self._pins.values())
+
+    def unpin(self, array: np.ndarray) -> None:
+        self._unpin(id(array))
+
+    def _unpin(self, key: int) -> None:
+        with self._lock:
+            entry = self._pins.pop(key, None)
+        if entry is not None:
+            entry[1].detach()
+            entry[0].close()
+
+    def close(self) -> None:
+        for key in list(self._pins):
+            self._unpin(key)

@@ -6,10 +6,12 @@ Point arrays given to an MSM or a batch sum are kept resident on the device
 set is uploaded once and reused by every proof; they must not be modified in
 place while resident. Resident points may take the budget
 (POREP_PROVER_GPU_RESIDENT_BYTES, given as GpuEnvironment.resident_bytes;
-default what was free at start less a reserve); past it the least recently
-used arrays are dropped, and an array larger than the budget is streamed
-through in chunks. Derived buffers (an MSM's window table) are kept beside
-their array and dropped with it.
+default what was free at start less a reserve, or what a device-memory plan
+keeps); past it the least recently used arrays are dropped. An array larger
+than the budget, or one the plan streams (stream_arrays), is streamed from
+host memory through the chunk ring (cuda/chunk_ring.py); an MSM runs over
+points in passes of at most pass_points. Derived buffers (an MSM's window
+table) are kept beside their array and dropped with it.
 """
 from __future__ import annotations
 
@@ -17,31 +19,67 @@ import contextlib
 import weakref
 
 from ..errors import DeviceMemoryError
+from .chunk_ring import ChunkRing
 
-STREAM_CHUNK = 1 << 30     # bytes of points per chunk when an array is streamed
+STREAM_CHUNK = 256 << 20   # bytes of a chunk ring's slot when no plan says
 
 
 class ResidentMemory:
     """The resident store of a Device: what it keeps (lock, _resident, _busy,
-    resident_budget, made by Device.__init__) and how it allocates (upload,
-    try_alloc, free, stream) are the Device's."""
+    resident_budget, pass_points, _streamed, ring, ring_bytes, pins, made by
+    Device.__init__) and how it allocates (upload, try_alloc, free, stream)
+    are the Device's."""
 
-    def point_chunks(self, points):
-        """(start, stop, device buffer) covering points: the resident copy in one
-        piece, or, for an array over the budget, chunks uploaded one at a time."""
-        nbytes = points.limbs.nbytes
-        if nbytes <= self.resident_budget:
-            yield 0, len(points), self.resident(points)   # callers hold points (see holding)
+    def point_chunks(self, points, stream=None):
+        """(start, stop, device buffer or address) covering points in MSM
+        passes of at most pass_points (0: one pass): views of the resident
+        copy, or, for a streamed array (stream_arrays', or one over the
+        resident budget), chunks through the chunk ring, stream (the
+        device's by default) waiting for each."""
+        n, per = len(points), self.pass_points or len(points)
+        if self.is_streamed(points):
+            if id(points.limbs) not in self._streamed:     # over the budget: chunks within it
+                per = min(per, max(self.resident_budget, 1 << 20) // (points.limbs.shape[1] * 8))
+            yield from self.chunk_ring().chunks(points.limbs, per, stream or self.stream)
             return
-        size = points.limbs.shape[1] * 8
-        per = max(1, min(STREAM_CHUNK, max(self.resident_budget, 1 << 20)) // size)
-        for start in range(0, len(points), per):
-            stop = min(start + per, len(points))
-            buf = self.upload(points.limbs[start:stop])
-            try:
-                yield start, stop, buf
-            finally:
-                self.free(buf)
+        buf = self.resident(points)      # callers hold points (see holding)
+        if n <= per:
+            yield 0, n, buf
+            return
+        width = points.limbs.shape[1] * 8
+        for start in range(0, n, per):
+            yield start, min(n, start + per), buf.view(width * start)
+
+    def is_streamed(self, points) -> bool:
+        """Whether points are streamed through the chunk ring rather than kept resident."""
+        return id(points.limbs) in self._streamed or points.limbs.nbytes > self.resident_budget
+
+    def in_one_pass(self, points) -> bool:
+        """Whether an MSM over points runs as one pass over a resident copy."""
+        return not self.is_streamed(points) and (not self.pass_points or len(points) <= self.pass_points)
+
+    def stream_arrays(self, arrays, chunk_bytes: int = STREAM_CHUNK) -> None:
+        """From now on these limbs arrays are streamed (their resident copies
+        dropped, their host memory pinned) and no other is; the chunk ring's
+        slots are chunk_bytes."""
+        keep = {id(a) for a in arrays}
+        with self.lock:
+            old, self._streamed = self._streamed, keep
+        for key in keep - old:
+            self._evict(key)
+        for limbs in arrays:
+            self.pins.pin(limbs)
+        if self.ring is not None and (self.ring.chunk_bytes != chunk_bytes or not arrays):
+            self.ring.close()
+            self.ring = None
+        self.ring_bytes = chunk_bytes
+
+    def chunk_ring(self):
+        """The device's chunk ring, made on first use."""
+        with self.lock:
+            if self.ring is None:
+                self.ring = ChunkRing(self, self.ring_bytes)
+            return self.ring
 
     def resident(self, points):
         """The device copy of points, uploaded on first use."""

@@ -26,7 +26,8 @@ Why each step is safe without waiting for the first stream:
 - a point array not yet resident is uploaded the device's way (on the first
   stream, behind H's transforms) and the first stream is waited for once:
   correct, slow, and only on first use (the engine makes its parameters
-  resident ahead); a window table is used only where one was made before (it
+  resident ahead); a streamed array's chunks arrive on the chunk ring's own
+  copy stream, which this one waits for chunk by chunk; a window table is used only where one was made before (it
   is made in the first stream's order), else the MSM runs without it.
 """
 from __future__ import annotations
@@ -121,12 +122,9 @@ class SecondStream:
         return self.device.derived(limbs, tag)
 
     def point_chunks(self, points):
-        """Device.point_chunks with the resident copy made here; an array over
-        the budget is streamed through in chunks uploaded on the first stream,
-        each waited for."""
-        if points.limbs.nbytes <= self.device.resident_budget:
-            yield 0, len(points), self.resident(points)
-            return
-        for start, stop, buf in self.device.point_chunks(points):
-            self.device.stream.synchronize()
-            yield start, stop, buf
+        """Device.point_chunks on this stream, the resident copy made here
+        (see resident_array); a streamed array's chunks come through the
+        chunk ring, this stream waiting for each (no host wait)."""
+        if not self.device.is_streamed(points):
+            self.resident(points)
+        return self.device.point_chunks(points, self.stream)

@@ -38,6 +38,9 @@ Exported (label names in braces):
     porep_prover_memory_in_flight_bytes            host bytes of partitions from synthesis to finalization
     porep_prover_memory_budget_bytes
     porep_prover_device_memory_free_bytes{device}, porep_prover_device_memory_total_bytes{device}
+    porep_prover_device_memory_budget_bytes{device}, ..._planned_bytes, ..._allocated_bytes, ..._peak_bytes
+                                                   the process's budget on a GPU, its plan's peak, what it holds
+    porep_prover_device_streamed_bytes{device}     parameter bytes streamed from host memory
   with engine.cluster (the status's cluster.nodes; node: the node's label, ray:ADDRESS:ID, else its id;
   a node's device series while it is ready or starting; its partition series until
   LOST_NODE_SERIES_SECONDS after it was first seen lost or failed, then removed):
@@ -161,6 +164,16 @@ class DaemonMetrics:
                                  registry=r)
         self.device_total = Gauge("porep_prover_device_memory_total_bytes", "A device's memory", ["device"],
                                   registry=r)
+        self.device_budget = Gauge("porep_prover_device_memory_budget_bytes", "Device memory the process may hold "
+                                   "(engine.device_memory_gib)", ["device"], registry=r)
+        self.device_planned = Gauge("porep_prover_device_memory_planned_bytes", "The device-memory plan's peak "
+                                    "for the parameters in use", ["device"], registry=r)
+        self.device_allocated = Gauge("porep_prover_device_memory_allocated_bytes", "Device memory the process "
+                                      "holds now", ["device"], registry=r)
+        self.device_peak = Gauge("porep_prover_device_memory_peak_bytes", "The most device memory the process "
+                                 "held since the plan was made", ["device"], registry=r)
+        self.device_streamed = Gauge("porep_prover_device_streamed_bytes", "Parameter bytes streamed to the "
+                                     "device from host memory so far", ["device"], registry=r)
 
     def _cluster_gauges(self) -> None:
         r = self.registry
@@ -243,7 +256,10 @@ class DaemonMetrics:
         for device in status.get("devices") or []:
             memory = device.get("memory") if isinstance(device, dict) else None
             if isinstance(memory, dict):
-                for gauge, key in ((self.device_free, "free_bytes"), (self.device_total, "total_bytes")):
+                for gauge, key in ((self.device_free, "free_bytes"), (self.device_total, "total_bytes"),
+                                   (self.device_budget, "budget_bytes"), (self.device_planned, "planned_bytes"),
+                                   (self.device_allocated, "allocated_bytes"), (self.device_peak, "peak_bytes"),
+                                   (self.device_streamed, "streamed_bytes")):
                     value = _number(memory, key)
                     if value is not None:
                         gauge.labels(str(device.get("label"))).set(value)

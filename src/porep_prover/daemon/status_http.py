@@ -72,12 +72,18 @@ def engine_status_view(engine) -> dict:
 
 def _device(device, workers: int) -> dict:
     """One device's entry: its names, workers, and memory (a CUDA device's,
-    read now; None for the host, or a backend that does not tell)."""
+    read now: free and total, resident, and the process's budget, planned
+    peak, allocated now and peak since the plan, streamed and pinned bytes;
+    None for the host, or a backend that does not tell)."""
     backend, memory = device.backend, None
     if device.kind == "gpu" and hasattr(backend, "memory") and hasattr(backend, "resident_bytes"):
         try:
             free, total = backend.memory()
             memory = {"total_bytes": int(total), "free_bytes": int(free), "resident_bytes": int(backend.resident_bytes())}
+            planned = backend.memory_status() if hasattr(backend, "memory_status") else None
+            if planned:      # the budget and the plan (planned None before one), held and at most held
+                memory.update({f"{key}_bytes": None if value is None else int(value) for key, value in planned.items()
+                               if key != "resident"})
         except Exception as exc:  # noqa: BLE001 - a status page shows what it can; the cause goes to the log
             LOG.warning("device %s: memory not readable: %s", device.label, exc)
     info = getattr(backend, "info", None)

@@ -117,6 +117,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "engine.partition_workers": (0, _int(0, MAX_PARTITION_WORKERS)),
     "engine.synthesis_lookahead": (2, _int(1, MAX_LOOKAHEAD)),
     "engine.memory_budget_gib": (0.0, _number(0, MAX_GIB)),
+    "engine.device_memory_gib": (0.0, _number(0, MAX_GIB)),
     "engine.threads": (0, _int(0, MAX_THREADS)),
     "engine.synthesis_threads": (0, _int(0, MAX_THREADS)),
     "engine.scheduler": ("", _str),

@@ -112,6 +112,8 @@ class Engine:
             self._preload()           # first: a file that cannot be read leaves nothing started
             if not self.devices:
                 self.devices = discover(list(self.settings.devices))
+            for device in self.devices:       # the backends are the process's: the last engine's budget holds
+                device.backend.set_memory_budget(self.settings.device_memory_bytes)
             if self.settings.msm_options is not None:
                 # this engine's views of its devices' backends (the backends are the process's: another engine
                 # keeps its own settings)

@@ -26,7 +26,8 @@ class EngineSettings:
     finalizer; synthesis_threads: those of each synthesis worker.
     memory_budget_bytes: bytes of partitions in flight; memory_budget_set:
     it is the setting's (else 3/4 of the host, less the parameters loaded,
-    and the host's available memory counts too).
+    and the host's available memory counts too). device_memory_bytes: what
+    the process may hold on each GPU (0: the card's memory).
     switch_interval: seconds of Python's switch interval while the engine
     runs (0: the interpreter's own). provider_timeout / sink_timeout:
     seconds a provider's call / a sink's or hook's call may take (None: no
@@ -45,6 +46,7 @@ class EngineSettings:
     synthesis_threads: int
     memory_budget_bytes: int
     memory_budget_set: bool
+    device_memory_bytes: int
     scheduler: str
     result_sinks: tuple[str, ...]
     switch_interval: float
@@ -81,6 +83,7 @@ class EngineSettings:
             synthesis_threads=get("engine.synthesis_threads") or max(1, min(_cores() // workers, MAX_THREADS)),
             memory_budget_bytes=int(budget_gib * 2**30) if budget_gib else int(host_memory_bytes() * 0.75),
             memory_budget_set=bool(budget_gib),
+            device_memory_bytes=int(get("engine.device_memory_gib") * 2**30),
             scheduler=get("engine.scheduler"),
             result_sinks=tuple(dict.fromkeys(get("engine.result_sinks"))),
             switch_interval=get("engine.switch_interval_ms") / 1e3,

@@ -208,7 +208,8 @@ class Stages:
             b_g2 = device.kind != "cpu" and self.settings.b_g2_on_device
             with kernel_region(device.identity, self.timeline, job.id, task.index, name) as region:
                 sums = prove_device(backend, params, staged.assignment, self.settings.threads, b_g2=b_g2,
-                                    host=self.cpu, overlap=self.settings.overlap_msms)
+                                    host=self.cpu, overlap=self.settings.overlap_msms,
+                                    workers=self.settings.gpu_workers_per_device)
             return sums, region.end - region.start
         finally:
             backend.release_prepared(staged)

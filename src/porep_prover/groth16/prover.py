@@ -172,7 +172,7 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
 
 def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | WitnessAssignment, threads: int,
                  clock: "Stopwatch | None" = None, b_g2: bool = False, host: Backend | None = None,
-                 overlap: bool = False) -> MsmSums:
+                 overlap: bool = False, workers: int = 1) -> MsmSums:
     """The kernel region (what a worker does while holding its device's lock):
     H, then the G1 MSMs of A, L + H and B_1; with b_g2, the G2 MSM of B as
     well (else finish does it). host: the host's backend, where A's input
@@ -180,9 +180,13 @@ def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | W
     with one. overlap: the MSMs that do not depend on H (L, A, B_1, B_2)
     run beside H's transforms where the backend can (Backend.beside; a GPU's
     second stream), H's MSM after them; the same sums, the clock's laps then
-    h_poly (H's queueing) and msm_g1 (the rest). InvalidInputError for
-    anything but the two assignments."""
+    h_poly (H's queueing) and msm_g1 (the rest). workers: the kernel-region
+    workers sharing the device, for its memory plan (Backend.plan_for, made
+    here, under the lock: a new plan re-places what another region reads).
+    InvalidInputError for anything but the two assignments."""
     clock = clock or Stopwatch(None)
+    if isinstance(assignment, (HostAssignment, WitnessAssignment)):
+        be.plan_for(params, assignment.r1cs if isinstance(assignment, WitnessAssignment) else None, workers)
     known = isinstance(assignment, HostAssignment) or isinstance(assignment, WitnessAssignment) and host is not None
     if overlap and known:
         sums = overlapped_sums(be, host, params, assignment, threads, clock, b_g2)

@@ -5,8 +5,10 @@ Pippenger with signed base-2^c digits: a counting sort of (point, bucket)
 entries, chunked accumulation that does not care how the scalars spread over
 the buckets (all-equal scalars cost the same as random ones), per-window
 bucket reduction on the device, the windows combined on the host. Points
-come from the backend's resident store (uploaded once per array) or, when an
-array does not fit in device memory, are streamed through in chunks.
+come from the backend's resident store (uploaded once per array), in
+passes of at most the device's pass_points, or, when an array is streamed
+(the device-memory plan's, or one over the resident budget), through the
+chunk ring in chunks (cuda/chunk_ring.py).
 
 Large G1 MSMs (from 2^29 entries: 2^26 points) are filled and added up in
 stretches of buckets: the sort's fill of the next stretch runs on the
@@ -95,7 +97,7 @@ class GpuMsm:
         partials, totals = [], np.zeros(3, dtype=np.int64)
         on_device = isinstance(scalars, DeviceScalars)
         with self.gpu.holding(points.limbs):   # its resident copy stays while chunks run
-            table = window_table(self, points, options)
+            table = window_table(self, points, options) if self.gpu.in_one_pass(points) else None
             for start, stop, pts in self.gpu.point_chunks(points):
                 sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
                 try:
@@ -119,8 +121,9 @@ class GpuMsm:
         (len(points) == len(scalars)); else a 1-D uint32 host array of
         len(scalars), kept resident like a query index: P_i = points[rows[i]],
         or no term where rows[i] is NO_ROW. scalars: DeviceScalars or an
-        FrArray. None where the arrays cannot be resident at once: the
-        caller takes the MSMs apart. No window tables here (the witness's
+        FrArray. None where the arrays cannot be resident at once, one is
+        streamed, or the scalars are more than a pass (Device.pass_points):
+        the caller takes the MSMs apart. No window tables here (the witness's
         scalars, mostly narrow, leave most windows empty)."""
         gpu, n = self.gpu, len(scalars)
         for points, rows in sets:
@@ -131,7 +134,8 @@ class GpuMsm:
         if not sets or n == 0:
             return [type(p).POINT.identity() for p, _ in sets]
         arrays = [p.limbs for p, _ in sets] + [r for _, r in sets if r is not None]
-        if n >= 1 << 28 or sum(a.nbytes for a in arrays) > gpu.resident_budget:
+        if n >= 1 << 28 or sum(a.nbytes for a in arrays) > gpu.resident_budget \
+                or (gpu.pass_points and n > gpu.pass_points) or not all(gpu.in_one_pass(p) for p, _ in sets):
             return None
         on_device = isinstance(scalars, DeviceScalars)
         with gpu.holding(*arrays):              # uploading one must not evict another

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A GPU backend's device-memory budget, and the plan it runs by.
+
+The budget bounds everything the process holds on the device: every device
+buffer it allocates (resident points, window tables, the matrices of the
+device MatVec, witnesses, NTT and MSM work buffers, the chunk ring) is
+counted by the driver layer, and one that would pass the budget less the
+margin (the context, the kernel modules) fails as the card running out
+would (DeviceMemoryError, after the resident arrays not in use are
+dropped). So a large card stands in for a small one.
+
+For a parameter set the backend asks the planner (backend/device_plan.py)
+what stays resident, what is streamed and how many points an MSM pass
+sorts, and applies it: the resident store keeps the resident arrays (its
+budget what the plan leaves them), the streamed ones are pinned in host
+memory and go through the chunk ring, the MSMs run in passes. The plan is
+made when a parameter set first reaches the device and kept while the same
+set comes; status reports it with what is used.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from ..errors import InvalidInputError
+from ..msm.gpu_plan import table_copies, table_plan
+from .device_plan import GIB, MARGIN, DevicePlan, Workload, plan
+
+LOG = logging.getLogger(__name__)
+
+
+class PlannedMemory:
+    """The budget and plan side of a GpuBackend (a cuda.device.Device with
+    msm_ops): set_memory_budget, plan_for, memory_status."""
+
+    memory_budget = 0            # bytes the process may hold on the device (set_memory_budget)
+    plan: DevicePlan | None = None
+    _plan_key = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._plan_lock = threading.Lock()
+
+    def set_memory_budget(self, nbytes: int = 0) -> None:
+        """Bound what this process holds on the device to nbytes (0: the
+        card's memory); the plan is made again for the next parameter set.
+        InvalidInputError for a budget below the margin."""
+        total = self.memory()[1]
+        if nbytes < 0 or 0 < nbytes <= MARGIN:
+            raise InvalidInputError(f"a device-memory budget of {nbytes / GIB:.2f} GiB: more than "
+                                    f"{MARGIN / GIB:.1f} GiB (the context's margin), or 0 for the card's")
+        if nbytes > total:
+            LOG.warning("a device-memory budget of %.1f GiB on a card of %.1f GiB: the card's", nbytes / GIB,
+                        total / GIB)
+        self.memory_budget = min(nbytes, total) if nbytes else total
+        self.ctx.limit = self.memory_budget - MARGIN
+        with self._plan_lock:
+            self.plan, self._plan_key = None, None
+
+    def plan_for(self, params, r1cs=None, workers: int = 2) -> DevicePlan:
+        """The plan for a parameter set (groth16.keys.Parameters) under the
+        budget, made and applied on its first call and kept while the same
+        set comes; r1cs: A w, B w, C w are evaluated on the device (its
+        matrices resident), else on the host. DeviceMemoryError when the
+        budget is too small for the set's domain."""
+        key = (id(params), id(r1cs), workers)
+        with self._plan_lock:
+            if key == self._plan_key:
+                return self.plan
+            if not self.memory_budget:
+                self.set_memory_budget(0)
+            workload = Workload.of(params, r1cs, workers, self._table_copies(params))
+            chosen = plan(workload, self.memory_budget, matrices=r1cs is not None)
+        self.use_plan(params, chosen, r1cs, workers)
+        return chosen
+
+    def use_plan(self, params, chosen: DevicePlan, r1cs=None, workers: int = 2) -> None:
+        """Run by a plan made elsewhere (a test's, a benchmark's) for this
+        parameter set from now on, as plan_for would run by its own."""
+        with self._plan_lock:
+            self._apply(params, chosen)
+            self.plan, self._plan_key = chosen, (id(params), id(r1cs), workers)
+        for line in chosen.describe():
+            LOG.info("device %s: %s", self.info.ordinal, line)
+
+    def _table_copies(self, params) -> int:
+        """The H points' window-table copies the MSM side would make (0: tables off)."""
+        msm = self.msm_ops
+        if not msm.tables or len(params.h) < 2:
+            return 0
+        c, sets = table_plan(len(params.h), params.h.GROUP, msm.table_copies, msm.tuning.table_bits)
+        return table_copies(c, sets)
+
+    def _apply(self, params, chosen: DevicePlan) -> None:
+        """The plan's resident budget (what it keeps and its slack), pass size and streamed arrays."""
+        self.synchronize()
+        self.pass_points = chosen.pass_points
+        self.resident_budget = chosen.resident_bytes + max(0, chosen.budget - chosen.planned_bytes)
+        self.stream_arrays([getattr(params, name).limbs for name in chosen.streamed], chosen.chunk_bytes or 1 << 30)
+        self.ctx.reset_peak()
+
+    def memory_status(self) -> dict:
+        """Bytes: budget, planned (the plan's peak; None before one), allocated
+        now, peak (since the plan), resident, streamed (bytes through the
+        chunk ring so far) and pinned (host bytes page-locked for streaming)."""
+        ring = self.ring
+        return {"budget": self.memory_budget, "planned": self.plan.planned_bytes if self.plan else None,
+                "allocated": self.ctx.allocated, "peak": self.ctx.peak, "resident": self.resident_bytes(),
+                "streamed": ring.uploaded if ring is not None else 0, "pinned": self.pins.pinned_bytes()}

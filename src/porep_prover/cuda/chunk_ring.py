@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The chunk ring: how a point array that is not resident on a device is
+streamed through it from host memory, a chunk at a time.
+
+A ring of `slots` device buffers, made once and reused by every streamed
+array: chunk i is uploaded into slot i mod slots on the ring's own copy
+stream, after the kernels that read the slot's last chunk (an event their
+stream recorded when its consumer was done), and the kernels' stream waits
+for the upload (an event) before reading it. So while the kernels read one
+chunk the next ones are on their way, and no host thread waits between a
+copy and a kernel. From pinned host memory (a HostRegistration, cuda.pinned)
+the copies are DMA at the bus's speed; from pageable memory the driver stages
+each copy before the call returns (correct, slower).
+
+The timeline of a partition shows the copies as the ring's stream's work;
+`uploaded` counts the bytes streamed, for the device's status.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+RING = 3                     # slots: one being written while the kernels read the one before
+
+
+class ChunkRing:
+    """slots device buffers of chunk_bytes on device (a cuda.device.Device:
+    its drv, ctx and alloc), and a copy stream of the ring's own."""
+
+    def __init__(self, device, chunk_bytes: int, slots: int = RING):
+        if chunk_bytes <= 0 or slots < 2:
+            raise ValueError(f"a chunk ring of {slots} slots of {chunk_bytes} bytes")
+        self.device, self.chunk_bytes, self.slots = device, chunk_bytes, slots
+        self.stream = device.drv.Stream(device.ctx)
+        self.bufs = []
+        try:
+            for _ in range(slots):
+                self.bufs.append(device.alloc(chunk_bytes))
+        except BaseException:
+            self.close()
+            raise
+        self._drained: list = [None] * slots    # per slot: its last chunk's kernels are done (an event)
+        self._lock = threading.Lock()           # one streamed array at a time
+        self.uploaded = 0                       # bytes streamed through the ring so far
+
+    @property
+    def nbytes(self) -> int:
+        return self.chunk_bytes * self.slots
+
+    def chunks(self, limbs: np.ndarray, per: int, stream):
+        """(start, stop, device address) for each chunk of at most per rows of
+        limbs (2-D, C-contiguous, rows of 8-byte limbs) that fits a slot,
+        in order. stream: the kernels' stream, which waits for each chunk's
+        upload; the caller queues every kernel that reads a chunk on it (or
+        orders them before it) before asking for the next."""
+        row = limbs.shape[1] * 8
+        per = max(1, min(per, self.chunk_bytes // row))
+        spans = [(s, min(s + per, len(limbs))) for s in range(0, len(limbs), per)]
+        ready: list = [None] * self.slots
+        with self._lock:
+            for i in range(min(self.slots, len(spans))):
+                ready[i] = self._upload(limbs, spans[i], i % self.slots)
+            for i, (start, stop) in enumerate(spans):
+                slot = i % self.slots
+                stream.wait(ready[slot])
+                try:
+                    yield start, stop, self.bufs[slot].ptr
+                finally:
+                    self._drained[slot] = self._event(stream)
+                if i + self.slots < len(spans):
+                    ready[slot] = self._upload(limbs, spans[i + self.slots], slot)
+
+    def _upload(self, limbs: np.ndarray, span: tuple[int, int], slot: int):
+        """Rows span of limbs into slot once its last reader is done; the event of its arrival."""
+        if self._drained[slot] is not None:
+            self.stream.wait(self._drained[slot])
+        raw = limbs[span[0]:span[1]].reshape(-1).view(np.uint8)
+        self.bufs[slot].upload(raw, 0, self.stream)
+        self.uploaded += raw.nbytes
+        return self._event(self.stream)
+
+    def _event(self, stream):
+        event = self.device.drv.Event(self.device.ctx)
+        event.record(stream)
+        return event
+
+    def close(self) -> None:
+        """Free the slots once every copy and every reader is done."""
+        self.stream.synchronize()
+        for event in self._drained:
+            if event is not None:
+                event.synchronize()
+        self.device.free(*self.bufs)
+        self.bufs = []
+        self.stream.close()

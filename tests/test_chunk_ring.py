@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The chunk ring's order without a GPU (cuda/chunk_ring.py): every chunk
+arrives whole in its slot, the kernels' stream waits for each upload before
+its chunk is read, and a slot is written again only after the kernels that
+read its last chunk (the event recorded when its consumer was done)."""
+import numpy as np
+import pytest
+
+from porep_prover.cuda.chunk_ring import ChunkRing
+
+
+class Log:
+    def __init__(self):
+        self.ops, self.next_event = [], 0
+
+
+class Event:
+    def __init__(self, log):
+        self.log, self.id, self.stream = log, None, None
+
+    def record(self, stream):
+        self.id, self.stream = self.log.next_event, stream
+        self.log.next_event += 1
+        self.log.ops.append(("record", stream.name, self.id))
+
+    def synchronize(self):
+        pass
+
+
+class Stream:
+    def __init__(self, log, name):
+        self.log, self.name = log, name
+
+    def wait(self, event):
+        self.log.ops.append(("wait", self.name, event.id))
+
+    def synchronize(self):
+        pass
+
+    def close(self):
+        pass
+
+
+class Buffer:
+    def __init__(self, log, nbytes, slot):
+        self.log, self.data, self.ptr = log, np.zeros(nbytes, np.uint8), 1000 * (slot + 1)
+
+    def upload(self, raw, offset, stream):
+        self.data[offset:offset + len(raw)] = raw
+        self.log.ops.append(("upload", stream.name, self.ptr, len(raw)))
+
+
+class FakeDevice:
+    def __init__(self):
+        self.log = Log()
+        self.stream = Stream(self.log, "kernels")
+        self.ctx, self.bufs = None, []
+        log = self.log
+
+        class Drv:
+            @staticmethod
+            def Stream(ctx):
+                return Stream(log, "ring")
+
+            @staticmethod
+            def Event(ctx):
+                return Event(log)
+        self.drv = Drv
+
+    def alloc(self, nbytes):
+        self.bufs.append(Buffer(self.log, nbytes, len(self.bufs)))
+        return self.bufs[-1]
+
+    def free(self, *bufs):
+        pass
+
+
+@pytest.mark.parametrize("rows,per,slot_rows", [(1, 5, 4), (10, 3, 4), (101, 7, 5), (64, 64, 8), (37, 100, 6)])
+def test_chunks_arrive_whole_and_in_the_streams_order(rows, per, slot_rows, rng):
+    device = FakeDevice()
+    limbs = np.array([[rng.getrandbits(64) for _ in range(6)] for _ in range(rows)], dtype=np.uint64)
+    ring = ChunkRing(device, slot_rows * 48)
+    seen = []
+    for start, stop, address in ring.chunks(limbs, per, device.stream):
+        slot = next(b for b in device.bufs if b.ptr == address)
+        assert stop - start <= min(per, slot_rows)
+        got = slot.data[:(stop - start) * 48].view(np.uint64).reshape(-1, 6)
+        assert np.array_equal(got, limbs[start:stop])              # the chunk is there when it is read
+        seen.append((start, stop))
+        device.log.ops.append(("read", address))
+    assert seen[0][0] == 0 and seen[-1][1] == rows and all(a[1] == b[0] for a, b in zip(seen, seen[1:]))
+    assert ring.uploaded == limbs.nbytes
+    _check_order(device.log.ops)
+
+
+def _check_order(ops):
+    """Each read follows a kernels' wait on its upload's event; each upload
+    into a slot read before follows a ring wait on the event recorded after
+    that read."""
+    arrival, last_read_done, waited = {}, {}, set()
+    pending = None                 # the address of the last upload, until its event is recorded
+    for i, op in enumerate(ops):
+        if op[0] == "upload":
+            address = op[2]
+            if address in last_read_done:
+                assert ("ring", last_read_done[address]) in waited, (i, op)
+            pending = address
+        elif op[0] == "record" and op[1] == "ring":
+            arrival[pending] = op[2]
+        elif op[0] == "record" and op[1] == "kernels":
+            last_read_done[reading] = op[2]
+        elif op[0] == "wait":
+            waited.add((op[1], op[2]))
+        elif op[0] == "read":
+            reading = op[1]
+            assert ("kernels", arrival[reading]) in waited, (i, op)
+
+
+def test_ring_refuses_a_shape_it_cannot_run():
+    with pytest.raises(ValueError):
+        ChunkRing(FakeDevice(), 0)
+    with pytest.raises(ValueError):
+        ChunkRing(FakeDevice(), 1024, slots=1)

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A GPU backend run by a device-memory plan, on the device: MSMs in passes
+over resident points and over points streamed through the chunk ring equal
+the CPU's, msm_shared takes its MSMs apart where an array streams, a proof
+under a plan that streams every array verifies and moves what the plan
+says, and the budget refuses an allocation past it."""
+import dataclasses
+
+import pytest
+
+from gpu_inputs import random_fr, random_points
+from porep_prover import G1Array, G2Array
+from porep_prover.backend import get_backend, gpu_available
+from porep_prover.backend.device_plan import GIB, MARGIN, Workload, plan
+from porep_prover.circuits import porep_like
+from porep_prover.cuda.arrays import DeviceScalars
+from porep_prover.engine import Engine, inline_job, load_config
+from porep_prover.errors import DeviceMemoryError
+from porep_prover.groth16 import insecure_setup, verify
+from porep_prover.groth16.prover import finish, prove_device, synthesize
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
+
+CPU = get_backend("cpu")
+
+
+@pytest.fixture
+def planned(gpu):
+    """The GPU backend, its plan, passes and streamed arrays put back after the test."""
+    saved = (gpu.pass_points, gpu.resident_budget, set(gpu._streamed), gpu.ring_bytes)
+    yield gpu
+    gpu.pass_points, gpu.resident_budget = saved[0], saved[1]
+    gpu.stream_arrays([], saved[3])
+    gpu._streamed = saved[2]
+    gpu.set_memory_budget(0)
+
+
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+@pytest.mark.parametrize("streamed", [False, True], ids=["resident", "streamed"])
+def test_msm_in_passes_matches_cpu(planned, cls, streamed, rng):
+    n = rng.randrange(20000, 40000)
+    pts, sc = random_points(cls, rng, n), random_fr(n, rng)
+    want = CPU.msm(pts, sc, 2)[0]
+    planned.pass_points = rng.randrange(3000, 9000)
+    if streamed:
+        planned.stream_arrays([pts.limbs], pts.limbs.shape[1] * 8 * rng.randrange(1000, 4000))
+        assert planned.is_streamed(pts) and not planned.is_resident(pts.limbs)
+    spans = [(a, b) for a, b, _ in planned.point_chunks(pts)]
+    assert spans[0][0] == 0 and spans[-1][1] == n and all(b == c for (_, b), (c, _) in zip(spans, spans[1:]))
+    assert len(spans) > 1 and max(b - a for a, b in spans) <= planned.pass_points
+    assert planned.msm(pts, sc, 1)[0] == want
+    on_device = DeviceScalars(planned, planned.upload(sc.limbs), n)
+    try:
+        assert planned.msm(pts, on_device, 1)[0] == want
+    finally:
+        on_device.close()
+    assert planned.batch_sum(pts, 1) == CPU.batch_sum(pts, 1)
+    if streamed:
+        assert planned.ring is not None and planned.ring.uploaded >= 3 * pts.limbs.nbytes
+        assert not planned.is_resident(pts.limbs)
+
+
+def test_msm_shared_takes_its_msms_apart_where_an_array_streams(planned, rng):
+    n = rng.randrange(5000, 9000)
+    a, b = random_points(G1Array, rng, n), random_points(G1Array, rng, n)
+    sc = random_fr(n, rng)
+    want = [CPU.msm(a, sc, 2)[0], CPU.msm(b, sc, 2)[0]]
+    planned.stream_arrays([b.limbs], 96 * 1000)
+    assert planned.msm_ops.msm_shared([(a, None), (b, None)], sc) is None
+    assert planned.msm_shared([(a, None), (b, None)], sc, 1) == want
+
+
+def _streaming_plan(gpu, params, r1cs, rng):
+    """A plan for params that streams every array in small chunks and sorts small passes."""
+    made = plan(Workload.of(params, r1cs, workers=1), 8 * GIB, matrices=r1cs is not None)
+    names = tuple(a.name for a in made.workload.arrays)
+    return dataclasses.replace(made, resident=(), streamed=names, pass_points=rng.randrange(700, 1500),
+                               chunk_bytes=192 * rng.randrange(300, 900))
+
+
+@pytest.mark.parametrize("on_device", [False, True], ids=["host matvec", "device matvec"])
+def test_proof_under_a_streaming_plan_verifies(planned, on_device, rng):
+    r1cs, witness, public = porep_like(rng.randrange(2500, 4000))
+    params = insecure_setup(r1cs, rng=rng)
+    chosen = _streaming_plan(planned, params, r1cs if on_device else None, rng)
+    synth = synthesize(params, r1cs, witness, 2, abc_on_device=on_device)
+    planned.use_plan(params, chosen, r1cs if on_device else None, 1)
+    assert planned.pins.pinned_bytes() >= chosen.streamed_bytes
+    before = planned.ring.uploaded if planned.ring is not None else 0
+    sums = prove_device(planned, params, synth, 1, b_g2=True, host=CPU)
+    assert planned.plan is chosen                       # the same set: the plan is kept, not made again
+    proof = finish(planned, params, synth, sums, 1, rng=rng)
+    assert verify(params.vk, public, proof)
+    assert planned.ring.uploaded - before >= chosen.streamed_bytes
+    assert not any(planned.is_resident(getattr(params, n).limbs) for n in chosen.streamed)
+
+
+def test_budget_refuses_what_passes_it(planned):
+    planned.set_memory_budget(MARGIN + (256 << 20))
+    status = planned.memory_status()
+    assert status["budget"] == MARGIN + (256 << 20) and planned.ctx.limit == 256 << 20
+    with pytest.raises(DeviceMemoryError, match="budget"):
+        planned.alloc(512 << 20)
+    buf = planned.alloc(64 << 20)
+    assert planned.memory_status()["allocated"] >= 64 << 20
+    planned.free(buf)
+    with pytest.raises(Exception, match="budget"):
+        planned.set_memory_budget(MARGIN // 2)
+    planned.set_memory_budget(0)
+    assert planned.memory_budget == planned.memory()[1]
+
+
+def test_engine_proves_under_a_device_budget_and_reports_it(rng):
+    r1cs, witness, public = porep_like(3001)
+    params = insecure_setup(r1cs, rng=rng)
+    cfg = load_config(overrides={"engine.devices": ["gpu:0"], "engine.device_memory_gib": 3.0,
+                                 "engine.partition_workers": 2})
+    try:
+        with Engine(cfg) as engine:
+            result = engine.prove(inline_job(params, r1cs, [witness] * 3), timeout=300)
+            memory = engine.devices[0].backend.memory_status()
+        assert result.ok and all(verify(params.vk, public, p) for p in result.proofs)
+        assert memory["budget"] == 3 * GIB and 0 < memory["peak"] <= 3 * GIB - MARGIN
+        assert memory["planned"] is not None and memory["planned"] <= 3 * GIB
+    finally:
+        get_backend("gpu").set_memory_budget(0)
