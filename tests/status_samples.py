@@ -101,7 +101,7 @@ def full_status(rng, cluster=False):
                                     "resident_bytes": rng.randrange(1 << 34), "budget_bytes": 32 << 30,
                                     "planned_bytes": rng.choice([None, rng.randrange(1 << 35)]),
                                     "allocated_bytes": rng.randrange(1 << 35), "peak_bytes": rng.randrange(1 << 35),
-                                    "streamed_bytes": rng.randrange(1 << 40), "pinned_bytes": rng.randrange(1 << 36)}}],
+                                    "streamed_bytes": rng.randrange(1 << 40), "pinned_bytes": rng.randrange(1 << 36), "dropped_bytes": 0}}],
             "workers": {"synthesis": 2, "per_device": 2, "device": 2, "finalizers": 2},
             "queue": {p: rng.randrange(0, 50) for p in ("low", "normal", "high", "critical")},
             "jobs": {"counts": {"queued": rng.randrange(9), "running": 2, "completed": rng.randrange(999),

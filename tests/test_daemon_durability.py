@@ -99,8 +99,10 @@ def test_sigterm_drains_journals_and_the_job_resumes(tmp_path, n):
     finished_before = {p for p, _ in proved_after(settings["logging.timeline"], job.job_id, 0).items()}
     assert done == finished_before                      # what was in flight finished, and was journaled
     assert len(done) < 4 * PARTITIONS
-    started_after_stop = [e for e in read_log(settings["logging.timeline"])
-                          if e.event == "SYNTH_START" and e.job == job.job_id and e.t > stopped_at + 0.5]
+    events = read_log(settings["logging.timeline"])
+    held = [e.t for e in events if e.event == "HOLD"]
+    assert held and held[0] >= stopped_at
+    started_after_stop = [e for e in events if e.event == "SYNTH_START" and e.job == job.job_id and e.t >= held[0]]
     assert not started_after_stop                       # nothing new began once it drained
     restarted_at = time.time()
     with DaemonProcess(state, settings) as second:

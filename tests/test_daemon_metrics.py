@@ -282,7 +282,7 @@ def test_device_memory_in_the_status_and_the_metrics(rng):
     free, resident = rng.randrange(total), rng.randrange(1 << 32)
     planned = {"budget": rng.randrange(1 << 34, total), "planned": rng.randrange(1 << 34), "resident": resident,
                "allocated": rng.randrange(1 << 34), "peak": rng.randrange(1 << 34), "streamed": rng.randrange(1 << 40),
-               "pinned": rng.randrange(1 << 36)}
+               "pinned": rng.randrange(1 << 36), "dropped": rng.randrange(1 << 30)}
     devices = [Device("gpu-a", "gpu0", "gpu", MemoryBackend(free, total, resident, planned=planned)),
                Device("gpu-b", "gpu1", "gpu", MemoryBackend(0, 0, 0, fails=True)),
                Device("gpu-c", "gpu2", "gpu", MemoryBackend(free, total, resident))]

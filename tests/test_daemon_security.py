@@ -119,6 +119,7 @@ def self_signed(tmp_path):
                             "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
         except (OSError, subprocess.CalledProcessError):
             pytest.skip("neither the cryptography package nor openssl is here to make a certificate")
+        key.chmod(0o600)
         return cert, key
     private = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
@@ -132,7 +133,39 @@ def self_signed(tmp_path):
     cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     key.write_bytes(private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                           serialization.NoEncryption()))
+    key.chmod(0o600)
     return cert, key
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620, 0o660])
+def test_secrets_others_can_read_or_change_are_refused(tmp_path, token_file, mode):
+    token_file.chmod(mode)
+    with pytest.raises(ConfigError, match="chmod 600") as err:
+        settings(**{"daemon.token_file": str(token_file)})
+    assert err.value.key == "daemon.token_file"
+    cert, key = self_signed(tmp_path)
+    key.chmod(mode)
+    with pytest.raises(ConfigError, match="chmod 600") as err:
+        settings(**{"daemon.tls_cert": str(cert), "daemon.tls_key": str(key)})
+    assert err.value.key == "daemon.tls_key"
+    token_file.chmod(0o400)                              # the owner's alone: read
+    assert settings(**{"daemon.token_file": str(token_file)}).token
+
+
+def test_a_state_folder_made_before_is_made_private(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir(mode=0o755)
+    os.chmod(state, 0o755)
+    (state / "notes.txt").write_text("left by an operator")
+    os.chmod(state / "notes.txt", 0o644)
+    (state / "results").mkdir()
+    os.chmod(state / "results", 0o755)
+    with DaemonProcess(state, {}) as daemon:
+        daemon.stub().GetStatus(pb.GetStatusRequest(), timeout=10)
+        modes = {str(p.relative_to(state)): stat.S_IMODE(os.lstat(p).st_mode) for p in [state, *state.rglob("*")]
+                 if not p.is_symlink() and not p.is_socket()}
+    assert modes["."] == 0o700 and modes["journal.sqlite3"] == 0o600 and modes["notes.txt"] == 0o600
+    assert all(m == (0o700 if (state / p).is_dir() else 0o600) for p, m in modes.items()), {p: oct(m) for p, m in modes.items()}
 
 
 def test_tls(tmp_path):

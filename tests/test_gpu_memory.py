@@ -4,6 +4,7 @@ the same memory, and the window tables those options ask for) on a fake
 device: runs without a GPU."""
 import collections
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -31,6 +32,11 @@ class FakeDevice:
 
     def __init__(self, capacity):
         self.capacity, self.used = capacity, 0
+        self.limit = 0                 # the context's budget (none)
+
+    @property
+    def allocated(self):
+        return self.used
 
     def DeviceBuffer(self, ctx, nbytes):
         if self.used + nbytes > self.capacity:
@@ -92,6 +98,7 @@ def fake_backend(capacity: int, pooled: bool = False) -> GpuBackend:
     be._resident, be._ahead, be._busy = collections.OrderedDict(), {}, collections.Counter()
     be.resident_budget = capacity
     be.pooled = pooled             # without memory pools work buffers are as any other
+    be.dropped, be.info = 0, types.SimpleNamespace(ordinal=0)
     return be
 
 
@@ -107,6 +114,7 @@ def test_running_out_keeps_the_arrays_in_use_and_drops_the_rest():
         with pytest.raises(DeviceMemoryError, match="501 bytes of device memory asked for, 500 of 1000 free"):
             be.alloc(300 + 201)   # needs the held array's memory as well
         assert be.resident_bytes() == 500   # the other one went, the held one stayed
+        assert be.dropped == 300            # and is counted
         work = be.alloc(400)                # fits once the other one is gone
     assert not be._busy
     be.free(work)

@@ -26,13 +26,10 @@ CPU = get_backend("cpu")
 
 @pytest.fixture
 def planned(gpu):
-    """The GPU backend, its plan, passes and streamed arrays put back after the test."""
-    saved = (gpu.pass_points, gpu.resident_budget, set(gpu._streamed), gpu.ring_bytes)
+    """The GPU backend; its plan, passes and streamed arrays dropped after the test."""
     yield gpu
-    gpu.pass_points, gpu.resident_budget = saved[0], saved[1]
-    gpu.stream_arrays([], saved[3])
-    gpu._streamed = saved[2]
     gpu.set_memory_budget(0)
+    assert gpu.pass_points == 0 and not gpu._streamed and gpu.resident_budget == gpu.default_resident_budget
 
 
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
@@ -123,4 +120,6 @@ def test_engine_proves_under_a_device_budget_and_reports_it(rng):
         assert memory["budget"] == 3 * GIB and 0 < memory["peak"] <= 3 * GIB - MARGIN
         assert memory["planned"] is not None and memory["planned"] <= 3 * GIB
     finally:
-        get_backend("gpu").set_memory_budget(0)
+        gpu = get_backend("gpu")
+        gpu.set_memory_budget(0)                        # the process's backend as the other tests expect it
+        assert gpu.pass_points == 0 and gpu.plan is None

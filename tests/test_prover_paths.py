@@ -132,7 +132,7 @@ def test_kernel_region_calls_the_backend_in_the_gpu_s_order(circuit, on_device, 
     assignment = synthesize(params, r1cs, witness, 1, abc_on_device=on_device)
     prove_device(be, params, assignment, 1, b_g2=b_g2, host=CPU)
     if on_device:
-        want = ["h_from_witness", ("msm_shared", ("l", "a")), ("msm", "h"), ("release", "h"), "take"]
+        want = ["h_from_witness", ("msm", "h"), ("release", "h"), ("msm_shared", ("l", "a")), "take"]
         want += [("msm_shared", ("b_g1", "b_g2"))] if b_g2 else [("msm", "b_g1")]
         want += [("release", "w"), ("release", "b")]
     else:

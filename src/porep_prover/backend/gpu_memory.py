@@ -43,8 +43,10 @@ class PlannedMemory:
 
     def set_memory_budget(self, nbytes: int = 0) -> None:
         """Bound what this process holds on the device to nbytes (0: the
-        card's memory); the plan is made again for the next parameter set.
-        InvalidInputError for a budget below the margin."""
+        card's memory), and drop the plan in use: until the next parameter
+        set's plan (plan_for) MSMs run in one pass, nothing is streamed and
+        the resident store keeps its own budget. InvalidInputError for a
+        budget below the margin."""
         total = self.memory()[1]
         if nbytes < 0 or 0 < nbytes <= MARGIN:
             raise InvalidInputError(f"a device-memory budget of {nbytes / GIB:.2f} GiB: more than "
@@ -52,10 +54,15 @@ class PlannedMemory:
         if nbytes > total:
             LOG.warning("a device-memory budget of %.1f GiB on a card of %.1f GiB: the card's", nbytes / GIB,
                         total / GIB)
-        self.memory_budget = min(nbytes, total) if nbytes else total
-        self.ctx.limit = self.memory_budget - MARGIN
         with self._plan_lock:
+            self.memory_budget = min(nbytes, total) if nbytes else total
+            self.ctx.limit = self.memory_budget - MARGIN
             self.plan, self._plan_key = None, None
+            # unplanned until the next parameter set's plan: one pass an MSM, nothing streamed, the
+            # resident store under its own budget (what a direct call of msm or prove meets)
+            self.synchronize()
+            self.pass_points, self.resident_budget = 0, self.default_resident_budget
+            self.stream_arrays([])
 
     def plan_for(self, params, r1cs=None, workers: int = 2) -> DevicePlan:
         """The plan for a parameter set (groth16.keys.Parameters) under the
@@ -102,8 +109,11 @@ class PlannedMemory:
     def memory_status(self) -> dict:
         """Bytes: budget, planned (the plan's peak; None before one), allocated
         now, peak (since the plan), resident, streamed (bytes through the
-        chunk ring so far) and pinned (host bytes page-locked for streaming)."""
+        chunk ring so far), pinned (host bytes page-locked for streaming) and
+        dropped (resident bytes given up for want of memory: a plan that
+        does not hold)."""
         ring = self.ring
         return {"budget": self.memory_budget, "planned": self.plan.planned_bytes if self.plan else None,
                 "allocated": self.ctx.allocated, "peak": self.ctx.peak, "resident": self.resident_bytes(),
-                "streamed": ring.uploaded if ring is not None else 0, "pinned": self.pins.pinned_bytes()}
+                "streamed": ring.uploaded if ring is not None else 0, "pinned": self.pins.pinned_bytes(),
+                "dropped": self.dropped}

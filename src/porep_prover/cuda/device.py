@@ -13,6 +13,7 @@ arrays are dropped and it is tried once more, then DeviceMemoryError.
 from __future__ import annotations
 
 import collections
+import logging
 import threading
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ from .staging import Staging
 if TYPE_CHECKING:
     from ..config import GpuEnvironment
 
+LOG = logging.getLogger(__name__)
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic
 
@@ -77,8 +79,10 @@ class Device(ResidentMemory):
         self.ring = None                                 # the chunk ring of streamed arrays, made on first use
         self.ring_bytes = STREAM_CHUNK                   # its slots' size
         self.pass_points = 0                             # the most points an MSM pass sorts (0: no limit)
+        self.dropped = 0                                 # resident bytes dropped for want of memory, so far
         budget = environment.resident_bytes
         self.resident_budget = budget if budget is not None else max(0, self.ctx.mem_info()[0] - RESERVE)
+        self.default_resident_budget = self.resident_budget   # what it is again when no plan is in use
 
     # ------------------------------------------------------------ kernels
 
@@ -126,12 +130,18 @@ class Device(ResidentMemory):
         if buf is not None:
             return buf
         self.synchronize()
+        held = self.resident_bytes()
         self.release_resident()
+        self.dropped += held - self.resident_bytes()
+        LOG.warning("device %d: %d bytes asked for did not fit (%d of a budget of %s held): %d resident bytes "
+                    "dropped", self.info.ordinal, nbytes, self.ctx.allocated, self.ctx.limit or "the card",
+                    held - self.resident_bytes())
         try:
             return self.drv.DeviceBuffer(self.ctx, nbytes)
         except DeviceMemoryError as exc:
             free, total = self.ctx.mem_info()
-            raise DeviceMemoryError(f"{nbytes} bytes of device memory asked for, {free} of {total} free",
+            limit = f"; {self.ctx.allocated} of the budget's {self.ctx.limit} held" if self.ctx.limit else ""
+            raise DeviceMemoryError(f"{nbytes} bytes of device memory asked for, {free} of {total} free{limit}",
                                     code=exc.code, name=exc.name) from None
 
     def try_alloc(self, nbytes: int):

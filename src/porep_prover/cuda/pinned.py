@@ -145,6 +145,10 @@ class HostPins:
     def unpin(self, array: np.ndarray) -> None:
         self._unpin(id(array))
 
+    def unpin_id(self, key: int) -> None:
+        """unpin of the array whose id() is key (nothing if it is not pinned)."""
+        self._unpin(key)
+
     def _unpin(self, key: int) -> None:
         with self._lock:
             entry = self._pins.pop(key, None)

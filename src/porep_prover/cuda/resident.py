@@ -67,6 +67,8 @@ class ResidentMemory:
             old, self._streamed = self._streamed, keep
         for key in keep - old:
             self._evict(key)
+        for key in old - keep:              # resident again (or gone): its pages need not stay locked
+            self.pins.unpin_id(key)
         for limbs in arrays:
             self.pins.pin(limbs)
         if self.ring is not None and (self.ring.chunk_bytes != chunk_bytes or not arrays):

@@ -33,6 +33,7 @@ from .demo import DemoProvider
 from .jobs import JobBook
 from .journal import Journal
 from .metrics import DaemonMetrics
+from .private import make_private
 from .settings import DaemonSettings
 from .status_http import engine_status_view
 
@@ -63,6 +64,7 @@ class Daemon:
         """Lock the state folder, start the engine, resume the journal's unfinished jobs."""
         state = self.settings.state_dir
         os.makedirs(state, mode=0o700, exist_ok=True)
+        make_private(state)                 # a folder an operator made first, with files of a umask of 022
         self._lock_state(state)
         self._provider_caches(state)
         pm = plugin_manager()
@@ -73,6 +75,7 @@ class Daemon:
             config = config.replace(**{"engine.scheduler": "priority"})
         self.registry = registry
         self.journal = Journal(state)
+        make_private(state)                 # the journal's files (and the lock) as they were created
         self.journal.sweep(self.settings.result_retention, orphans=True)
         self.metrics = DaemonMetrics()
         self.engine = Engine(config, registry=registry, plugins=pm)

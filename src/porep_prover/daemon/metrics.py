@@ -172,6 +172,8 @@ class DaemonMetrics:
                                       "holds now", ["device"], registry=r)
         self.device_peak = Gauge("porep_prover_device_memory_peak_bytes", "The most device memory the process "
                                  "held since the plan was made", ["device"], registry=r)
+        self.device_dropped = Gauge("porep_prover_device_resident_dropped_bytes", "Resident bytes a device gave "
+                                    "up for want of memory so far (its plan did not hold)", ["device"], registry=r)
         self.device_streamed = Gauge("porep_prover_device_streamed_bytes", "Parameter bytes streamed to the "
                                      "device from host memory so far", ["device"], registry=r)
 
@@ -259,7 +261,7 @@ class DaemonMetrics:
                 for gauge, key in ((self.device_free, "free_bytes"), (self.device_total, "total_bytes"),
                                    (self.device_budget, "budget_bytes"), (self.device_planned, "planned_bytes"),
                                    (self.device_allocated, "allocated_bytes"), (self.device_peak, "peak_bytes"),
-                                   (self.device_streamed, "streamed_bytes")):
+                                   (self.device_streamed, "streamed_bytes"), (self.device_dropped, "dropped_bytes")):
                     value = _number(memory, key)
                     if value is not None:
                         gauge.labels(str(device.get("label"))).set(value)

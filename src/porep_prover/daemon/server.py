@@ -143,4 +143,5 @@ def _write_address(state_dir: str, listen: str, status: str) -> str:
     path = os.path.join(state_dir, "daemon.json")
     with atomic_write(path) as f:
         f.write(json.dumps({"pid": os.getpid(), "listen": listen, "status_listen": status}).encode())
+    os.chmod(path, 0o600)               # as the rest of the state folder (daemon/private.py)
     return path

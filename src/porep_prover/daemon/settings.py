@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
-import logging
 import os
-import stat
 
 from ..config import default_state_dir
 from ..errors import ConfigError
+from .private import check_private
 
-LOG = logging.getLogger("porep_prover.daemon")
 MIN_TOKEN_CHARS = 16
 
 
@@ -155,6 +153,7 @@ def _tls(cert: str, key: str) -> tuple[bytes, bytes] | None:
         missing = "daemon.tls_key" if cert else "daemon.tls_cert"
         raise ConfigError(f"TLS needs both daemon.tls_cert and daemon.tls_key; {missing} is not set", key=missing)
     chain, private = _read(cert, "daemon.tls_cert"), _read(key, "daemon.tls_key")
+    check_private(key, "daemon.tls_key")
     for name, data, mark in (("daemon.tls_cert", chain, b"CERTIFICATE"), ("daemon.tls_key", private, b"PRIVATE KEY")):
         if b"-----BEGIN" not in data or mark not in data:
             raise ConfigError(f"{name}: not a PEM file holding a {mark.decode().lower()}", key=name)
@@ -168,7 +167,5 @@ def _token(path: str) -> bytes | None:
     if len(token) < MIN_TOKEN_CHARS or any(c < 0x21 or c > 0x7e for c in token):
         raise ConfigError(f"daemon.token_file: {path}: the token must be at least {MIN_TOKEN_CHARS} printable "
                           "ASCII characters without spaces", key="daemon.token_file")
-    mode = os.stat(path).st_mode
-    if mode & (stat.S_IRGRP | stat.S_IROTH):
-        LOG.warning("daemon.token_file %s can be read by other users (chmod 600 it)", path)
+    check_private(path, "daemon.token_file")
     return token

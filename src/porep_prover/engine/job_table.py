@@ -116,21 +116,22 @@ class JobTable:
                 self._cond.wait(left)
             return None
 
-    def may_start(self, task: PartitionTask) -> bool:
-        """Whether the in-flight task's work may begin now. False while
-        holding (a drain came after the task was handed out, while its
-        worker waited for parameters or memory): the task goes back to the
-        scheduler and is no longer in flight, so the drain does not wait for
-        it and it resumes with its job."""
+    def start_synthesis(self, task: PartitionTask, worker: str) -> float | None:
+        """The moment the in-flight task's synthesis starts (SYNTH_START,
+        emitted under the table's lock, so that none follows a HOLD), or
+        None while holding: a drain came after the task was handed out,
+        while its worker waited for parameters or memory, and the task goes
+        back to the scheduler, no longer in flight (the drain does not wait
+        for it; it resumes with its job)."""
         with self._cond:
             if not self.holding:
-                return True
+                return self._timeline.emit("SYNTH_START", task.job.id, task.index, worker).t
             state = self._jobs.get(task.job.id)
             if state is not None and task.index in state.in_flight:
                 state.in_flight.discard(task.index)
                 self._scheduler.push(task)
             self._cond.notify_all()
-            return False
+            return None
 
     def is_active(self, job_id: str) -> bool:
         return job_id in self._jobs
@@ -285,8 +286,11 @@ class JobTable:
             self.accepting = False
 
     def hold(self) -> None:
-        """No more partitions handed out (next_task returns None); those in flight go on."""
+        """No more partitions handed out (next_task returns None) and none
+        started (a HOLD event marks the moment); those started go on."""
         with self._cond:
+            if not self.holding:
+                self._timeline.emit("HOLD")
             self.holding = True
             self._cond.notify_all()
 

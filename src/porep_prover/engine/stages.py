@@ -127,10 +127,10 @@ class Stages:
                                                   partition_bytes(params, self.abc_on_device))
                 if reservation is None:
                     raise Stopped("memory admission closed")
-                if not self.table.may_start(task):
+                start = self.table.start_synthesis(task, name)
+                if start is None:
                     reservation.release()
                     return None
-                start = self.timeline.emit("SYNTH_START", job.id, task.index, name).t
                 r1cs, witness = lane.call(f"synthesize of provider {type(provider).__name__} (job {job.id} "
                                           f"partition {task.index})", self.stopped, provider.synthesize, job,
                                           task.index, settings.synthesis_threads)

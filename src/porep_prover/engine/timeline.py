@@ -11,6 +11,7 @@ Events (t in seconds since the epoch):
     GPU_START / GPU_END            the lock is held: the kernel region
     FINALIZE_START / FINALIZE_END  B2 MSM, assembly, verification (no lock)
     PARTITION_RETRY / PARTITION_FAILED, JOB_SUBMIT / JOB_END
+    HOLD                           a drain: no partition is handed out or started from here on
     PARTITION_SENT / PARTITION_PROVED  on a cluster (engine.cluster): to a node (the worker field), and back
     PARTITION_RETURNED             its node was lost: back to the scheduler, the attempt not counted
 Each is logged as one line `TIMELINE {json}` on the logger porep_prover.timeline

@@ -237,20 +237,21 @@ def sums_from_witness(be: Backend, host: Backend, params: Parameters, assignment
                       clock: "Stopwatch", b_g2: bool) -> MsmSums:
     """H with A w, B w, C w evaluated by the backend, and the sums over its
     copy of the witness w, one sort of the scalars shared where two arrays
-    read the same ones (msm_shared): L and A's aux rows over w's aux values
-    (A's points through R1CS.query_rows: where A reads an aux variable, almost
-    all do, its scalar is L's), A's input rows on the host, H, then B's
-    scalars taken from w for B_1, beside B_2 with b_g2."""
+    read the same ones (msm_shared): H first (its scalars' memory back before
+    the rest), L and A's aux rows over w's aux values (A's points through
+    R1CS.query_rows: where A reads an aux variable, almost all do, its
+    scalar is L's), A's input rows on the host, then B's scalars taken from
+    w for B_1, beside B_2 with b_g2."""
     r1cs, k = assignment.r1cs, assignment.r1cs.num_inputs
     with DeviceArrays(be) as arrays:
         h, w = be.h_from_witness(r1cs, assignment.witness, threads, Flavor.BELLMAN, check=assignment.check,
                                  keep_witness=True)
         arrays.keep(h, w)
         clock.lap("h_poly")
+        h_acc, _ = be.msm(params.h, h, threads)
+        arrays.release(h)                  # its memory back before the others' (A's scattered scalars, B's)
         l_acc, a_acc = be.msm_shared([(params.l, None), (params.a, r1cs.query_rows("a"))], w[k:], threads)
         a_acc = a_acc + a_input_rows(host, params, assignment, threads)
-        h_acc, _ = be.msm(params.h, h, threads)
-        arrays.release(h)                  # its memory back before B's MSMs
         b = arrays.keep(be.take(w, r1cs.query_index("b", np.uint32)))
         if b_g2:
             clock.lap("msm_g1")
