@@ -155,6 +155,7 @@ RANGES = {
     "daemon.max_waiters": (1, 4096),
     "daemon.max_request_bytes": (1024, 2**31 - 1),
     "daemon.result_retention_seconds": (1, 365 * 86400),
+    "daemon.fetched_retention_seconds": (1, 365 * 86400),
     "daemon.drain_timeout_seconds": (0, 86400),
     "ray.partitions_per_node": (1, 256),
     "ray.poll_seconds": (0.05, 60),

@@ -137,6 +137,7 @@ def test_results_outlive_a_kill_and_leave_after_their_retention(tmp_path):
         stub = third.stub()
         err = rpc_error(stub.GetJob, pb.GetJobRequest(job_id=job.job_id), timeout=10)
         assert err.code() == grpc.StatusCode.NOT_FOUND                  # swept at start: past its retention
+        assert "was removed at" in err.details() and "daemon.result_retention_seconds" in err.details()
         assert not (state / "results" / job.job_id).exists()
         fresh = stub.Prove(pb.ProveRequest(submit=demo_request(n, seed=5)), timeout=60)
         check_proofs(fresh, demo_params(state, n).vk, n, 5)

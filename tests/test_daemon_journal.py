@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from porep_prover.daemon import payloads
-from porep_prover.daemon.journal import FETCHED_GRACE_SECONDS, JobRecord, Journal
+from porep_prover.daemon.journal import JobRecord, Journal
 from porep_prover.errors import InputPathError, InvalidInputError
 
 
@@ -95,11 +95,17 @@ def test_the_sweep_removes_jobs_past_their_time(tmp_path):
         journal.finish(job.id, "completed")
     journal.mark_fetched(fetched.id)
     (tmp_path / "results" / "orphan").mkdir()
-    later = time.time() + FETCHED_GRACE_SECONDS + 1
-    assert journal.sweep(3600, now=later) == [fetched.id]                  # fetched a while ago
-    assert sorted(journal.sweep(FETCHED_GRACE_SECONDS, now=later, orphans=True)) == sorted([old.id, fresh.id])
+    grace = random.uniform(10, 1000)
+    later = time.time() + grace + 1
+    assert journal.sweep(3600, grace + 2, now=later) == []                 # fetched, within its time
+    assert journal.sweep(3600, grace, now=later) == [fetched.id]           # fetched a while ago
+    assert "fetched" in journal.removal(fetched.id) and "daemon.fetched_retention_seconds" in journal.removal(fetched.id)
+    assert sorted(journal.sweep(grace, 3600, now=later, orphans=True)) == sorted([old.id, fresh.id])
+    assert "daemon.result_retention_seconds" in journal.removal(old.id)
+    assert journal.removal(running.id) is None
     assert journal.get(running.id) is not None                             # unfinished: never swept
     assert sorted(os.listdir(tmp_path / "results")) == [running.id]
+    assert Journal(str(tmp_path)).removal(fresh.id) == journal.removal(fresh.id)   # kept across a restart
 
 
 def test_paths_are_confined(tmp_path):

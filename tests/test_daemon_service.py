@@ -98,6 +98,12 @@ def test_bad_requests_get_their_status_and_the_daemon_goes_on(daemon, n):
         "no partitions": (demo_request(n, partitions=0), "INVALID_ARGUMENT", "from 1 to 65536"),
         "too many partitions": (demo_request(n, partitions=70_000), "INVALID_ARGUMENT", "from 1 to 65536"),
         "bad priority": (demo_request(n, priority=9), "INVALID_ARGUMENT", "priority"),
+        "a number of 5001 digits": (pb.SubmitProofRequest(kind="demo", partitions=1,
+                                                          payload=b'{"constraints": ' + b"9" * 5001 + b"}"),
+                                    "INVALID_ARGUMENT", "too long"),
+        "a long request id": (pb.SubmitProofRequest(kind="demo", partitions=1, request_id="r" * 10_000),
+                              "INVALID_ARGUMENT", "request_id of 10000 characters"),
+        "a long kind": (pb.SubmitProofRequest(kind="k" * 129, partitions=1), "INVALID_ARGUMENT", "kind of 129"),
         "inline": (pb.SubmitProofRequest(kind="inline", partitions=1), "INVALID_ARGUMENT", "inline"),
         "oversize": (pb.SubmitProofRequest(kind="demo", partitions=1, payload=b" " * (MAX_REQUEST_BYTES + 1)),
                      "RESOURCE_EXHAUSTED", "larger than max"),
@@ -110,7 +116,7 @@ def test_bad_requests_get_their_status_and_the_daemon_goes_on(daemon, n):
                           (stub.CancelProof, pb.CancelProofRequest(job_id="nope")),
                           (stub.AwaitProof, pb.AwaitProofRequest(job_id="x" * 5000))):
         err = rpc_error(call, request, timeout=10)
-        assert err.code() == grpc.StatusCode.NOT_FOUND and "no job" in err.details()
+        assert err.code() == grpc.StatusCode.NOT_FOUND and "no job" in err.details() and "removed" not in err.details()
     err = rpc_error(stub.ListJobs, pb.ListJobsRequest(states=[42]), timeout=10)
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
     check_proofs(stub.Prove(pb.ProveRequest(submit=demo_request(n, seed=3)), timeout=90),

@@ -76,7 +76,7 @@ class Daemon:
         self.registry = registry
         self.journal = Journal(state)
         make_private(state)                 # the journal's files (and the lock) as they were created
-        self.journal.sweep(self.settings.result_retention, orphans=True)
+        self.journal.sweep(self.settings.result_retention, self.settings.fetched_retention, orphans=True)
         self.metrics = DaemonMetrics()
         self.engine = Engine(config, registry=registry, plugins=pm)
         self.jobs = JobBook(self.engine, registry, self.journal, self.settings, self.metrics)
@@ -118,7 +118,7 @@ class Daemon:
         every = max(1.0, min(SWEEP_SECONDS, self.settings.result_retention / 4))
         while not self._sweeping.wait(every):
             try:
-                removed = self.journal.sweep(self.settings.result_retention)
+                removed = self.journal.sweep(self.settings.result_retention, self.settings.fetched_retention)
                 if removed:
                     LOG.info("removed %d finished jobs past their retention", len(removed))
             except Exception:  # noqa: BLE001 - the next sweep tries again

@@ -16,8 +16,10 @@ thread has its own connection; writes are BEGIN IMMEDIATE transactions.
 A job's state is "queued" (accepted and unfinished, whatever its
 partitions do: what a restart resumes), then "completed", "failed" or
 "cancelled". Finished jobs stay, rows and files, until the sweep removes
-them: retention seconds after they finished, or FETCHED_GRACE_SECONDS after
-their result was first fetched, whichever comes first.
+them: retention seconds after they finished, or fetched_retention seconds
+after their result was first fetched, whichever comes first. A removed
+job's id is remembered with when and why (the last MAX_REMOVED), so that
+asking for it again says so.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ import time
 from ..atomic import atomic_write
 
 LOG = logging.getLogger("porep_prover.daemon")
-FETCHED_GRACE_SECONDS = 60.0      # a fetched result stays this long (a caller retrying its await gets it again)
+MAX_REMOVED = 100_000             # removed jobs remembered (why, when), the oldest forgotten first
 UNFINISHED = "queued"
 FINISHED = ("completed", "failed", "cancelled")
 PROOF_BYTES = 192
@@ -67,6 +69,11 @@ CREATE TABLE IF NOT EXISTS partitions (
     started REAL NOT NULL,
     proved_at REAL NOT NULL,
     PRIMARY KEY (job_id, idx)
+);
+CREATE TABLE IF NOT EXISTS removed_jobs (
+    id TEXT PRIMARY KEY,
+    removed REAL NOT NULL,
+    reason TEXT NOT NULL
 );
 """
 _JOB_COLUMNS = "id, request_id, kind, partitions, priority, payload, state, submitted, finished, error, fetched, proved"
@@ -263,25 +270,40 @@ class Journal:
             out.append(PartitionRecord(index, proof, [int(x) for x in json.loads(public)], timings))
         return out
 
+    def removal(self, job_id: str) -> str | None:
+        """Why and when the sweep removed a job ("removed at ...: ..."), or None when it did not (or long ago)."""
+        row = self._con().execute("SELECT removed, reason FROM removed_jobs WHERE id = ?", (job_id,)).fetchone()
+        return None if row is None else f"removed at {_when(row[0])}: {row[1]}"
+
     # ------------------------------------------------------------ the sweep
 
-    def sweep(self, retention: float, now: float | None = None, orphans: bool = False) -> list[str]:
+    def sweep(self, retention: float, fetched_retention: float, now: float | None = None,
+              orphans: bool = False) -> list[str]:
         """Remove the finished jobs past their time (see the module's
         docstring), rows first, then their files; with orphans (at start,
         before any job runs), also the result folders no job owns (left by
         a removal cut short). Returns the job ids removed."""
         now = time.time() if now is None else now
-        grace = min(retention, FETCHED_GRACE_SECONDS)
+        grace = min(retention, fetched_retention)
 
         def expire(con):
             marks = ",".join("?" * len(FINISHED))
-            ids = [r[0] for r in con.execute(
-                f"SELECT id FROM jobs WHERE state IN ({marks}) AND (finished < ? OR fetched < ?)",
-                (*FINISHED, now - retention, now - grace)).fetchall()]
-            for job_id in ids:
+            rows = con.execute(
+                f"SELECT id, finished, fetched FROM jobs WHERE state IN ({marks}) AND (finished < ? OR fetched < ?)",
+                (*FINISHED, now - retention, now - grace)).fetchall()
+            for job_id, finished, fetched in rows:
                 con.execute("DELETE FROM partitions WHERE job_id = ?", (job_id,))
                 con.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
-            return ids
+                reason = (f"it finished at {_when(finished)} and is kept {retention:g} s after "
+                          "(daemon.result_retention_seconds)" if finished < now - retention
+                          else f"its result was fetched at {_when(fetched)} and is kept {fetched_retention:g} s "
+                          "after (daemon.fetched_retention_seconds)")
+                con.execute("INSERT OR REPLACE INTO removed_jobs (id, removed, reason) VALUES (?, ?, ?)",
+                            (job_id, now, reason))
+            if rows:
+                con.execute("DELETE FROM removed_jobs WHERE id NOT IN (SELECT id FROM removed_jobs "
+                            "ORDER BY removed DESC LIMIT ?)", (MAX_REMOVED,))
+            return [r[0] for r in rows]
         removed = self._write(expire)
         for job_id in removed:
             shutil.rmtree(os.path.join(self.results, job_id), ignore_errors=True)
@@ -290,3 +312,10 @@ class Journal:
             for name in set(os.listdir(self.results)) - owned:
                 shutil.rmtree(os.path.join(self.results, name), ignore_errors=True)
         return removed
+
+
+def _when(t: float | None) -> str:
+    """A moment for a message: UTC, to the second."""
+    if t is None:
+        return "an unknown time"
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))

@@ -32,6 +32,8 @@ def decode(data: bytes) -> dict:
         raise InvalidInputError(f"payload is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise InvalidInputError("payload is nested too deeply") from None
+    except ValueError as exc:        # an integer past the interpreter's digit limit (sys.get_int_max_str_digits)
+        raise InvalidInputError(f"payload holds a number too long to read ({exc})") from None
     if not isinstance(obj, dict):
         raise InvalidInputError(f"payload must be a JSON object, got {type(obj).__name__}")
     return obj

@@ -101,6 +101,10 @@ class ProvingService(proving_pb2_grpc.ProvingEngineServicer):
     # ------------------------------------------------------------ jobs
 
     def _submit(self, request: pb.SubmitProofRequest):
+        for name in ("request_id", "kind"):
+            value = getattr(request, name)
+            if len(value) > MAX_ID_CHARS:
+                raise InvalidInputError(f"{name} of {len(value)} characters: at most {MAX_ID_CHARS}")
         return self.daemon.jobs.submit(request.kind, request.partitions, _priority(request.priority),
                                        request.payload, request.request_id)
 
@@ -139,7 +143,7 @@ class ProvingService(proving_pb2_grpc.ProvingEngineServicer):
             timeout = remaining if timeout is None else min(timeout, remaining)
         record = self.daemon.jobs.wait(job_id, timeout, context.is_active)
         if record is None:
-            raise Refusal(grpc.StatusCode.NOT_FOUND, f"no job {job_id!r} (unknown, or removed after its retention)")
+            raise self._not_found(job_id)
         if record.state in ENDINGS:
             return self._ending(record)
         if not self.daemon.jobs.accepting:          # draining: the job ends here, or resumes after the restart
@@ -172,7 +176,7 @@ class ProvingService(proving_pb2_grpc.ProvingEngineServicer):
     def CancelProof(self, request, context):
         outcome = self.daemon.jobs.cancel(_id(request.job_id))
         if outcome is None:
-            raise Refusal(grpc.StatusCode.NOT_FOUND, f"no job {request.job_id!r}")
+            raise self._not_found(request.job_id)
         return pb.CancelProofResponse(cancelled=outcome[0], was_running=outcome[1])
 
     def _job(self, record) -> pb.JobStatus:
@@ -187,8 +191,14 @@ class ProvingService(proving_pb2_grpc.ProvingEngineServicer):
     def GetJob(self, request, context):
         record = self.daemon.journal.get(_id(request.job_id))
         if record is None:
-            raise Refusal(grpc.StatusCode.NOT_FOUND, f"no job {request.job_id!r}")
+            raise self._not_found(request.job_id)
         return self._job(record)
+
+    def _not_found(self, job_id: str) -> Refusal:
+        """NOT_FOUND for a job id: when and why the job was removed, or that none had it."""
+        removal = self.daemon.journal.removal(job_id)
+        return Refusal(grpc.StatusCode.NOT_FOUND, f"job {job_id!r} was {removal}" if removal
+                       else f"no job {job_id!r} in this daemon's journal")
 
     @_answers
     def ListJobs(self, request, context):

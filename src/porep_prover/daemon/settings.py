@@ -70,7 +70,7 @@ class DaemonSettings:
     in. tls: (private key, certificate chain), PEM bytes, or None; token:
     the bearer token's bytes, or None. Limits: max_pending jobs, max_waiters
     AwaitProof / Prove calls at once, max_request_bytes a message;
-    result_retention and drain_timeout in seconds."""
+    result_retention, fetched_retention and drain_timeout in seconds."""
     listen: Address
     status_listen: Address | None
     state_dir: str
@@ -79,6 +79,7 @@ class DaemonSettings:
     max_waiters: int
     max_request_bytes: int
     result_retention: float
+    fetched_retention: float
     drain_timeout: float
     tls: tuple[bytes, bytes] | None
     token: bytes | None
@@ -101,6 +102,7 @@ class DaemonSettings:
             max_waiters=get("daemon.max_waiters"),
             max_request_bytes=get("daemon.max_request_bytes"),
             result_retention=get("daemon.result_retention_seconds"),
+            fetched_retention=get("daemon.fetched_retention_seconds"),
             drain_timeout=get("daemon.drain_timeout_seconds"),
             tls=_tls(get("daemon.tls_cert"), get("daemon.tls_key")),
             token=_token(get("daemon.token_file")),

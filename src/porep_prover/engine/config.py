@@ -151,6 +151,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "daemon.max_waiters": (64, _int(1, MAX_WAITERS)),
     "daemon.max_request_bytes": (128 << 20, _int(MIN_REQUEST_BYTES, MAX_REQUEST_BYTES)),
     "daemon.result_retention_seconds": (86400.0, _number(1, MAX_IDLE_SECONDS)),
+    "daemon.fetched_retention_seconds": (3600.0, _number(1, MAX_IDLE_SECONDS)),
     "daemon.drain_timeout_seconds": (60.0, _number(0, MAX_DRAIN_SECONDS)),
     "daemon.tls_cert": ("", _str),
     "daemon.tls_key": ("", _str),
