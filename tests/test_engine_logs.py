@@ -48,7 +48,7 @@ def run_logged(tmp_path, rng, **settings):
 
 
 def test_json_records_have_their_fields_and_the_timeline_reads_them(tmp_path, rng, capsys):
-    events, _ = run_logged(tmp_path, rng, **{"logging.format": "json"})
+    events, _ = run_logged(tmp_path, rng, **{"logging.format": "json", "logging.level": "DEBUG"})
     log = tmp_path / "engine.log"
     records = [json.loads(line) for line in log.read_text().splitlines()]    # every line one JSON object
     assert records and all({"time", "level", "logger", "message"} <= set(r) for r in records)
@@ -67,6 +67,13 @@ def test_json_records_have_their_fields_and_the_timeline_reads_them(tmp_path, rn
     assert ordered(read_log(log)) == ordered(events)
     assert main(["timeline", str(log)]) == 0
     assert "GPU efficiency" in capsys.readouterr().out
+
+
+def test_without_a_timeline_file_the_events_stay_out_of_the_main_log_at_info(tmp_path, rng):
+    events, _ = run_logged(tmp_path, rng, **{"logging.format": "json"})
+    records = [json.loads(line) for line in (tmp_path / "engine.log").read_text().splitlines()]
+    assert events and records
+    assert not [r for r in records if r["logger"] == "porep_prover.timeline"]
 
 
 @pytest.mark.parametrize("form", ["text", "json"])

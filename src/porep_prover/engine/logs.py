@@ -78,11 +78,16 @@ def configure_logging(config) -> list[logging.Handler]:
         TIMELINE_LOG.setLevel(logging.INFO)
         TIMELINE_LOG.propagate = False   # the events go to their own file only
         added.append(th)
+    elif root.getEffectiveLevel() > logging.DEBUG:
+        # no timeline file: the events (a dozen a partition) would drown the main log at INFO; they reach
+        # it at logging.level = "DEBUG", and the engine keeps its last ones in memory either way
+        TIMELINE_LOG.setLevel(logging.WARNING)
     return added
 
 
 def remove_handlers(handlers: list[logging.Handler]) -> None:
     TIMELINE_LOG.propagate = True
+    TIMELINE_LOG.setLevel(logging.NOTSET)
     for h in handlers:
         for name in ("porep_prover", TIMELINE_LOG.name):
             logging.getLogger(name).removeHandler(h)
