@@ -240,8 +240,13 @@ def test_plugins_command_lists_installed_and_skipped(tmp_path, monkeypatch, caps
                  "porep-prover-twin 1.0: the name 'good' is taken"):
         assert text in skipped, text
     assert "engine.result_sinks" in out
+    registered = out.split("registered:\n")[1]
+    for text in ("priority (built in)", "builtin (built in)", "newest-first (good)", "good (good)", "inline (built in)"):
+        assert text in registered, text
     assert main(["plugins", "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)
+    assert listing["registered"]["schedulers"]["priority"] == "built in"
+    assert listing["registered"]["result_sinks"]["good"] == "good"
     assert {p["name"] for p in listing["skipped"]} >= {"broken", "raises", "dup", "typo", "good"}
     assert "good" in {p["name"] for p in listing["loaded"]}
 

@@ -11,8 +11,9 @@ def cmd_plugins(args) -> int:
     from ..hooks import collect_registry, plugin_manager     # pluggy and the engine, for this command only
     registry = collect_registry(plugin_manager())
     report = registry.plugin_report()
+    contents = registry.contents()
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps({**report, "registered": contents}, indent=1))
         return 0
     loaded, skipped = report["loaded"], report["skipped"]
     if not loaded and not skipped:
@@ -27,9 +28,13 @@ def cmd_plugins(args) -> int:
         print("skipped:")
         for p in skipped:
             print(f"  {p['name']:<{width}}  {p['distribution'] or '-'}: {p['why']}")
-    print("built in: provider inline, scheduler builtin (the setting engine.scheduler picks one by name)")
-    print(f"result sinks run only where the setting engine.result_sinks names them "
-          f"(registered: {', '.join(sorted(registry.sinks)) or 'none'})")
+    print("registered:")
+    for key, label, note in (("providers", "providers (job kinds)", "the daemon adds demo"),
+                             ("schedulers", "schedulers", "engine.scheduler picks one; the daemon's default: priority"),
+                             ("result_sinks", "result sinks", "run only where engine.result_sinks names them"),
+                             ("clusters", "clusters", "engine.cluster picks one")):
+        entries = ", ".join(f"{name} ({owner})" for name, owner in contents[key].items()) or "none"
+        print(f"  {label}: {entries}; {note}")
     return 0
 
 

@@ -211,6 +211,16 @@ class Registry:
                               "lists them and any plugin that was skipped)")
         return [(n, self.sinks[n]) for n in dict.fromkeys(names)]
 
+    def contents(self) -> dict:
+        """Everything registered, by what it is: {"providers": {kind: owner},
+        "schedulers", "result_sinks", "clusters": {name: owner}}, owner the
+        plugin that registered it or "built in"."""
+        with self._lock:
+            tables = (("providers", "provider", self.providers), ("schedulers", "scheduler", self.schedulers),
+                      ("result_sinks", "result sink", self.sinks), ("clusters", "cluster", self.clusters))
+            return {key: {name: self._owners.get(f"{what} {name}", "built in") for name in sorted(table)}
+                    for key, what, table in tables}
+
     def plugin_report(self) -> dict:
         """{"loaded": [{name, distribution, registered}], "skipped": [{name, distribution, why}]}."""
         return {"loaded": [{"name": p.name, "distribution": p.distribution, "registered": list(p.registered)}
