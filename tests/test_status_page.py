@@ -138,6 +138,15 @@ def test_the_page_shows_what_status_live_says(browser, rng):
 STABLE = ("uptime_seconds", "available_bytes", "idle_seconds", "free_bytes")    # change between two reads
 
 
+def test_the_page_shows_why_the_server_refused_it(browser, rng):
+    server, _, _ = serve(rng, status=full_status(rng))
+    with server:
+        browser.get(f"http://127.0.0.1:{server.port}/?window=99999")
+        wait_for(browser, "return !document.getElementById('error').hidden", what="the error shown")
+        text = browser.find_element("id", "error").text
+    assert "HTTP 400: window must be seconds from 1 to" in text and "not trying again" in text
+
+
 def test_the_page_follows_a_daemon_through_a_demo_job(browser, tmp_path):
     with DaemonProcess(tmp_path / "state") as daemon:
         base, seconds = f"http://{daemon.status_address}", 20       # a short window: the run's bars are wide
