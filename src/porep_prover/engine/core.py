@@ -86,7 +86,7 @@ class Engine:
         self.notifications = Notifications(self.registry.enabled_sinks(settings.result_sinks), plugins,
                                            settings.sink_timeout)
         self.jobs = JobTable(self.registry.scheduler(settings.scheduler), self.notifications, self.timeline,
-                             settings.max_retries)
+                             settings.max_retries, settings.scheduler or "builtin")
         self.cluster = self.registry.cluster(self.config)
         self._stopped: concurrent.futures.Future = concurrent.futures.Future()   # set when the workers stop
         self._stages: Stages | None = None

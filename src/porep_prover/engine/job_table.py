@@ -23,6 +23,7 @@ import time
 from ..errors import (EngineError, InvalidInputError, JobCancelledError, JobFailedError, KeyIntegrityError,
                       ParamsMismatchError, PluginTimeoutError, UnsatisfiedError, WitnessError)
 from .jobs import Job, JobHandle, JobResult, PartitionResult, PartitionTask, PartitionTimings
+from .scheduler_guard import GuardedScheduler
 
 LOG = logging.getLogger("porep_prover.engine")
 
@@ -59,12 +60,16 @@ class _JobState:
 class JobTable:
     """Jobs in flight and their partitions' scheduling.
 
-    scheduler: push / pop / len, always called under the table's lock;
+    scheduler: push / pop / len, always called under the table's lock, behind a
+    guard (engine/scheduler_guard.py: a scheduler that fails is set aside);
+    scheduler_name: the name it is registered by;
     notifications: the sinks and hooks a conclusion goes to; timeline: where
     JOB_SUBMIT, PARTITION_RETRY / PARTITION_FAILED and JOB_END are emitted."""
 
-    def __init__(self, scheduler, notifications, timeline, max_retries: int):
-        self._scheduler, self._notifications, self._timeline = scheduler, notifications, timeline
+    def __init__(self, scheduler, notifications, timeline, max_retries: int, scheduler_name: str = ""):
+        # the scheduler is a plugin: behind a guard, a failing one loses no partition and stops no worker
+        self._scheduler = GuardedScheduler(scheduler, scheduler_name)
+        self._notifications, self._timeline = notifications, timeline
         self._max_retries = max_retries
         self._cond = threading.Condition()
         self._jobs: dict[str, _JobState] = {}

@@ -54,7 +54,10 @@ class Scheduler(Protocol):
     task.index: the partition; task.attempt: 0, or the retry's number), and
     pop() returns one of the tasks pushed, or None when there is none. Both
     are called under the engine's lock (no locking of its own needed); a
-    task popped for a job that has ended is dropped by the engine."""
+    task popped for a job that has ended is dropped by the engine. One that
+    raises, pops a task it was not given, or returns None while tasks wait
+    is logged and set aside: the engine hands out what it held first come,
+    first served (engine/scheduler_guard.py)."""
 
     def push(self, task) -> None: ...
 

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A scheduler behind a guard (the job table's, engine/job_table.py).
+
+A scheduler is a plugin: its push, pop and len are calls into code the
+engine does not own. The guard keeps its own record of every partition
+given to the scheduler and not taken back, in the order given, so that
+when the scheduler fails (raises, hands out a partition it was never given,
+or reports none while some wait) nothing is lost and no worker dies: the
+failure is logged once, the scheduler is no longer called, and the
+partitions it held are handed out first come, first served from the guard's
+record, with every one pushed after.
+"""
+from __future__ import annotations
+
+import logging
+
+LOG = logging.getLogger("porep_prover.engine")
+
+
+def _key(task) -> tuple:
+    return task.job.id, task.index, task.attempt
+
+
+class GuardedScheduler:
+    """scheduler's push / pop / len until it fails, then the guard's own
+    order (see the module); name: the one it is registered by, for the log."""
+
+    def __init__(self, scheduler, name: str = ""):
+        self._inner, self._name = scheduler, name
+        self._held: dict[tuple, object] = {}    # the partitions given and not taken back, in the order given
+        self.failed: str | None = None          # what went wrong with the scheduler, once it did
+
+    @property
+    def name(self) -> str:
+        return self._name or getattr(self._inner, "name", type(self._inner).__name__)
+
+    def push(self, task) -> None:
+        self._held[_key(task)] = task
+        if self.failed is None:
+            try:
+                self._inner.push(task)
+            except Exception as exc:  # noqa: BLE001 - a plugin's failure is the plugin's
+                self._fail(f"push raised {type(exc).__name__}: {exc}")
+
+    def pop(self):
+        """The next partition, or None when none waits."""
+        if self.failed is None:
+            try:
+                task = self._inner.pop()
+            except Exception as exc:  # noqa: BLE001
+                self._fail(f"pop raised {type(exc).__name__}: {exc}")
+            else:
+                if task is None and not self._held:
+                    return None
+                key = None if task is None else _key(task) if hasattr(task, "job") else None
+                if key is not None and self._held.get(key) is task:
+                    del self._held[key]
+                    return task
+                self._fail(f"pop returned {'nothing' if task is None else repr(task)[:200]} while "
+                           f"{len(self._held)} partitions it was given wait")
+        if not self._held:
+            return None
+        return self._held.pop(next(iter(self._held)))
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def _fail(self, what: str) -> None:
+        self.failed = what
+        LOG.error("scheduler %s failed (%s): no longer called; its %d partitions and every later one are "
+                  "handed out first come, first served", self.name, what, len(self._held))
