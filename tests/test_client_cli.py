@@ -7,6 +7,7 @@ import pytest
 
 from fake_proving_engine import FakeEngine, FakeServer, Material
 from porep_prover.cli import main
+from porep_prover.cli.client_cmds import default_address
 from porep_prover.groth16 import Proof
 
 MATERIAL_PROOFS = 2          # proofs the fake daemon serves (conftest.material)
@@ -142,11 +143,21 @@ def test_errors_are_one_line_and_exit_2(fake, capsys, argv, says):
     assert err.count("\n") == 1 and err.startswith("porep-prover: error: ") and says in err
 
 
-def test_no_daemon_and_bad_usage(capsys):
+def test_no_daemon_and_bad_usage(capsys, tmp_path, monkeypatch):
     assert main(["client", "--address", "127.0.0.1:1", "--call-timeout", "10", "status"]) == 2
     assert "DaemonUnavailableError" in capsys.readouterr().err
-    assert main(["client", "status"]) == 2
-    assert "give the daemon's --address" in capsys.readouterr().err
+    # no --address: the default state folder's daemon.json, else daemon.listen's default
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert default_address() == "127.0.0.1:9820"
+    folder = tmp_path / "porep-prover" / "daemon"
+    folder.mkdir(parents=True)
+    (folder / "daemon.json").write_text(json.dumps({"pid": 1, "listen": "127.0.0.1:2", "status_listen": ""}))
+    assert default_address() == "127.0.0.1:2"
+    assert main(["client", "--call-timeout", "10", "status"]) == 2
+    err = capsys.readouterr().err
+    assert "DaemonUnavailableError" in err and "127.0.0.1:2" in err
+    (folder / "daemon.json").write_text("{not json")
+    assert default_address() == "127.0.0.1:9820"
     for argv in (["client"], ["client", "--address", "x:1", "submit"],
                  ["client", "--address", "x:1", "submit", "--kind", "k", "--partitions", "0"],
                  ["client", "--address", "x:1", "await", "j", "--timeout", "-1"],

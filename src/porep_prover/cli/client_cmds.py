@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """`porep-prover client`: the proving daemon's commands, over porep_prover.client.
 
-    porep-prover client --address HOST:PORT [--token-file F] [--tls-ca F] ACTION ...
+    porep-prover client [--address HOST:PORT] [--token-file F] [--tls-ca F] ACTION ...
       submit --kind K [--partitions P] [--priority LEVEL] [--payload JSON|@FILE] [--request-id ID]
       await JOB_ID [--timeout S] [--vk FILE] [-o PROOFS] [--json]
       prove --kind K ... (submit, then await)
@@ -44,10 +44,28 @@ def _seconds(text: str) -> float:
 
 # The client (grpc, protobuf, groth16) is imported by these commands only, when they run.
 
+def default_address() -> str:
+    """Where a daemon of this user listens when --address is not given: the
+    address its state folder's daemon.json records (the default folder's,
+    written while it runs), else daemon.listen's default."""
+    import json
+    import os
+    from ..config import default_state_dir
+    from ..engine.config import SCHEMA
+    try:
+        with open(os.path.join(default_state_dir(), "daemon.json"), encoding="utf-8") as f:
+            listen = json.load(f).get("listen")
+        if isinstance(listen, str) and listen:
+            return listen
+    except (OSError, ValueError, AttributeError):
+        pass
+    return SCHEMA["daemon.listen"][0]
+
+
 def _client(args):
     from ..client import Client
     if args.address is None:
-        raise InvalidInputError("client: give the daemon's --address HOST:PORT (or unix:/path)")
+        args.address = default_address()
     token = None
     if args.token_file:
         from ..text import read_text
@@ -232,7 +250,9 @@ def cmd_evict(args) -> int:
 def _connection(p: argparse.ArgumentParser, again: bool) -> None:
     """The connection options; again (on an action): optional, and only set when given there."""
     default = {"default": argparse.SUPPRESS} if again else {}
-    p.add_argument("--address", metavar="HOST:PORT", help="the daemon (or unix:/path); required", **default)
+    p.add_argument("--address", metavar="HOST:PORT", help="the daemon (or unix:/path); default: the one the "
+                   "default state folder's daemon.json records, else daemon.listen's default, 127.0.0.1:9820",
+                   **default)
     p.add_argument("--token-file", metavar="FILE", help="a file holding the bearer token", **default)
     p.add_argument("--tls-ca", metavar="FILE", help="TLS, trusting the root certificates in FILE (PEM)", **default)
     p.add_argument("--tls", action="store_true", help="TLS, trusting gRPC's default root certificates", **default)
