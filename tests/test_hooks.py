@@ -39,6 +39,27 @@ def test_every_hook_is_documented():
             assert line.split("`")[1] in names
 
 
+def test_the_objects_hooks_receive_are_documented_attribute_for_attribute():
+    import dataclasses
+
+    from porep_prover import engine as eng
+    doc = (ROOT / "plugins" / "README.md").read_text()
+    rows = {}
+    for line in doc.split("### What the hooks and the registered objects receive")[1].splitlines():
+        if line.startswith("| `"):
+            cells = line.split("|")
+            rows[cells[1].split("`")[1]] = set(cells[2].replace("`", "").replace(" ", "").split(","))
+    assert set(rows) == {"Job", "PartitionTask", "JobResult", "PartitionResult", "PartitionTimings", "Engine"}
+    for name, documented in rows.items():
+        cls = getattr(eng, name)
+        if dataclasses.is_dataclass(cls):
+            actual = {f.name for f in dataclasses.fields(cls)} | {n for n, v in vars(cls).items()
+                                                                   if isinstance(v, property)}
+        else:
+            actual = {n for n in dir(cls) if not n.startswith("_")}
+        assert documented == actual, (name, documented ^ actual)
+
+
 def make_plugin(tmp_path, monkeypatch, body: str, name="probe", entry=None):
     """A module plus a dist-info folder declaring it under the entry-point
     group porep_prover (as entry, default name)."""
