@@ -44,7 +44,7 @@ def test_the_dashboard_charts_only_exported_metrics():
         used.update(NAME.findall(query))
     assert used <= exported(), sorted(used - exported())
     for wanted in ("proofs_completed_total", "proofs_failed_total", "queue_depth", "running_jobs",
-                   "stage_duration_seconds_bucket", "gpu_efficiency", "device_busy_seconds_total",
+                   "stage_duration_seconds_bucket", "device_efficiency", "device_busy_seconds_total",
                    "srs_resident_bytes", "memory_in_flight_bytes"):
         assert "porep_prover_" + wanted in used
 

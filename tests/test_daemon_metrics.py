@@ -180,7 +180,7 @@ def test_busy_seconds_count_each_kernel_region_once_across_scrapes(circuit, rng)
     assert got[("porep_prover_device_busy_seconds_total", (("device", "cpu"),))] == \
         pytest.approx(sum(b - a for a, b in spans), rel=1e-9)
     busy, span = merged_busy(spans)
-    assert got[("porep_prover_gpu_efficiency", (("device", "cpu"),))] == pytest.approx(busy / span)
+    assert got[("porep_prover_device_efficiency", (("device", "cpu"),))] == pytest.approx(busy / span)
     assert got[("porep_prover_timeline_events_missed_total", ())] == 0
 
 
@@ -203,7 +203,7 @@ def test_a_region_open_at_a_scrape_is_counted_when_it_ends():
     other.observe(status, fake)
     time.sleep(0.01)
     other.observe(status, fake)
-    assert not [k for k in samples(other.text()) if k[0] == "porep_prover_gpu_efficiency"]
+    assert not [k for k in samples(other.text()) if k[0] == "porep_prover_device_efficiency"]
 
 
 def test_events_that_left_the_ring_are_counted_as_missed(rng):
@@ -304,10 +304,10 @@ def test_device_memory_in_the_status_and_the_metrics(rng):
         assert got[(f"porep_prover_device_memory_{name}_bytes", (("device", "gpu0"),))] == planned[key]
     assert got[("porep_prover_device_streamed_bytes", (("device", "gpu0"),))] == planned["streamed"]
     assert ("porep_prover_device_memory_budget_bytes", (("device", "gpu2"),)) not in got
-    assert got[("porep_prover_gpu_workers", ())] == view["workers"]["device"]
+    assert got[("porep_prover_device_workers", ())] == view["workers"]["device"]
 
 
-NODE_SERIES = {"porep_prover_cluster_node_gpu_efficiency": "efficiency",
+NODE_SERIES = {"porep_prover_cluster_node_device_efficiency": "efficiency",
                "porep_prover_cluster_node_device_busy_seconds": "busy_seconds",
                "porep_prover_cluster_node_kernel_regions": "regions"}
 
@@ -345,7 +345,7 @@ def test_cluster_node_gauges_follow_the_status_and_a_lost_node_goes(rng):
     got = node_samples(metrics.text())
     assert got == expected_node_samples(cluster, lost_kept=True)
     device = (("device", first["devices"][0]), ("node", first["label"]))
-    assert got[("porep_prover_cluster_node_gpu_efficiency", device)] == first["device_figures"][0]["efficiency"]
+    assert got[("porep_prover_cluster_node_device_efficiency", device)] == first["device_figures"][0]["efficiency"]
     assert got[("porep_prover_cluster_node_partitions_rerun", (("node", third["label"]),))] == third["partitions_rerun"]
     assert samples(metrics.text())[("porep_prover_cluster_nodes_ready", ())] == cluster["nodes_ready"]
 
@@ -357,7 +357,7 @@ def test_cluster_node_gauges_follow_the_status_and_a_lost_node_goes(rng):
     got = node_samples(metrics.text())
     assert got == expected_node_samples(cluster, lost_kept=True)
     assert {labels for _, labels in got if ("node", first["label"]) in labels} == {(("node", first["label"]),)}
-    assert not any(name == "porep_prover_cluster_node_gpu_efficiency" and ("node", second["label"]) in labels
+    assert not any(name == "porep_prover_cluster_node_device_efficiency" and ("node", second["label"]) in labels
                    for name, labels in got)
     metrics.lost_node_series_seconds = 0.0                    # past their time: the lost nodes' series go
     metrics.observe({"cluster": cluster})
@@ -405,7 +405,7 @@ def test_status_and_metrics_over_http(rng):
         for p in PRIORITIES:
             assert got[("porep_prover_queue_depth", (("priority", p),))] == status["queue"][p]
         assert got[("porep_prover_running_jobs", ())] == status["jobs"]["counts"]["running"]
-        assert got[("porep_prover_gpu_workers", ())] == status["workers"]["device"]
+        assert got[("porep_prover_device_workers", ())] == status["workers"]["device"]
         assert got[("porep_prover_uptime_seconds", ())] == pytest.approx(status["uptime_seconds"])
         assert got[("porep_prover_srs_resident_bytes", ())] == status["srs"]["resident_bytes"]
         assert got[("porep_prover_memory_in_flight_bytes", ())] == status["memory"]["host"]["in_flight_bytes"]

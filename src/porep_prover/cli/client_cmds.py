@@ -156,7 +156,7 @@ def _report(args, result, vk) -> int:
                                            f"{proofs} (verified by the daemon; --vk FILE verifies them here too)"))
     t = result.timings
     say(f"  queue wait {t.queue_wait_ms} ms, srs load {t.srs_load_ms} ms, synthesis {t.synthesis_ms} ms, "
-        f"gpu compute {t.gpu_compute_ms} ms, total {t.total_ms} ms"
+        f"device compute {t.gpu_compute_ms} ms, total {t.total_ms} ms"
         + (f"; proofs written to {args.output}" if args.output else ""))
     return 0
 

@@ -25,11 +25,11 @@ Exported (label names in braces):
     porep_prover_accepting                         1 while jobs are accepted, 0 while draining
     porep_prover_queue_depth{priority}             jobs accepted, none of their partitions started
     porep_prover_running_jobs
-    porep_prover_gpu_workers                       device workers, on every device the engine proves on
+    porep_prover_device_workers                       device workers, on every device the engine proves on
     porep_prover_partitions_waiting                for a synthesis worker
     porep_prover_partitions_ready                  synthesized, waiting for a device worker
     porep_prover_partitions_in_flight              handed to a worker, not yet proved or failed
-    porep_prover_gpu_efficiency{device}            union of kernel regions / first start .. last end,
+    porep_prover_device_efficiency{device}            union of kernel regions / first start .. last end,
                                                    over the regions ended in the window (absent: none)
     porep_prover_device_busy_seconds_total{device} seconds in kernel regions (the device's lock held)
     porep_prover_timeline_events_missed_total      events that left the engine's ring before a scrape
@@ -45,7 +45,7 @@ Exported (label names in braces):
   a node's device series while it is ready or starting; its partition series until
   LOST_NODE_SERIES_SECONDS after it was first seen lost or failed, then removed):
     porep_prover_cluster_nodes_ready
-    porep_prover_cluster_node_gpu_efficiency{node,device}   the node's own figure over its last
+    porep_prover_cluster_node_device_efficiency{node,device}   the node's own figure over its last
                                                    figures_seconds (absent: no kernel region ended there)
     porep_prover_cluster_node_device_busy_seconds{node,device}  seconds in kernel regions, same window
     porep_prover_cluster_node_kernel_regions{node,device}   kernel regions ended in that window
@@ -144,7 +144,7 @@ class DaemonMetrics:
                                  "started", ["priority"], registry=r)
         self.running = Gauge("porep_prover_running_jobs", "Jobs with partitions started, not finished",
                              registry=r)
-        self.gpu_workers = Gauge("porep_prover_gpu_workers", "Device workers on the devices the engine proves on",
+        self.device_workers = Gauge("porep_prover_device_workers", "Device workers on the devices the engine proves on",
                                  registry=r)
         self.waiting = Gauge("porep_prover_partitions_waiting", "Partitions waiting for a synthesis worker",
                              registry=r)
@@ -152,7 +152,7 @@ class DaemonMetrics:
                            registry=r)
         self.partitions_in_flight = Gauge("porep_prover_partitions_in_flight", "Partitions handed to a worker, "
                                           "not yet proved or failed", registry=r)
-        self.efficiency = Gauge("porep_prover_gpu_efficiency", "Union of the kernel regions over first start to "
+        self.efficiency = Gauge("porep_prover_device_efficiency", "Union of the kernel regions over first start to "
                                 "last end, of the regions ended in the last window", ["device"], registry=r)
         self.srs_bytes = Gauge("porep_prover_srs_resident_bytes", "Host bytes of the parameter sets loaded",
                                registry=r)
@@ -181,7 +181,7 @@ class DaemonMetrics:
         r = self.registry
         self.nodes_ready = Gauge("porep_prover_cluster_nodes_ready", "Cluster nodes whose engine is ready",
                                  registry=r)
-        self.node_efficiency = Gauge("porep_prover_cluster_node_gpu_efficiency", "A cluster node's device: union "
+        self.node_efficiency = Gauge("porep_prover_cluster_node_device_efficiency", "A cluster node's device: union "
                                      "of its kernel regions over first start to last end, over the node's last "
                                      "window", ["node", "device"], registry=r)
         self.node_busy = Gauge("porep_prover_cluster_node_device_busy_seconds", "A cluster node's device: seconds "
@@ -246,7 +246,7 @@ class DaemonMetrics:
         for priority in dict.fromkeys(PRIORITIES + tuple(queue)):
             self.queue_depth.labels(str(priority)).set(_number(queue, priority) or 0)
         for gauge, path in ((self.accepting, ("accepting",)), (self.running, ("jobs", "counts", "running")),
-                            (self.gpu_workers, ("workers", "device")), (self.waiting, ("partitions", "waiting")),
+                            (self.device_workers, ("workers", "device")), (self.waiting, ("partitions", "waiting")),
                             (self.ready, ("partitions", "ready")),
                             (self.partitions_in_flight, ("partitions", "in_flight")),
                             (self.srs_bytes, ("srs", "resident_bytes")),
