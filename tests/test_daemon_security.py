@@ -180,3 +180,14 @@ def test_tls(tmp_path):
         taken = DaemonProcess(tmp_path / "other", {"daemon.listen": daemon.address}).argv()
         other = subprocess.run(taken, capture_output=True, text=True, timeout=60)     # its port is taken
         assert other.returncode == 2 and f"daemon.listen {daemon.address}: cannot listen" in other.stderr
+
+
+def test_daemon_kinds_chooses_what_it_serves(tmp_path):
+    bad = subprocess.run(DaemonProcess(tmp_path / "a", {"daemon.kinds": ["demo", "no-such-kind"]}).argv(),
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "daemon.kinds names 'no-such-kind', not installed" in bad.stderr
+    with DaemonProcess(tmp_path / "b", {"daemon.kinds": ["r1cs-file"]}) as daemon:
+        stub = daemon.stub()
+        err = rpc_error(stub.SubmitProof, demo_request(20), timeout=10)
+        assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "job kind 'demo' is not served by this daemon (daemon.kinds: r1cs-file)" in err.details()

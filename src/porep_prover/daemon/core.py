@@ -74,6 +74,11 @@ class Daemon:
         if not config.get("engine.scheduler"):      # the engine's "priority": CRITICAL passes every waiting job
             config = config.replace(**{"engine.scheduler": "priority"})
         self.registry = registry
+        unknown = [k for k in self.settings.kinds if k not in registry.providers or k == "inline"]
+        if unknown:
+            raise ConfigError(f"daemon.kinds names {', '.join(map(repr, unknown))}, not installed (installed: "
+                              f"{', '.join(sorted(k for k in registry.providers if k != 'inline'))})",
+                              key="daemon.kinds")
         self.journal = Journal(state)
         make_private(state)                 # the journal's files (and the lock) as they were created
         self.journal.sweep(self.settings.result_retention, self.settings.fetched_retention, orphans=True)

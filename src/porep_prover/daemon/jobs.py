@@ -55,14 +55,19 @@ class JobBook:
 
     # ------------------------------------------------------------ in
 
-    def payload(self, kind: str, partitions: int, data: bytes | str):
+    def payload(self, kind: str, partitions: int, data: bytes | str, new: bool = True):
         """(JSON object, the provider's payload) of a request, checked:
-        InvalidInputError (unknown kind, partitions, malformed payload),
-        InputPathError (a path refused)."""
+        InvalidInputError (unknown kind, one daemon.kinds leaves out of a new
+        job, partitions, malformed payload), InputPathError (a path refused).
+        new: False for a job accepted before (resumed whatever daemon.kinds
+        says now: nothing accepted is lost)."""
         if kind == "inline":
             raise InvalidInputError("job kind 'inline' takes objects in memory, not a JSON payload")
         if kind not in self.registry.providers:
             raise InvalidInputError(f"unknown job kind {kind!r} (installed: {', '.join(sorted(self.kinds()))})")
+        if new and kind not in self.kinds():
+            raise InvalidInputError(f"job kind {kind!r} is not served by this daemon (daemon.kinds: "
+                                    f"{', '.join(self.kinds())})")
         if not 1 <= partitions <= MAX_PARTITIONS:
             raise InvalidInputError(f"partitions must be from 1 to {MAX_PARTITIONS}, got {partitions}")
         obj = payloads.decode(data.encode() if isinstance(data, str) else data)
@@ -70,8 +75,10 @@ class JobBook:
         return obj, self.registry.payload_from_json(kind, confined, partitions)
 
     def kinds(self) -> list[str]:
-        """The job kinds a request may name ("inline" takes objects, not JSON)."""
-        return [k for k in self.registry.providers if k != "inline"]
+        """The job kinds a request may name: daemon.kinds, or every one
+        installed ("inline" takes objects, not JSON)."""
+        installed = sorted(k for k in self.registry.providers if k != "inline")
+        return [k for k in installed if k in self.settings.kinds] if self.settings.kinds else installed
 
     def submit(self, kind: str, partitions: int, priority: int, data: bytes, request_id: str = "") \
             -> tuple[JobRecord, bool, int]:
@@ -125,7 +132,7 @@ class JobBook:
                 self._finish(record, "completed", "")
                 continue
             try:
-                _, payload = self.payload(record.kind, record.partitions, record.payload)
+                _, payload = self.payload(record.kind, record.partitions, record.payload, new=False)
             except (InvalidInputError, EngineError) as exc:
                 self._finish(record, "failed", f"not resumed: {exc}")
                 continue

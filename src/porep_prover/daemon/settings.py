@@ -67,7 +67,8 @@ class DaemonSettings:
     listen, status_listen: the gRPC service's address and the HTTP status
     server's (None: off). state_dir: the journal, results and parameters;
     input_roots: absolute real paths of the folders payload paths may lie
-    in. tls: (private key, certificate chain), PEM bytes, or None; token:
+    in. kinds: the job kinds it accepts (empty: every one installed).
+    tls: (private key, certificate chain), PEM bytes, or None; token:
     the bearer token's bytes, or None. Limits: max_pending jobs, max_waiters
     AwaitProof / Prove calls at once, max_request_bytes a message;
     result_retention, fetched_retention and drain_timeout in seconds."""
@@ -75,6 +76,7 @@ class DaemonSettings:
     status_listen: Address | None
     state_dir: str
     input_roots: tuple[str, ...]
+    kinds: tuple[str, ...]
     max_pending: int
     max_waiters: int
     max_request_bytes: int
@@ -98,6 +100,7 @@ class DaemonSettings:
             status_listen=Address.parse(status) if status else None,
             state_dir=os.path.abspath(os.path.expanduser(get("daemon.state_dir") or default_state_dir())),
             input_roots=tuple(_root(r) for r in get("daemon.input_roots")),
+            kinds=tuple(dict.fromkeys(get("daemon.kinds"))),
             max_pending=get("daemon.max_pending"),
             max_waiters=get("daemon.max_waiters"),
             max_request_bytes=get("daemon.max_request_bytes"),

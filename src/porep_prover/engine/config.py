@@ -147,6 +147,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "daemon.status_listen": ("127.0.0.1:9821", _address(empty_ok=True)),
     "daemon.state_dir": ("", _str),
     "daemon.input_roots": ([], _str_list),
+    "daemon.kinds": ([], _str_list),
     "daemon.max_pending": (1024, _int(1, MAX_PENDING)),
     "daemon.max_waiters": (64, _int(1, MAX_WAITERS)),
     "daemon.max_request_bytes": (128 << 20, _int(MIN_REQUEST_BYTES, MAX_REQUEST_BYTES)),
