@@ -452,10 +452,14 @@ def test_stop_is_bounded_with_idle_connections_open():
 
 def test_connections_past_the_limit_get_503(monkeypatch):
     monkeypatch.setattr(status_http, "MAX_CONNECTIONS", 2)
-    with StatusServer(("127.0.0.1", 0), status=dict, metrics=DaemonMetrics(), timeout=5.0) as server:
+    # the server's time limit outlasts the wait below, so the idle connections hold their slots throughout
+    # even on a loaded host; each sends half a request so its handler is surely the one reading it
+    with StatusServer(("127.0.0.1", 0), status=dict, metrics=DaemonMetrics(), timeout=60.0) as server:
         idle = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(2)]
+        for s in idle:
+            s.sendall(b"GET /status HTTP/1.1\r\n")
         try:
-            deadline, code = time.monotonic() + 10, None
+            deadline, code = time.monotonic() + 30, None
             while code != 503 and time.monotonic() < deadline:    # once the idle ones hold both slots
                 code = get(server.port, "/status")[0]
                 time.sleep(0.01)
