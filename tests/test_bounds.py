@@ -145,6 +145,7 @@ RANGES = {
     "engine.switch_interval_ms": (0, 1000),
     "engine.provider_timeout_seconds": (0, 7 * 86400),
     "engine.sink_timeout_seconds": (0.01, 7 * 86400),
+    "engine.provider_stall_seconds": (0, 7 * 86400),
     "engine.timeline_events": (0, 10_000_000),
     "prover.max_retries": (0, 100),
     "prover.msm_table_copies": (0, config.MAX_TABLE_COPIES),

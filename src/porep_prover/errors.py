@@ -225,6 +225,12 @@ class JobCancelledError(PorepProverError):
     """A job was cancelled (by its owner, or by an engine shutting down without waiting)."""
 
 
+class PluginError(PorepProverError):
+    """A plugin's call raised what no plugin may (SystemExit, KeyboardInterrupt,
+    another BaseException that is not an Exception): its partition fails
+    with this, and the worker that called it goes on."""
+
+
 class PluginTimeoutError(PorepProverError, TimeoutError):
     """A plugin's call did not return within its time limit: a synthesis
     provider's load_srs or synthesize (engine.provider_timeout_seconds; its

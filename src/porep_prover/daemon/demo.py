@@ -101,9 +101,13 @@ class DemoProvider:
                 return params
             except (ParamsError, InvalidInputError) as exc:
                 LOG.warning("demo parameters %s are unusable (%s); making them again", path, exc)
+        job.raise_if_ended()
         LOG.info("making INSECURE test parameters for the demo circuit of %d constraints: %s", n, path)
-        # toxic waste drawn from N alone: every host of a cluster makes the same key (as INSECURE as any test key)
-        params = insecure_setup(r1cs, rng=random.Random(f"porep-like-{n}"), warn=False)
+        # toxic waste drawn from N alone: every host of a cluster makes the same key (as INSECURE as any test key);
+        # a job cancelled meanwhile stops the making at its next query, and nothing is written
+        params = insecure_setup(r1cs, rng=random.Random(f"porep-like-{n}"), warn=False,
+                                progress=lambda *_: job.raise_if_ended())
+        job.raise_if_ended()
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
         write_params(path, params)
         return params

@@ -124,6 +124,7 @@ SCHEMA: dict[str, tuple[Any, Callable]] = {
     "engine.result_sinks": ([], _str_list),
     "engine.switch_interval_ms": (0.5, _number(0, MAX_SWITCH_INTERVAL_MS)),
     "engine.provider_timeout_seconds": (3600.0, _number(0, MAX_PLUGIN_SECONDS)),
+    "engine.provider_stall_seconds": (300.0, _number(0, MAX_PLUGIN_SECONDS)),
     "engine.sink_timeout_seconds": (60.0, _number(MIN_SINK_SECONDS, MAX_PLUGIN_SECONDS)),
     "engine.timeline_events": (100_000, _int(0, MAX_TIMELINE_EVENTS)),
     "engine.cluster": ("", _str),

@@ -161,11 +161,12 @@ class Engine:
         wait=True: first wait for the accepted jobs to finish, until timeout
         (seconds, check_timeout's range; None: no limit); then, or at once
         with wait=False, cancel the unfinished ones. Whatever a plugin does,
-        this returns in bounded time: a provider's call is not waited for; a
-        sink's or a hook's waits at most engine.sink_timeout_seconds, and no
-        later than timeout for a cancellation (a job's conclusion already
-        under way ends within twice that limit); the workers get
-        STOP_GRACE_SECONDS past timeout, and at most JOIN_SECONDS, to end."""
+        this returns in bounded time: a provider's call is not waited for;
+        the deliveries to the sinks and the hooks are waited for until
+        timeout (with wait=False and no timeout: not at all; they go on in
+        the background, each call within engine.sink_timeout_seconds); the
+        workers get STOP_GRACE_SECONDS past timeout (with wait=False and no
+        timeout, that alone), and at most JOIN_SECONDS, to end."""
         timeout = check_timeout(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._state_lock:
@@ -173,13 +174,19 @@ class Engine:
                 return
             self._shut_down = True
         self.jobs.close()
-        self.notifications.hook("porep_prover_engine_stopping", deadline, engine=self)
+        self.notifications.hook("porep_prover_engine_stopping", engine=self)
         if wait:
             self.jobs.wait_concluded(deadline)
-        self.jobs.cancel_all("the engine is shutting down", deadline)
-        # a conclusion running on a worker ends within a sink's limit and a hook's
-        self.jobs.wait_concluded(time.monotonic() + 2 * self.settings.sink_timeout + STOP_GRACE_SECONDS)
+        self.jobs.cancel_all("the engine is shutting down")
+        # a conclusion under way on a worker only posts its result and resolves its handle
+        self.jobs.wait_concluded(time.monotonic() + STOP_GRACE_SECONDS)
+        if not wait and deadline is None:
+            deadline = time.monotonic()
         self._stop_workers(deadline)
+        if not self.notifications.flush(deadline):
+            LOG.warning("shutdown: %d deliveries to result sinks and hooks not made yet; they go on in the "
+                        "background", self.notifications.pending())
+        self.notifications.close()
 
     def drain(self, timeout: float | None = None) -> None:
         """Stop taking jobs and starting partitions; wait until timeout
@@ -206,14 +213,13 @@ class Engine:
                                                                   now + JOIN_SECONDS)
         if self._cluster_started:
             self.cluster.stop(join_by)
-        if self._workers is not None:
-            left = self._workers.stop(join_by)
-            if left:
-                LOG.warning("shutdown: workers still running, left behind: %s", ", ".join(left))
-        self.srs.clear()
+        left = self._workers.stop(join_by) if self._workers is not None else []
+        if left:
+            LOG.warning("shutdown: workers still running, left behind: %s", ", ".join(left))
+        if not any(self._workers.is_device_worker(name) for name in left):
+            self.srs.clear()          # (a device worker left behind may still read its parameters' device copies)
         SWITCH_INTERVAL.release(self._switch_token)
         self._switch_token = None
-        self.notifications.close()
 
     def __enter__(self):
         return self

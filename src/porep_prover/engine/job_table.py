@@ -9,9 +9,9 @@ job concludes once: every partition proved, one failed past its retries, or
 cancelled. hold() stops handing out partitions, so that a drain can wait for
 those in flight (wait_in_flight). It then leaves the table at once, payload
 and all (the result stays with its handle and the sinks); the table only
-counts it. A conclusion delivers the result to the sinks, then the
-job_finished hook, then resolves the handle, so that a result is delivered
-before its owner sees it.
+counts it. A conclusion posts the result to the sinks and the job_finished
+hook (plugin_calls.Notifications: made in order on a thread of their own)
+and resolves the handle at once: no handle waits on a plugin.
 """
 from __future__ import annotations
 
@@ -97,8 +97,7 @@ class JobTable:
             self._jobs[job.id] = _JobState(job, handle)
             self.counts["submitted"] += 1
             self._timeline.emit("JOB_SUBMIT", job.id)
-            for i in job.indices():
-                self._scheduler.push(PartitionTask(job, i))
+            self._scheduler.push_all([PartitionTask(job, i) for i in job.indices()])
             self._cond.notify_all()
 
     def next_task(self, timeout: float) -> PartitionTask | None:
@@ -123,12 +122,14 @@ class JobTable:
 
     def start_synthesis(self, task: PartitionTask, worker: str) -> float | None:
         """The moment the in-flight task's synthesis starts (SYNTH_START,
-        emitted under the table's lock, so that none follows a HOLD), or
-        None while holding: a drain came after the task was handed out,
-        while its worker waited for parameters or memory, and the task goes
-        back to the scheduler, no longer in flight (the drain does not wait
-        for it; it resumes with its job)."""
+        emitted under the table's lock, so that none follows a HOLD or its
+        job's end), or None: its job ended (cancelled) while its worker
+        waited for parameters or memory, and the task is dropped; or a drain
+        came meanwhile, and the task goes back to the scheduler, no longer in
+        flight (the drain does not wait for it; it resumes with its job)."""
         with self._cond:
+            if task.job.id not in self._jobs:
+                return None
             if not self.holding:
                 return self._timeline.emit("SYNTH_START", task.job.id, task.index, worker).t
             state = self._jobs.get(task.job.id)
@@ -172,7 +173,7 @@ class JobTable:
         if callback is not None and self.is_active(task.job.id):
             try:
                 callback(PartitionResult(task.job, task.index, proof, public, timings))
-            except Exception as exc:  # noqa: BLE001 - the callback's failure is its partition's
+            except BaseException as exc:  # noqa: BLE001 - the callback's failure is its partition's
                 self.failed(task, exc, worker)
                 return
         self.partition_done(task, proof, public, timings)
@@ -236,38 +237,41 @@ class JobTable:
             self._scheduler.push(task)
             self._cond.notify_all()
 
-    def cancel(self, job_id: str, why: str, deadline: float | None = None) -> bool:
-        """Conclude the job as cancelled; False when it is not in the table."""
+    def cancel(self, job_id: str, why: str) -> bool:
+        """Conclude the job as cancelled; False when it is not in the table.
+        Its partitions not started never start (those taken by a worker are
+        dropped before their synthesis); one running ends and is dropped."""
         with self._cond:
             state = self._jobs.get(job_id)
             if state is None:
                 return False
             self._take(state, "cancelled")
-        self._conclude(state, JobResult(state.job, error=JobCancelledError(f"job {job_id}: {why}")),
-                       deadline)
+        self._conclude(state, JobResult(state.job, error=JobCancelledError(f"job {job_id}: {why}")))
         return True
 
-    def cancel_all(self, why: str, deadline: float | None = None) -> None:
+    def cancel_all(self, why: str) -> None:
         with self._cond:
             ids = list(self._jobs)
         for job_id in ids:
-            self.cancel(job_id, why, deadline)
+            self.cancel(job_id, why)
 
     def _take(self, state: _JobState, outcome: str) -> None:
         """The job out of the table (caller holds the lock): it concludes now."""
         del self._jobs[state.job.id]
+        state.job.ended = True          # a provider's work for this job alone may stop (Job.ended)
         self.counts[outcome] += 1
         self._concluding += 1
         self._cond.notify_all()
 
-    def _conclude(self, state: _JobState, result: JobResult, deadline: float | None = None) -> None:
-        """Sinks, then the job_finished hook, then the handle (each plugin
-        call within its limit, and by deadline, time.monotonic())."""
+    def _conclude(self, state: _JobState, result: JobResult) -> None:
+        """The result posted to the sinks and the job_finished hook, then the
+        handle resolved: at once, whatever the plugins do (they get it on
+        the notifications' own thread, in order)."""
         try:
             result.seconds = time.time() - state.job.submitted
             self._timeline.emit("JOB_END", state.job.id)
-            self._notifications.deliver(result, deadline)
-            self._notifications.hook("porep_prover_job_finished", deadline, result=result)
+            self._notifications.deliver(result)
+            self._notifications.hook("porep_prover_job_finished", result=result)
             state.handle._finish(result)
         finally:
             with self._cond:
@@ -309,6 +313,7 @@ class JobTable:
         with self._cond:
             self.accepting = False
             self.stopping = True
+            self._scheduler.close()
             self._cond.notify_all()
 
     def status(self) -> dict:

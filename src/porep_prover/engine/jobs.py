@@ -9,7 +9,7 @@ import itertools
 import uuid
 from typing import Any, Callable
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, JobCancelledError
 
 _SEQ = itertools.count()
 MAX_PARTITIONS = 1 << 16           # a job's partitions (a 32 GiB PoRep has 10)
@@ -43,6 +43,11 @@ class Job:
         thread: keep it short. An exception it raises fails that partition
         like any failure (tried again while its retries last), so a proof
         the callback could not keep is made again.
+    ended: False until the job concludes (proved, failed or cancelled). A
+        provider's load_srs making parameters for it may look at it between
+        steps and stop, raising JobCancelledError (raise_if_ended): a job cancelled while its
+        parameters are made costs no more of them (another job needing the
+        same parameters loads them again itself).
     InvalidInputError when partitions, kind or only are out of range.
     """
     kind: str
@@ -55,6 +60,8 @@ class Job:
     only: frozenset[int] | None = None
     on_partition: Callable[["PartitionResult"], None] | None = dataclasses.field(default=None, repr=False,
                                                                                compare=False)
+    # set by the engine when the job concludes (proved, failed or cancelled): see `ended`
+    ended: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if isinstance(self.partitions, bool) or not isinstance(self.partitions, int) or \
@@ -72,6 +79,12 @@ class Job:
             self.only = frozenset(only)
         if self.on_partition is not None and not callable(self.on_partition):
             raise InvalidInputError(f"job on_partition must be callable, got {self.on_partition!r}")
+
+    def raise_if_ended(self) -> None:
+        """JobCancelledError once the job has ended (see `ended`): what a
+        provider calls between the steps of work done for this job alone."""
+        if self.ended:
+            raise JobCancelledError(f"job {self.id} has ended: the work for it stops")
 
     def indices(self) -> list[int]:
         """The partitions this job proves, in order."""

@@ -4,6 +4,7 @@ setting an engine needs: Python's thread switch interval.
 """
 from __future__ import annotations
 
+import logging
 import queue
 import sys
 import threading
@@ -11,8 +12,11 @@ import time
 
 from .stages import STOP
 
+LOG = logging.getLogger("porep_prover.engine")
+
 JOIN_SECONDS = 30.0        # the longest a shutdown waits for its workers to end (a kernel region running, ...)
 STOP_GRACE_SECONDS = 1.0   # what it gives them past its deadline to see the stop
+MAX_RESTART_PAUSE_SECONDS = 5.0   # the longest pause before a failed worker's loop starts again
 
 
 class SwitchInterval:
@@ -75,22 +79,71 @@ class Workers:
     """The threads of an engine's stages: partition_workers synthesis
     workers (synth0, ...), gpu_workers_per_device device workers per device
     (gpu0.w0, gpu0.w1, ...) and one finalizer per device worker
-    (finalize_0, ...): the names the timeline's events carry."""
+    (finalize_0, ...): the names the timeline's events carry.
+
+    A worker whose loop raises (its partition failed first, see stages) is
+    replaced: the loop starts again on the same thread, logged, after a
+    pause that grows with its failures (a loop that always fails does not
+    spin). A synthesis worker stalled in a provider's call gets a stand-in
+    (stand_in: synth0.1, ...), for at most partition_workers stalled at once."""
 
     def __init__(self, stages, settings, devices):
         self.stages, self.settings, self.devices = stages, settings, devices
         self._synthesis: list[threading.Thread] = []
         self._device: list[threading.Thread] = []
         self._finalizers: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._relieved: list[threading.Thread] = []     # stalled workers with a stand-in, until they end
+        self._stand_in_names = iter(range(1, sys.maxsize))
+        stages.stand_in = self.stand_in
 
     def start(self) -> None:
         for i in range(self.settings.partition_workers):
-            self._synthesis.append(_spawn(f"synth{i}", self.stages.synthesis_loop))
+            self._synthesis.append(self._spawn(f"synth{i}", self.stages.synthesis_loop))
         for device in self.devices:
             for w in range(self.settings.gpu_workers_per_device):
-                self._device.append(_spawn(f"{device.label}.w{w}", self.stages.device_loop, device))
+                self._device.append(self._spawn(f"{device.label}.w{w}", self.stages.device_loop, device))
         for i in range(max(1, len(self._device))):
-            self._finalizers.append(_spawn(f"finalize_{i}", self.stages.finalizer_loop))
+            self._finalizers.append(self._spawn(f"finalize_{i}", self.stages.finalizer_loop))
+
+    def stand_in(self, stalled: str) -> bool:
+        """A synthesis worker in place of `stalled`, the calling thread (which
+        ends once its call returns); False when partition_workers stalled
+        workers wait on their calls already (the threads stay bounded
+        whatever a provider does), or the engine is stopping."""
+        with self._lock:
+            self._relieved = [t for t in self._relieved if t.is_alive()]
+            if self.stages.table.stopping or len(self._relieved) >= self.settings.partition_workers:
+                return False
+            name = f"{stalled.split('.')[0]}.{next(self._stand_in_names)}"
+            LOG.warning("synthesis worker %s stalled in a provider's call past %.3g s "
+                        "(engine.provider_stall_seconds): %s takes its place", stalled,
+                        self.settings.provider_stall, name)
+            self._relieved.append(threading.current_thread())
+            self._synthesis.append(self._spawn(name, self.stages.synthesis_loop))
+            return True
+
+    def is_device_worker(self, name: str) -> bool:
+        return any(t.name == name for t in self._device)
+
+    def _spawn(self, name: str, target, *args) -> threading.Thread:
+        thread = threading.Thread(target=self._supervise, args=(name, target, args), name=name, daemon=True)
+        thread.start()
+        return thread
+
+    def _supervise(self, name: str, target, args) -> None:
+        """target(name, *args) until it returns; started again while it raises and the engine runs."""
+        failures = 0
+        while True:
+            try:
+                target(name, *args)
+                return
+            except BaseException:  # noqa: BLE001 - a worker outlives what kills its loop
+                if self.stages.table.stopping:
+                    return
+                failures += 1
+                LOG.exception("worker %s failed (%d times); a fresh loop takes its place", name, failures)
+                time.sleep(min(MAX_RESTART_PAUSE_SECONDS, 0.05 * 2 ** min(failures, 10)))
 
     def lanes(self) -> list[tuple[str, str, str]]:
         """(name, role: "synthesis" | "device" | "finalizer", device label or
@@ -118,12 +171,6 @@ class Workers:
         for thread in self._finalizers:
             thread.join(_left(deadline))
         return [t.name for t in self._synthesis + self._device + self._finalizers if t.is_alive()]
-
-
-def _spawn(name: str, target, *args) -> threading.Thread:
-    thread = threading.Thread(target=target, args=(name, *args), name=name, daemon=True)
-    thread.start()
-    return thread
 
 
 def _left(deadline: float) -> float:

@@ -13,17 +13,21 @@ its thread, which is left behind:
   the worker's next call gets a fresh thread;
 - a sink's or the hooks' lane (Notifications) keeps its thread; while one
   of its calls is past the limit the lane is stuck, and what it would be
-  given is skipped (logged) until the call returns.
+  given is skipped (logged) until the call returns. Deliveries and hooks
+  are posted to a thread of their own and made in order, so that no
+  engine worker and no job's handle waits on a sink or a hook.
 """
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import logging
 import queue
 import threading
 import time
+from concurrent.futures import FIRST_COMPLETED
 
-from ..errors import PluginTimeoutError
+from ..errors import PluginError, PluginTimeoutError
 
 LOG = logging.getLogger("porep_prover.engine")
 
@@ -35,10 +39,15 @@ class Stopped(Exception):
 class PluginLane:
     """Calls to plugins, one at a time in order, on a daemon thread named name.
 
-    limit: seconds one call may take (None: no limit)."""
+    limit: seconds one call may take (None: no limit); stall, on_stall:
+    seconds after which a waited call (call()) is reported to on_stall(what),
+    once, while the wait goes on (None: never); setting: where the limit
+    comes from, for the error's message."""
 
-    def __init__(self, name: str, limit: float | None):
-        self.name, self.limit = name, limit
+    def __init__(self, name: str, limit: float | None, stall: float | None = None, on_stall=None,
+                 setting: str = "engine.provider_timeout_seconds"):
+        self.name, self.limit, self.setting = name, limit, setting
+        self.stall, self.on_stall = stall, on_stall
         self._lock = threading.Lock()
         self._inbox: queue.SimpleQueue | None = None
         self._busy_since: float | None = None     # when the call running now started
@@ -57,23 +66,44 @@ class PluginLane:
         return future
 
     def call(self, what: str, stopped: concurrent.futures.Future, fn, *args):
-        """fn(*args) on the lane, waited for: its result, or what it raised;
-        PluginTimeoutError after the limit, Stopped when stopped is set first.
-        Either way the thread is given up and the next call gets a fresh one."""
+        """fn(*args) on the lane, waited for: its result, or what it raised
+        (PluginError in place of a BaseException that is not an Exception:
+        no plugin ends a worker); PluginTimeoutError after the limit, Stopped
+        when stopped is set first. Either way the thread is given up and the
+        next call gets a fresh one. Past `stall` seconds on_stall(what) is
+        called once, and the wait goes on."""
         if stopped.done():
             raise Stopped(what)
         future = self.submit(fn, *args)
         if future is None:          # the last call ended past the limit as it was being waited for
             self.abandon()
             future = self.submit(fn, *args)
-        done, _ = concurrent.futures.wait((future, stopped), self.limit, concurrent.futures.FIRST_COMPLETED)
+        done = self._wait_for(what, future, stopped)
         if future in done:
+            exc = future.exception()
+            if exc is not None and not isinstance(exc, Exception):
+                raise PluginError(f"{what} raised {type(exc).__name__}: {exc}") from exc
             return future.result()
         self.abandon()
         if stopped in done:
             raise Stopped(what)
-        raise PluginTimeoutError(f"{what} did not return within {self.limit:g} s (engine.provider_timeout_seconds; "
+        raise PluginTimeoutError(f"{what} did not return within {self.limit:g} s ({self.setting}; "
                                  "its thread is left running)", what, self.limit)
+
+    def _wait_for(self, what: str, future, stopped) -> set:
+        """The wait of call(): until the call or stopped is done, or the
+        limit; on_stall(what) at `stall` seconds (when before the limit)."""
+        first = FIRST_COMPLETED
+        stall = self.stall if self.on_stall is not None and self.stall is not None and \
+            (self.limit is None or self.stall < self.limit) else None
+        if stall is None:
+            return concurrent.futures.wait((future, stopped), self.limit, first)[0]
+        done = concurrent.futures.wait((future, stopped), stall, first)[0]
+        if done:
+            return done
+        self.on_stall(what)
+        return concurrent.futures.wait((future, stopped), None if self.limit is None else self.limit - stall,
+                                       first)[0]
 
     def stuck_for(self) -> float | None:
         """Seconds the running call is past its limit; None when it is not."""
@@ -114,7 +144,10 @@ class PluginLane:
 
 class Notifications:
     """A finished job's delivery to the enabled result sinks, and the
-    notification hooks, each sink on a lane of its own and the hooks on one.
+    notification hooks, in the order they were posted, on a thread of their
+    own (the post office), so that neither a job's handle nor the worker that
+    concluded it waits on a plugin. Each call goes to a lane: each sink a
+    lane of its own, the hooks one.
 
     sinks: [(name, sink)]; plugins: a pluggy manager (None: no hooks);
     limit: seconds a sink's or a hook's call may take."""
@@ -124,11 +157,85 @@ class Notifications:
         self._sinks = [(name, sink, PluginLane(f"sink.{name}", limit)) for name, sink in sinks]
         self._plugins = plugins
         self._hooks = PluginLane("hooks", limit)
+        self._cond = threading.Condition()
+        self._posted: collections.deque = collections.deque()
+        self._busy = False                  # the post office is making a delivery now
+        self._closed = False
+        self._office: threading.Thread | None = None
 
-    def deliver(self, result, deadline: float | None = None) -> None:
-        """result to every sink at once; returns when each returned, or at its
-        limit, or at deadline (time.monotonic()); a sink that raised, did not
-        return, or is stuck is logged and the others are not held up."""
+    def deliver(self, result) -> None:
+        """result posted to every sink (returns at once)."""
+        self._post(self._deliver_now, result)
+
+    def hook(self, hook_name: str, **kwargs) -> None:
+        """A notification hook (every plugin's implementation) posted (returns at once)."""
+        if self._plugins is not None:
+            self._post(self._hook_now, hook_name, kwargs)
+
+    def flush(self, deadline: float | None) -> bool:
+        """Wait until everything posted has been delivered (True), or until
+        deadline, time.monotonic(), None: no limit (False; what is left goes
+        on in the background, each call within its limit)."""
+        with self._cond:
+            return bool(self._cond.wait_for(lambda: not (self._posted or self._busy),
+                                            None if deadline is None else max(0.0, deadline - time.monotonic())))
+
+    def pending(self) -> int:
+        """Deliveries and hooks posted and not done."""
+        with self._cond:
+            return len(self._posted) + self._busy
+
+    def stuck(self) -> list[str]:
+        """The lanes stuck now, by name ("sink.NAME", "hooks")."""
+        return [lane.name for _, _, lane in self._sinks if lane.stuck_for() is not None] + \
+            ([self._hooks.name] if self._hooks.stuck_for() is not None else [])
+
+    def close(self) -> None:
+        """No more posts: what was posted is still delivered, then the lanes'
+        threads end once their calls return. A post after close is logged and dropped."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            if self._office is not None:
+                return              # the post office closes the lanes when it is done
+        self._close_lanes()
+
+    # ------------------------------------------------------------ the post office
+
+    def _post(self, fn, *args) -> None:
+        with self._cond:
+            if self._closed:
+                LOG.error("%s after the engine stopped: not delivered", _what(fn, args))
+                return
+            self._posted.append((fn, args))
+            if self._office is None:
+                self._office = threading.Thread(target=self._serve, name="notifications", daemon=True)
+                self._office.start()
+            self._cond.notify_all()
+
+    def _serve(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._posted or self._closed)
+                if not self._posted:
+                    break
+                fn, args = self._posted.popleft()
+                self._busy = True
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001 - the post office outlives any one delivery
+                LOG.exception("%s failed", _what(fn, args))
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+            del fn, args            # an idle post office holds no result
+        self._close_lanes()
+
+    def _deliver_now(self, result) -> None:
+        """result to every sink at once; returns when each returned or at its
+        limit; a sink that raised, did not return, or is stuck is logged and
+        the others are not held up."""
         futures = {}
         for name, sink, lane in self._sinks:
             future = lane.submit(sink.deliver, result)
@@ -137,38 +244,34 @@ class Notifications:
                           name, self.limit, result.job.id)
             else:
                 futures[future] = f"result sink {name} on job {result.job.id}"
-        self._wait(futures, deadline)
+        self._wait(futures)
 
-    def hook(self, hook_name: str, deadline: float | None = None, **kwargs) -> None:
-        """A notification hook (every plugin's implementation), within the
-        limit; a failure or a stall is logged."""
-        if self._plugins is None:
-            return
+    def _hook_now(self, hook_name: str, kwargs: dict) -> None:
         future = self._hooks.submit(lambda: getattr(self._plugins.hook, hook_name)(**kwargs))
         if future is None:
             LOG.error("hook %s skipped: an earlier hook is in a call past its limit (%.3g s)", hook_name, self.limit)
             return
-        self._wait({future: f"hook {hook_name}"}, deadline)
+        self._wait({future: f"hook {hook_name}"})
 
-    def _wait(self, futures: dict, deadline: float | None) -> None:
-        """Wait for the calls (future -> what was called, for the log) within the limit and deadline."""
+    def _wait(self, futures: dict) -> None:
+        """Wait for the calls (future -> what was called, for the log) within the limit."""
         if not futures:
             return
-        wait = self.limit if deadline is None else max(0.0, min(self.limit, deadline - time.monotonic()))
-        done, late = concurrent.futures.wait(futures, wait)
+        done, late = concurrent.futures.wait(futures, self.limit)
         for future in done:
             if future.exception() is not None:
                 LOG.error("%s failed", futures[future], exc_info=future.exception())
         for future in late:
-            LOG.error("%s has not returned within %.3g s; going on without it", futures[future], wait)
+            LOG.error("%s has not returned within %.3g s; going on without it", futures[future], self.limit)
 
-    def stuck(self) -> list[str]:
-        """The lanes stuck now, by name ("sink.NAME", "hooks")."""
-        return [lane.name for _, _, lane in self._sinks if lane.stuck_for() is not None] + \
-            ([self._hooks.name] if self._hooks.stuck_for() is not None else [])
-
-    def close(self) -> None:
-        """Let the lanes' threads end once their calls return."""
+    def _close_lanes(self) -> None:
         for _, _, lane in self._sinks:
             lane.close()
         self._hooks.close()
+
+
+def _what(fn, args) -> str:
+    """A posted call, for the log."""
+    if args and hasattr(args[0], "job"):
+        return f"delivery of job {args[0].job.id}"
+    return f"hook {args[0]}" if args else "a notification"

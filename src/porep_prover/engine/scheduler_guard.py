@@ -8,13 +8,20 @@ when the scheduler fails (raises, hands out a partition it was never given,
 or reports none while some wait) nothing is lost and no worker dies: the
 failure is logged once, the scheduler is no longer called, and the
 partitions it held are handed out first come, first served from the guard's
-record, with every one pushed after.
+record, with every one pushed after. A call that does not return within
+CALL_SECONDS is a failure too: its thread is left to it (the table's lock,
+held by the caller, is waited on that long once, never again).
 """
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 
+from .plugin_calls import PluginLane
+
 LOG = logging.getLogger("porep_prover.engine")
+CALL_SECONDS = 5.0       # a scheduler's push or pop is a queue's operation: microseconds, not seconds
+_NEVER: concurrent.futures.Future = concurrent.futures.Future()    # a scheduler's calls are not stopped early
 
 
 def _key(task) -> tuple:
@@ -29,29 +36,35 @@ class GuardedScheduler:
         self._inner, self._name = scheduler, name
         self._held: dict[tuple, object] = {}    # the partitions given and not taken back, in the order given
         self.failed: str | None = None          # what went wrong with the scheduler, once it did
+        self._lane = PluginLane(f"scheduler.{self.name}", CALL_SECONDS, setting="a scheduler's limit")
 
     @property
     def name(self) -> str:
         return self._name or getattr(self._inner, "name", type(self._inner).__name__)
 
     def push(self, task) -> None:
-        self._held[_key(task)] = task
-        if self.failed is None:
+        self.push_all([task])
+
+    def push_all(self, tasks: list) -> None:
+        """The tasks to the scheduler, in order, in one call of its lane."""
+        for task in tasks:
+            self._held[_key(task)] = task
+        if self.failed is None and tasks:
             try:
-                self._inner.push(task)
+                self._call("push", _push_each, self._inner, tasks)
             except Exception as exc:  # noqa: BLE001 - a plugin's failure is the plugin's
                 self._fail(f"push raised {type(exc).__name__}: {exc}")
 
     def pop(self):
         """The next partition, or None when none waits."""
+        if not self._held:
+            return None
         if self.failed is None:
             try:
-                task = self._inner.pop()
+                task = self._call("pop", self._inner.pop)
             except Exception as exc:  # noqa: BLE001
                 self._fail(f"pop raised {type(exc).__name__}: {exc}")
             else:
-                if task is None and not self._held:
-                    return None
                 key = None if task is None else _key(task) if hasattr(task, "job") else None
                 if key is not None and self._held.get(key) is task:
                     del self._held[key]
@@ -65,7 +78,22 @@ class GuardedScheduler:
     def __len__(self) -> int:
         return len(self._held)
 
+    def close(self) -> None:
+        """No more calls to the scheduler (what it held is handed out from the
+        guard's record); the lane's thread ends."""
+        self.failed = self.failed or "closed"
+        self._lane.close()
+
+    def _call(self, what: str, fn, *args):
+        return self._lane.call(f"scheduler {self.name}'s {what}", _NEVER, fn, *args)
+
     def _fail(self, what: str) -> None:
         self.failed = what
+        self._lane.close()
         LOG.error("scheduler %s failed (%s): no longer called; its %d partitions and every later one are "
                   "handed out first come, first served", self.name, what, len(self._held))
+
+
+def _push_each(scheduler, tasks: list) -> None:
+    for task in tasks:
+        scheduler.push(task)

@@ -31,7 +31,8 @@ class EngineSettings:
     switch_interval: seconds of Python's switch interval while the engine
     runs (0: the interpreter's own). provider_timeout / sink_timeout:
     seconds a provider's call / a sink's or hook's call may take (None: no
-    limit). timeline_events: events kept in memory (the log keeps all).
+    limit). provider_stall: seconds a synthesis worker's provider call runs
+    before a stand-in worker takes its place (None: never). timeline_events: events kept in memory (the log keeps all).
     msm_options: the MSM options of this engine's views of its devices'
     backends (None: the backends' own). overlap_msms: the MSMs that do not
     depend on H run beside H's transforms (prove_device's overlap).
@@ -51,6 +52,7 @@ class EngineSettings:
     result_sinks: tuple[str, ...]
     switch_interval: float
     provider_timeout: float | None
+    provider_stall: float | None
     sink_timeout: float
     timeline_events: int
     verify: bool
@@ -88,6 +90,7 @@ class EngineSettings:
             result_sinks=tuple(dict.fromkeys(get("engine.result_sinks"))),
             switch_interval=get("engine.switch_interval_ms") / 1e3,
             provider_timeout=get("engine.provider_timeout_seconds") or None,
+            provider_stall=get("engine.provider_stall_seconds") or None,
             sink_timeout=get("engine.sink_timeout_seconds"),
             timeline_events=get("engine.timeline_events"),
             verify=get("prover.verify"),

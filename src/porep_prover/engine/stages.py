@@ -73,6 +73,9 @@ class Stages:
         self.settings, self.table, self.memory, self.srs = settings, table, memory, srs
         self.timeline, self.registry, self.stopped = timeline, registry, stopped
         self.abc_on_device = abc_on_device
+        # stand_in(name): a synthesis worker stalled in a provider's call asks for a stand-in (the
+        # engine's Workers set it); True when one started, and the stalled worker ends after its call
+        self.stand_in = lambda name: False
         self.cpu = get_backend("cpu")      # the host's backend: B_2, assembly, A's input rows
         self.ready: queue.Queue = queue.Queue(maxsize=settings.synthesis_lookahead)
         self.proved: queue.SimpleQueue = queue.SimpleQueue()
@@ -88,9 +91,18 @@ class Stages:
     # ------------------------------------------------------------ synthesis
 
     def synthesis_loop(self, name: str) -> None:
-        lane = self._lane(name)
+        """Synthesis until the engine stops, or until this worker, stalled in
+        a provider's call past engine.provider_stall_seconds, has a stand-in
+        and its call has returned (or failed at its limit)."""
+        relieved = []
+
+        def stalled(what: str) -> None:
+            if not relieved and self.stand_in(name):
+                relieved.append(what)
+
+        lane = PluginLane(f"{name}.provider", self.settings.provider_timeout, self.settings.provider_stall, stalled)
         try:
-            while not self.table.stopping and self._synthesis_step(name, lane):
+            while not self.table.stopping and not relieved and self._synthesis_step(name, lane):
                 pass
         except Stopped:
             return
@@ -100,17 +112,28 @@ class Stages:
     def _synthesis_step(self, name: str, lane: PluginLane) -> bool:
         """One partition synthesized and queued for a device (or failed), or an
         idle wait; False when the engine stops. (A step a call: an idle worker
-        holds nothing of the last job.)"""
+        holds nothing of the last job.) What the step raises (the worker's
+        own fault, not the provider's) fails the partition before it goes up."""
         task = self.table.next_task(IDLE_SECONDS)
         if task is None:
             self.srs.evict_idle()
             return True
-        partition = self._synthesize(task, name, lane)
-        if partition is None:
-            return True
-        self.timeline.emit("GPU_QUEUE", task.job.id, task.index, name)
-        if self._queue_ready(partition):
-            return True
+        partition = None
+        try:
+            partition = self._synthesize(task, name, lane)
+            if partition is None:
+                return True
+            if not self.table.is_active(task.job.id):         # cancelled meanwhile: its memory back now
+                partition.reservation.release()
+                return True
+            self.timeline.emit("GPU_QUEUE", task.job.id, task.index, name)
+            if self._queue_ready(partition):
+                return True
+        except Stopped:
+            raise
+        except BaseException as exc:
+            _fail_up(self.table, task, exc, name, partition)
+            raise
         partition.reservation.release()
         return False
 
@@ -193,6 +216,9 @@ class Stages:
             partition.reservation.release()
             self.table.failed(task, exc, name)
             return True
+        except BaseException as exc:
+            _fail_up(self.table, task, exc, name, partition)
+            raise
         self.proved.put(ProvedPartition(partition, sums, device, seconds))
         return True
 
@@ -248,9 +274,16 @@ class Stages:
         except Exception as exc:  # noqa: BLE001
             self.table.failed(task, exc, name)
             return
+        except BaseException as exc:
+            _fail_up(self.table, task, exc, name, None)
+            raise
         finally:
             partition.reservation.release()
-        self.table.partition_proved(task, proof, partition.public, _timings(job, proved, end), name)
+        try:
+            self.table.partition_proved(task, proof, partition.public, _timings(job, proved, end), name)
+        except BaseException as exc:
+            _fail_up(self.table, task, exc, name, None)
+            raise
 
     def _circuit(self, partition: SynthesizedPartition, lane: PluginLane):
         """The partition's circuit and witness again, for a failed proof's check
@@ -261,6 +294,16 @@ class Stages:
         return lane.call(f"synthesize of provider {type(provider).__name__} (job {task.job.id} partition "
                          f"{task.index})", self.stopped, provider.synthesize, task.job, task.index,
                          self.settings.synthesis_threads)
+
+
+def _fail_up(table, task: PartitionTask, exc: BaseException, worker: str,
+             partition: SynthesizedPartition | None) -> None:
+    """A worker's step raised (not a partition's failure, which the step
+    handles): the partition fails with it (tried again while retries last)
+    and its memory is released, before the worker is replaced."""
+    if partition is not None:
+        partition.reservation.release()
+    table.failed(task, exc, worker)
 
 
 def _timings(job, proved: ProvedPartition, end: float) -> PartitionTimings:

@@ -160,15 +160,24 @@ class PorepShapedProvider:
         def params():
             if p.params.exists():
                 return read_params(p.params, progress=_Progress("reading"))
-            return self._make(p.scale, p.seed, p.params, p.save)
+            return self._make(p.scale, p.seed, p.params, p.save, job)
         return mapped_copy(p.params.with_suffix(MAPPED_SUFFIX), params) if p.mapped else params()
 
-    def _make(self, scale: float, seed: int, path: pathlib.Path, save: bool):
+    def _make(self, scale: float, seed: int, path: pathlib.Path, save: bool, job):
+        """Parameters made for the circuit (and saved at path); a job that
+        ends meanwhile stops the making at its next step (JobCancelledError)."""
         shape = self.shape(scale, seed)
+        job.raise_if_ended()
         LOG.warning("making INSECURE test parameters for the porep-shaped circuit at scale %g: %s", scale, path)
+        logged = _Progress("setup")
+
+        def progress(what: str, done: int, total: int) -> None:
+            logged(what, done, total)
+            job.raise_if_ended()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InsecureSetupWarning)
-            params = insecure_setup(shape.r1cs, backend="auto", progress=_Progress("setup"))
+            params = insecure_setup(shape.r1cs, backend="auto", progress=progress)
+        job.raise_if_ended()
         if save:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_params(path, params, progress=_Progress("writing"))
