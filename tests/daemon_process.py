@@ -141,7 +141,7 @@ def demo_params(state_dir, constraints: int):
     """The demo parameters the daemon keeps in its state folder."""
     from porep_prover.daemon.demo import params_path
     from porep_prover.groth16 import load_params
-    return load_params(params_path(os.path.join(state_dir, "demo"), constraints))
+    return load_params(params_path(os.path.join(state_dir, "params-cache"), constraints))
 
 
 def check_proofs(answer: pb.AwaitProofResponse, vk, constraints: int | None = None, seed: int | None = None) -> None:

@@ -303,7 +303,7 @@ def test_preload_and_evict(daemon):
     payload = json.dumps({"constraints": size}).encode()
     first = stub.PreloadSRS(pb.PreloadSRSRequest(kind="demo", payload=payload), timeout=60)
     assert first.srs_key == f"demo:{size}" and first.bytes > 0 and not first.already_loaded
-    assert os.path.exists(daemon.state_dir / "demo" / f"porep-like-{size}.params")
+    assert os.path.exists(daemon.state_dir / "params-cache" / f"porep-like-{size}.params")
     assert stub.PreloadSRS(pb.PreloadSRSRequest(kind="demo", payload=payload), timeout=60).already_loaded
     assert stub.EvictSRS(pb.EvictSRSRequest(srs_key=first.srs_key), timeout=10) == \
         pb.EvictSRSResponse(evicted=True, bytes_freed=first.bytes)

@@ -8,6 +8,10 @@ POREP_PROVER_GPU_RESIDENT_BYTES  cap on device memory for resident parameter poi
 POREP_PROVER_GPU_MSM_TABLES      1: window tables for GPU MSMs of resident points (default 0)
 POREP_PROVER_GPU_MSM_TABLE_COPIES  at most this many shifted copies of the points in a table, 0 to
                                    MAX_TABLE_COPIES (default: a window's each)
+POREP_PROVER_PARAMS_CACHE      where job kinds keep the parameters they make (default
+                               ~/.cache/porep-prover/params; the daemon sets <state_dir>/params-cache)
+POREP_PROVER_PARAMS_CACHE_GIB  the most GiB those files take together, 0 (no bound) to MAX_CACHE_GIB
+                               (default DEFAULT_CACHE_GIB; the least recently used go first)
 POREP_PROVER_DEBUG     1: the command line prints the traceback of an error
 POREP_PROVER_OMP_WAIT  how the native kernels' OpenMP threads wait between parallel regions: "passive"
                        (default: they sleep) or "runtime" (the OpenMP runtime's own default, or what
@@ -93,6 +97,24 @@ def kernel_cache_dir() -> str:
         return value
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "porep_prover", "kernels")
+
+
+DEFAULT_CACHE_GIB = 128          # a scale-1 PoRep-shaped parameter set is 47.4 GB, its mapped copy as much
+MAX_CACHE_GIB = 1 << 20
+
+
+def params_cache_dir() -> str:
+    """Where job kinds keep the parameters they make (POREP_PROVER_PARAMS_CACHE,
+    default ~/.cache/porep-prover/params)."""
+    return os.environ.get("POREP_PROVER_PARAMS_CACHE") or \
+        os.path.join(os.path.expanduser("~"), ".cache", "porep-prover", "params")
+
+
+def params_cache_bytes() -> int:
+    """The most bytes those files take together (POREP_PROVER_PARAMS_CACHE_GIB,
+    default DEFAULT_CACHE_GIB; 0: no bound)."""
+    gib = _env_int("POREP_PROVER_PARAMS_CACHE_GIB", 0, MAX_CACHE_GIB)
+    return (DEFAULT_CACHE_GIB if gib is None else gib) << 30
 
 
 def default_state_dir() -> str:

@@ -69,7 +69,7 @@ class Daemon:
         self._provider_caches(state)
         pm = plugin_manager()
         registry = collect_registry(pm)
-        registry.add_provider(DemoProvider(os.path.join(state, "demo")))
+        registry.add_provider(DemoProvider(os.environ["POREP_PROVER_PARAMS_CACHE"]))   # the kinds' one cache
         config = self.config
         if not config.get("engine.scheduler"):      # the engine's "priority": CRITICAL passes every waiting job
             config = config.replace(**{"engine.scheduler": "priority"})

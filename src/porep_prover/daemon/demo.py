@@ -8,9 +8,11 @@ Payload (JSON): {"constraints": N, "seed": S}; N from MIN_CONSTRAINTS to
 MAX_CONSTRAINTS, S from 0 to 2^64 - 1 (default 0). Partition i proves the
 witness of seed hash(S, i). The circuit's structure depends on N alone, so
 its parameters (INSECURE test parameters, the same on every host: their
-toxic waste is drawn from N) are made once per N and kept in the state
-folder, <folder>/porep-like-<N>.params, written atomically and read again
-after a restart (made anew when unreadable or not this circuit's).
+toxic waste is drawn from N) are made once per N and kept in the parameter
+cache (groth16.ParamsCache: <folder>/porep-like-<N>.params, the least
+recently used removed past the cache's bound), written atomically and read
+again after a restart (made anew when unreadable or not this circuit's).
+A job that ends while they are made stops the making (Job.ended).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import threading
 
 from ..circuits import MAX_SEED, porep_like
 from ..errors import InvalidInputError, ParamsError
-from ..groth16 import insecure_setup, load_params, write_params
+from ..groth16 import ParamsCache, insecure_setup, load_params, write_params
 
 LOG = logging.getLogger("porep_prover.daemon")
 KIND = "demo"
@@ -32,9 +34,14 @@ MAX_CONSTRAINTS = 1 << 20        # its test parameters are made on the daemon's 
 CIRCUITS_KEPT = 4                # circuits kept in memory, the most recently used
 
 
+def params_name(constraints: int) -> str:
+    """The cache's name of the parameters of the demo circuit of `constraints` constraints."""
+    return f"porep-like-{constraints}.params"
+
+
 def params_path(folder: str, constraints: int) -> str:
     """Where the parameters of the demo circuit of `constraints` constraints are kept."""
-    return os.path.join(folder, f"porep-like-{constraints}.params")
+    return os.path.join(folder, params_name(constraints))
 
 
 def partition_seed(seed: int, partition: int) -> int:
@@ -44,13 +51,15 @@ def partition_seed(seed: int, partition: int) -> int:
 
 
 class DemoProvider:
-    """Synthesis provider of kind "demo"; folder: where its parameters are kept."""
+    """Synthesis provider of kind "demo"; folder: the parameter cache its
+    parameters are kept in (bound: the cache's default, params_cache_bytes)."""
 
     kinds = (KIND,)
     payload_paths = ()
 
     def __init__(self, folder: str):
         self.folder = folder
+        self.cache = ParamsCache(folder)
         self._circuits: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()
 
@@ -93,8 +102,9 @@ class DemoProvider:
 
     def load_srs(self, job):
         n = job.payload["constraints"]
-        r1cs, path = self._r1cs(n), params_path(self.folder, n)
-        if os.path.exists(path):
+        r1cs, name = self._r1cs(n), params_name(n)
+        path = self.cache.path(name)
+        if self.cache.use(name):
             try:
                 params = load_params(path)
                 params.check_matches(r1cs)
@@ -110,6 +120,7 @@ class DemoProvider:
         job.raise_if_ended()
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
         write_params(path, params)
+        self.cache.made(name)
         return params
 
     def synthesize(self, job, partition: int, threads: int):

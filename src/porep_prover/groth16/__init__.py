@@ -11,6 +11,7 @@ mirror, and mapped_copy(path, make) keeps any parameters in one.
 """
 from .insecure_setup import InsecureSetupWarning, insecure_setup
 from .keys import Parameters, VerifyingKey
+from .params_cache import CacheEntry, ParamsCache
 from .params_file import read_params, write_params
 from .params_digest import check_digest, file_digest
 from .params_mapped import SUFFIX as MAPPED_SUFFIX
@@ -22,7 +23,8 @@ from .verifier import PreparedVerifyingKey, verify
 from .verifier_files import read_proofs, read_verifying_key
 
 __all__ = [
-    "Density", "InsecureSetupWarning", "MAPPED_SUFFIX", "PROOF_BYTES", "Parameters", "PreparedVerifyingKey",
+    "CacheEntry", "Density", "InsecureSetupWarning", "MAPPED_SUFFIX", "PROOF_BYTES", "ParamsCache", "Parameters",
+    "PreparedVerifyingKey",
     "Proof", "R1CS", "SparseMatrix", "VerifyingKey", "check_digest", "file_digest", "insecure_setup",
     "is_mapped_file", "load_params", "load_witness", "mapped_copy", "prove", "read_mapped", "read_params",
     "read_params_mapped", "read_proofs", "read_verifying_key", "save_witness", "verify", "write_mapped",

@@ -43,8 +43,8 @@ import warnings
 
 from porep_prover.engine import host_memory_bytes
 from porep_prover.errors import InvalidInputError
-from porep_prover.groth16 import (MAPPED_SUFFIX, InsecureSetupWarning, insecure_setup, mapped_copy, read_params,
-                                  write_params)
+from porep_prover.groth16 import (MAPPED_SUFFIX, InsecureSetupWarning, ParamsCache, insecure_setup, mapped_copy,
+                                  read_params, write_params)
 from porep_prover.hooks import hookimpl
 
 from .circuit import Shape, build, counts, witness
@@ -55,8 +55,8 @@ PARAMS_BYTES_AT_SCALE_1 = 47_400_000_000      # h 2^27, l and a 130 M, b_g1 and 
 
 
 def cache_dir() -> pathlib.Path:
-    return pathlib.Path(os.environ.get("POREP_PROVER_PARAMS_CACHE",
-                                       pathlib.Path.home() / ".cache" / "porep-prover" / "params"))
+    """The parameter cache (POREP_PROVER_PARAMS_CACHE): where made parameters go unless a payload names a path."""
+    return pathlib.Path(ParamsCache().folder)
 
 
 class _Progress:
@@ -155,13 +155,21 @@ class PorepShapedProvider:
         return f"porep-shaped:{p.scale:.8g}:{p.seed}:{p.params}:{'mapped' if p.mapped else 'read'}"
 
     def load_srs(self, job):
+        """The parameters of the job's circuit: read, mapped, or made (and
+        saved); files in the parameter cache count against its bound (the
+        least recently used others removed), files a payload names do not."""
         p = Payload.of(job)
 
         def params():
             if p.params.exists():
                 return read_params(p.params, progress=_Progress("reading"))
             return self._make(p.scale, p.seed, p.params, p.save, job)
-        return mapped_copy(p.params.with_suffix(MAPPED_SUFFIX), params) if p.mapped else params()
+        loaded = mapped_copy(p.params.with_suffix(MAPPED_SUFFIX), params) if p.mapped else params()
+        if p.params.parent.absolute() == cache_dir():
+            cache = ParamsCache(cache_dir())
+            used = [f.name for f in (p.params, p.params.with_suffix(MAPPED_SUFFIX)) if cache.use(f.name)]
+            cache.prune(keep=used)
+        return loaded
 
     def _make(self, scale: float, seed: int, path: pathlib.Path, save: bool, job):
         """Parameters made for the circuit (and saved at path); a job that
