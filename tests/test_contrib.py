@@ -11,7 +11,7 @@ import shlex
 
 from porep_prover.cli import _engine_options, build_parser
 from porep_prover.daemon.metrics import DaemonMetrics
-from porep_prover.engine.config import SCHEMA
+from porep_prover.engine.config import default_sections
 
 CONTRIB = pathlib.Path(__file__).resolve().parents[1] / "contrib"
 NAME = re.compile(r"\bporep_prover_[a-z0-9_]+")
@@ -51,7 +51,7 @@ def test_the_dashboard_charts_only_exported_metrics():
 
 def test_prometheus_scrapes_the_default_status_address():
     text = (CONTRIB / "prometheus.yml").read_text()
-    default = SCHEMA["daemon.status_listen"][0]
+    default = default_sections().setting("daemon.status_listen").default
     assert re.search(r"^\s+metrics_path: /metrics$", text, re.M)
     assert re.search(r'^\s+- targets: \["' + re.escape(default) + r'"\]$', text, re.M)
 
@@ -71,7 +71,7 @@ def test_the_systemd_unit():
     assert f"daemon.state_dir={state}" in argv and service["WorkingDirectory"] == state
     assert service["User"] not in ("", "root") and service["Restart"] == "on-failure"
     assert service["KillSignal"] == "SIGTERM"
-    assert float(service["TimeoutStopSec"]) > SCHEMA["daemon.drain_timeout_seconds"][0]
+    assert float(service["TimeoutStopSec"]) > default_sections().setting("daemon.drain_timeout_seconds").default
     for breaks_the_gpu in ("PrivateDevices", "DevicePolicy", "MemoryDenyWriteExecute"):
         assert breaks_the_gpu not in service
     assert unit["Install"]["WantedBy"] == "multi-user.target"

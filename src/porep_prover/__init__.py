@@ -32,6 +32,13 @@ with openmp_wait_policy():           # the first native module loads the OpenMP 
     from .curve import G1Array, G1Point, G2Array, G2Point
     from .field import FrArray
 
+from . import config_schema
+from .daemon.settings import declare_settings as _declare_daemon_settings
+
+# The daemon sits above the engine, yet every config (the engine's load_config
+# too) knows its [daemon] section: registered here, where every layer is in reach.
+config_schema.add_built_in("daemon", _declare_daemon_settings)
+
 # name -> the module it is loaded from on first use
 _LAZY = {
     "Engine": "porep_prover.engine",

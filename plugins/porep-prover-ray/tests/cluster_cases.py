@@ -22,7 +22,7 @@ from porep_prover import Engine, load_config  # noqa: E402
 from porep_prover.circuits import square_chain  # noqa: E402
 from porep_prover.engine import Job  # noqa: E402
 from porep_prover.groth16 import insecure_setup, verify, write_params  # noqa: E402
-from porep_prover.hooks import collect_registry, plugin_manager  # noqa: E402
+from porep_prover.hooks import collect_registry, collect_settings, plugin_manager  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import chain_provider  # noqa: E402
@@ -68,10 +68,11 @@ SINK = ListSink()
 @pytest.fixture(scope="module")
 def engine(cluster, params_file):
     pm = plugin_manager()
+    sections = collect_settings(pm)
     registry = collect_registry(pm)
     registry.add_provider(ChainProvider(params_file[0]))
     registry.add_sink("list", SINK)
-    config = load_config(overrides={"engine.cluster": "ray", "ray.address": cluster.address, "ray.poll_seconds": 0.2,
+    config = load_config(sections=sections, overrides={"engine.cluster": "ray", "ray.address": cluster.address, "ray.poll_seconds": 0.2,
                                     "engine.result_sinks": ["list"],
                                     "ray.partitions_per_node": 1, "engine.scheduler": "priority",
                                     "engine.devices": ["cpu"], "engine.threads": 1, "engine.partition_workers": 1})

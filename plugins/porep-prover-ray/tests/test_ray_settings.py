@@ -6,15 +6,15 @@ pytest.importorskip("porep_prover_ray.plugin")
 
 from porep_prover import Engine, load_config  # noqa: E402
 from porep_prover.errors import ConfigError, EngineError  # noqa: E402
-from porep_prover.hooks import collect_registry, plugin_manager  # noqa: E402
+from porep_prover.hooks import collect_registry, collect_settings, plugin_manager  # noqa: E402
 
-from porep_prover_ray import RayCluster  # noqa: E402
+from porep_prover_ray import RayCluster, RaySettings  # noqa: E402
 
 
 def engine_with(**values):
     pm = plugin_manager()
-    return Engine(load_config(overrides={"engine.devices": ["cpu"], **values}), registry=collect_registry(pm),
-                  plugins=pm, start=False)
+    config = load_config(overrides={"engine.devices": ["cpu"], **values}, sections=collect_settings(pm))
+    return Engine(config, registry=collect_registry(pm), plugins=pm, start=False)
 
 
 def test_the_plugin_registers_the_cluster():
@@ -43,8 +43,24 @@ def test_bad_ray_settings_name_their_key(key, value):
                                         ("ray.partition_timeout_seconds", float("nan")), ("ray.address", 6379)])
 def test_out_of_range_ray_settings_are_refused_by_the_schema(key, value):
     with pytest.raises(ConfigError, match=f"setting '{key}' must be") as info:
-        load_config(overrides={key: value})
+        load_config(overrides={key: value}, sections=collect_settings(plugin_manager()))
     assert info.value.key == key
+
+
+def test_the_plugin_owns_the_ray_section():
+    sections = collect_settings(plugin_manager())
+    ray = {s.name: s for s in sections.sections}["ray"]
+    assert ray.owner == "porep-prover-ray"
+    assert sections.defaults()["ray.partitions_per_node"] == 2 and sections.defaults()["ray.address"] == "auto"
+    with pytest.raises(ConfigError, match="unknown setting 'ray.address'.*no section \\[ray\\]"):
+        load_config(overrides=["ray.address=local"])           # the built-ins alone do not know it
+    with pytest.raises(ConfigError, match="'ray.nope'.*partitions_per_node"):
+        load_config(overrides=["ray.nope=1"], sections=sections)
+
+
+def test_a_config_without_the_ray_section_takes_its_defaults():
+    settings = RaySettings.resolve(load_config(overrides={"engine.cluster": "ray"}))
+    assert (settings.address, settings.partitions_per_node, settings.poll_seconds) == ("auto", 2, 1.0)
 
 
 @pytest.mark.parametrize("address", ["auto", "local", "127.0.0.1:6379", "head.example:6379", "ray://10.1.2.3:10001",

@@ -14,14 +14,16 @@
     porep-prover bench batch | sweep      engine throughput (seconds per proof, GPU efficiency)
     porep-prover timeline [LOG]           GPU efficiency, gaps, lock wait/hold; --gantt PNG
     porep-prover plugins                  installed plugins, what they register, those skipped and why
+    porep-prover config [--json]          the settings: each section's owner, each key's type, default, range
     porep-prover daemon                   the proving daemon (gRPC; SIGTERM drains it)
     porep-prover status [--watch]         a daemon's live status from its status address (rich)
 
 Engine settings (--config FILE, --set KEY=VALUE) go before the command or
-after it, on the engine commands (bench batch, bench sweep, timeline, daemon); the
-command's own --config replaces the global one, its --set entries follow the
-global ones. Given to any other command they are a usage error. --threads N
-(1 to MAX_THREADS) on a command is what every native kernel it runs uses.
+after it, on the engine commands (bench batch, bench sweep, timeline, daemon,
+config); the command's own --config replaces the global one, its --set
+entries follow the global ones. Given to any other command they are a usage
+error. --threads N (1 to MAX_THREADS) on a command is what every native
+kernel it runs uses.
 
 Exit status: 0 done; 1 a proof did not verify (or a benchmark had failures);
 2 an error of the input or the environment, printed as one line naming what
@@ -47,7 +49,7 @@ from ..backend import BACKENDS
 from ..config import debug_wanted, default_threads, threads_default
 from ..errors import PorepProverError
 from . import arguments, core, engine_cmds, gpu_cmds, plugin_cmds, snarkjs_cmds
-from . import client_cmds, daemon_cmds, status_cmds
+from . import client_cmds, config_cmds, daemon_cmds, status_cmds
 
 EXIT_ERROR, EXIT_INTERNAL, EXIT_PIPE, EXIT_INTERRUPT, EXIT_TERMINATED = 2, 3, 141, 130, 143
 
@@ -78,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     gpu_cmds.register(sub, _common)
     engine_cmds.register(sub, _common)
     plugin_cmds.register(sub, _common)
+    config_cmds.register(sub, _common)
     client_cmds.register(sub, _common)
     daemon_cmds.register(sub, _common)
     status_cmds.register(sub, _common)
@@ -91,8 +94,8 @@ def _engine_options(parser: argparse.ArgumentParser, args) -> None:
     if not hasattr(args, "config"):
         if given:
             name = " ".join(v for v in (args.command, getattr(args, "action", None)) if v)
-            parser.error(f"--config and --set are engine settings, for bench batch, bench sweep, timeline and daemon; "
-                         f"{name} takes none")
+            parser.error(f"--config and --set are engine settings, for bench batch, bench sweep, timeline, daemon "
+                         f"and config; {name} takes none")
         return
     args.config = args.config if args.config is not None else args.global_config
     args.set = (args.global_set or []) + (args.set or [])

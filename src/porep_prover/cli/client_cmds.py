@@ -51,7 +51,7 @@ def default_address() -> str:
     import json
     import os
     from ..config import default_state_dir
-    from ..engine.config import SCHEMA
+    from ..daemon.settings import DEFAULT_LISTEN
     try:
         with open(os.path.join(default_state_dir(), "daemon.json"), encoding="utf-8") as f:
             listen = json.load(f).get("listen")
@@ -59,7 +59,7 @@ def default_address() -> str:
             return listen
     except (OSError, ValueError, AttributeError):
         pass
-    return SCHEMA["daemon.listen"][0]
+    return DEFAULT_LISTEN
 
 
 def _client(args):

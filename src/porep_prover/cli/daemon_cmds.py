@@ -18,9 +18,9 @@ import threading
 
 def cmd_daemon(args) -> int:
     from ..daemon.server import serve
-    from ..engine import load_config
     from ..engine.logs import configure_logging, remove_handlers
-    config = load_config(args.config, list(args.set or []))
+    from .engine_cmds import read_config
+    config = read_config(args)
     stop = threading.Event()
 
     def on_signal(signum, frame):

@@ -21,7 +21,7 @@ from . import arguments, progress
 def cmd_timeline(args) -> int:
     from ..bench.plots import gantt
     from ..engine.timeline import analyze, format_report, read_log
-    log = args.log or _config(args).get("logging.timeline")
+    log = args.log or read_config(args).get("logging.timeline")
     if not log:
         raise InvalidInputError("timeline: name the LOG, or give --config with logging.timeline set")
     events = read_log(log)
@@ -36,12 +36,15 @@ def cmd_timeline(args) -> int:
     return 0
 
 
-def _config(args, extra: dict | None = None):
+def read_config(args, extra: dict | None = None):
+    """The settings of --config and --set, read against every section
+    installed (the engine's, the daemon's, the plugins')."""
     from ..engine import load_config
+    from ..hooks import installed_settings
     overrides = list(args.set or [])
     if getattr(args, "threads", None) is not None:
         overrides.append(f"engine.threads={args.threads}")
-    cfg = load_config(args.config, overrides)
+    cfg = load_config(args.config, overrides, sections=installed_settings())
     return cfg.replace(**extra) if extra else cfg
 
 
@@ -91,7 +94,7 @@ def _with_logging(cfg, fn):
 
 def cmd_bench_batch(args) -> int:
     from ..bench import gantt, run_batch, warm_up
-    cfg = _config(args)
+    cfg = read_config(args)
     work = _workload(args)
 
     def run(cfg):
@@ -125,8 +128,8 @@ def cmd_bench_sweep(args) -> int:
     from ..bench import plot_sweep, sweep, warm_up, write_csv
     from ..bench.sweep import table
     from ..engine.config import parse_sweep
-    key, values = parse_sweep(args.sweep)
-    base = _config(args)
+    base = read_config(args)
+    key, values = parse_sweep(args.sweep, base.sections)
     for v in values:  # every point is a valid configuration before anything runs
         base.replace(**{key: v})
     work = _workload(args)

@@ -8,13 +8,22 @@ import json
 
 
 def cmd_plugins(args) -> int:
-    from ..hooks import collect_registry, plugin_manager     # pluggy and the engine, for this command only
-    registry = collect_registry(plugin_manager())
+    from ..errors import ConfigError
+    from ..hooks import collect_registry, collect_settings, plugin_manager  # pluggy and the engine, here only
+    pm = plugin_manager()
+    try:       # first, as every other command does: a plugin whose settings declaration raises is skipped
+        collect_settings(pm)
+        settings_error = None
+    except ConfigError as exc:       # two owners of one section: what every command that reads settings says
+        settings_error = str(exc)
+    registry = collect_registry(pm)
     report = registry.plugin_report()
     contents = registry.contents()
     if args.json:
-        print(json.dumps({**report, "registered": contents}, indent=1))
+        print(json.dumps({**report, "registered": contents, "settings_error": settings_error}, indent=1))
         return 0
+    if settings_error:
+        print(f"settings: {settings_error}")
     loaded, skipped = report["loaded"], report["skipped"]
     if not loaded and not skipped:
         print("no plugins installed (entry-point group porep_prover)")

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The daemon's settings (the config's [daemon] section), resolved once at
-start: addresses parsed, folders made absolute, the TLS files and the token
-read, and the exposure rule applied.
+"""The daemon's settings: the config's [daemon] section, which the daemon
+declares (declare_settings, registered as a built-in when porep_prover is
+imported), resolved once at start: addresses parsed, folders made absolute,
+the TLS files and the token read, and the exposure rule applied.
 
 The rule: the service listens on a loopback address or a Unix socket unless
 daemon.allow_remote is true, and even then only with TLS (daemon.tls_cert
@@ -15,10 +16,65 @@ import ipaddress
 import os
 
 from ..config import default_state_dir
+from ..config_schema import Form, SettingsRegistry
 from ..errors import ConfigError
 from .private import check_private
 
 MIN_TOKEN_CHARS = 16
+DEFAULT_LISTEN = "127.0.0.1:9820"
+# Upper bounds (far above any useful value, low enough that a typing slip is an error)
+MAX_PENDING = 1_000_000              # jobs accepted and unfinished
+MAX_WAITERS = 4096                   # AwaitProof / Prove calls at once (a thread each)
+MIN_REQUEST_BYTES = 1024
+MAX_REQUEST_BYTES = (1 << 31) - 1    # gRPC's limit on a message (a signed 32-bit length)
+MAX_RETENTION_SECONDS = 365 * 86400.0
+MAX_DRAIN_SECONDS = 86400.0
+
+
+def is_address(v: str) -> bool:
+    """HOST:PORT ([IPV6]:PORT; port 0 to 65535, 0: any free one), or unix:/ABSOLUTE/PATH."""
+    if v.startswith("unix:"):
+        return v[5:].startswith("/") and "\0" not in v
+    host, sep, port = v.rpartition(":")
+    if not sep or not port.isdigit() or len(port) > 5 or int(port) > 65535:
+        return False
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            return ipaddress.ip_address(host[1:-1]).version == 6
+        except ValueError:
+            return False
+    return bool(host) and not any(c.isspace() or c in ":/[]" for c in host)
+
+
+ADDRESS_WANTED = '"HOST:PORT" (port 0 to 65535, 0: a free one), "[IPV6]:PORT" or "unix:/absolute/path"'
+ADDRESS = Form(is_address, ADDRESS_WANTED)
+ADDRESS_OR_OFF = Form(lambda v: v == "" or is_address(v), ADDRESS_WANTED + ', or "" (off)')
+
+
+def declare_settings(settings: SettingsRegistry) -> None:
+    """The [daemon] section (each key explained at length in
+    contrib/porep-prover.example.toml); called as the hook
+    porep_prover_register_settings is."""
+    (settings.section("daemon", "The proving daemon: its addresses, folder, limits and access")
+        .string("listen", DEFAULT_LISTEN, "where the gRPC service listens", form=ADDRESS)
+        .string("status_listen", "127.0.0.1:9821", 'where GET /status and /metrics are served; "" = off',
+                form=ADDRESS_OR_OFF)
+        .string("state_dir", "", 'the journal, results and parameters; "" = the default state folder')
+        .strings("input_roots", [], "folders the files a payload names must lie in")
+        .strings("kinds", [], "the job kinds accepted; [] = every kind installed")
+        .integer("max_pending", 1024, 1, MAX_PENDING, "jobs accepted and not finished at most")
+        .integer("max_waiters", 64, 1, MAX_WAITERS, "AwaitProof and Prove calls waiting at once")
+        .integer("max_request_bytes", 128 << 20, MIN_REQUEST_BYTES, MAX_REQUEST_BYTES, "the largest request, bytes")
+        .number("result_retention_seconds", 86400.0, 1, MAX_RETENTION_SECONDS,
+                "seconds a finished job's result is kept")
+        .number("fetched_retention_seconds", 3600.0, 1, MAX_RETENTION_SECONDS,
+                "seconds a result is kept once fetched")
+        .number("drain_timeout_seconds", 60.0, 0, MAX_DRAIN_SECONDS,
+                "seconds the partitions in flight may finish in at SIGTERM or SIGINT")
+        .string("tls_cert", "", "TLS certificate chain (PEM); with tls_key")
+        .string("tls_key", "", "TLS private key (PEM); with tls_cert")
+        .string("token_file", "", "a file holding the bearer token every call must bring")
+        .boolean("allow_remote", False, "allow addresses that are not loopback (the service with TLS or a token)"))
 
 
 @dataclasses.dataclass(frozen=True)

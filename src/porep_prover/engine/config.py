@@ -1,20 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
 """Engine settings: a TOML file (every key documented in
 contrib/porep-prover.example.toml), then `section.key=value` overrides (the
-CLI's), validated as a whole. Unknown keys and bad values raise ConfigError
-naming the dotted key; every number has a range (below: the MAX_ bounds and
-SCHEMA), which the error states; NaN and infinities are refused.
+CLI's), validated as a whole against the sections declared (config_schema):
+the engine's own, declared here, the built-ins' above it (the daemon's), and
+those of the plugins a caller collected (porep_prover.hooks.collect_settings).
+Unknown sections and keys, and bad values, raise ConfigError naming the
+dotted key; every number has a range (below: the MAX_ bounds), which the
+error states; NaN and infinities are refused.
 """
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
+import functools
 import os
-from typing import Any, Callable
+from typing import Any
 
 import tomllib
 
 from ..config import MAX_TABLE_COPIES, MAX_THREADS
+from ..config_schema import Form, SettingsRegistry, built_ins
 from ..errors import ConfigError
 from ..text import read_text
 
@@ -32,150 +36,87 @@ MAX_SWITCH_INTERVAL_MS = 1000.0
 MAX_PLUGIN_SECONDS = 7 * 86400.0     # a provider's or a sink's call
 MIN_SINK_SECONDS = 0.01              # a sink's call always has a limit: a stuck sink must not hold shutdown
 MAX_TIMELINE_EVENTS = 10_000_000     # events an engine keeps in memory (about 150 bytes each)
-MAX_PENDING = 1_000_000              # the daemon's jobs accepted and unfinished
-MAX_WAITERS = 4096                   # the daemon's AwaitProof / Prove calls at once (a thread each)
-MIN_REQUEST_BYTES = 1024
-MAX_REQUEST_BYTES = (1 << 31) - 1    # gRPC's limit on a message (a signed 32-bit length)
-MAX_DRAIN_SECONDS = 86400.0
 
 
-def _int(minimum: int, maximum: int):
-    def check(v):
-        return (isinstance(v, int) and not isinstance(v, bool) and minimum <= v <= maximum,
-                f"an integer from {minimum} to {maximum}")
-    return check
+def _device_name(v: str) -> bool:
+    return v in ("cpu", "gpu") or (v.startswith("gpu:") and v[4:].isdigit())
 
 
-def _number(minimum: float, maximum: float):
-    """A finite int or float in [minimum, maximum] (NaN and infinities fail the comparison)."""
-    def check(v):
-        return (isinstance(v, (int, float)) and not isinstance(v, bool) and minimum <= v <= maximum,
-                f"a finite number from {_plain(minimum)} to {_plain(maximum)}")
-    return check
+DEVICES = Form(_device_name, 'a list of "cpu", "gpu" (every GPU) or "gpu:N"')
 
 
-def _plain(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
+def declare_engine_settings(settings: SettingsRegistry) -> None:
+    """The engine's sections: [engine], [prover], [srs], [logging] (each key
+    explained at length in contrib/porep-prover.example.toml)."""
+    (settings.section("engine", "Devices, workers, memory and time limits of the engine")
+        .strings("devices", [], '[] = every GPU (the CPU without one); "gpu", "gpu:N", "cpu"', form=DEVICES)
+        .integer("gpu_workers_per_device", 2, 1, MAX_GPU_WORKERS, "workers sharing each device's lock")
+        .integer("partition_workers", 0, 0, MAX_PARTITION_WORKERS, "synthesis workers; 0 = half the cores")
+        .integer("synthesis_lookahead", 2, 1, MAX_LOOKAHEAD, "synthesized partitions waiting for a device worker")
+        .number("memory_budget_gib", 0.0, 0, MAX_GIB, "host memory for partitions in flight, GiB; 0 = 3/4 of it")
+        .number("device_memory_gib", 0.0, 0, MAX_GIB, "memory this process may hold on each GPU, GiB; 0 = the card's")
+        .integer("threads", 0, 0, MAX_THREADS, "threads of each native kernel call; 0 = all cores")
+        .integer("synthesis_threads", 0, 0, MAX_THREADS, "threads of each synthesis worker; 0 = the cores shared")
+        .string("scheduler", "", 'the scheduler ordering partitions, by name; "" = first come, first served')
+        .strings("result_sinks", [], "the result sinks every finished job is delivered to, by name")
+        .number("switch_interval_ms", 0.5, 0, MAX_SWITCH_INTERVAL_MS,
+                "Python's thread switch interval while the engine runs, ms; 0 = the interpreter's")
+        .number("provider_timeout_seconds", 3600.0, 0, MAX_PLUGIN_SECONDS,
+                "seconds a synthesis provider's call may take; 0 = no limit")
+        .number("provider_stall_seconds", 120.0, 0, MAX_PLUGIN_SECONDS,
+                "seconds in one provider call before a stand-in worker takes over; 0 = never")
+        .number("sink_timeout_seconds", 60.0, MIN_SINK_SECONDS, MAX_PLUGIN_SECONDS,
+                "seconds a result sink's deliver or a notification hook may take")
+        .integer("timeline_events", 100_000, 0, MAX_TIMELINE_EVENTS, "timeline events kept in memory")
+        .string("cluster", "", 'the registered cluster proving the partitions; "" = the devices of this host'))
+    (settings.section("prover", "How each partition is proved and checked")
+        .boolean("verify", True, "verify every proof before handing it out")
+        .boolean("check_witness", True, "check that each witness satisfies its circuit first")
+        .integer("max_retries", 2, 0, MAX_RETRIES, "times a failing partition is tried again")
+        .choice("b_g2", "host", ("host", "device"), "where the G2 MSM runs")
+        .choice("matvec", "host", ("host", "device"), "where A w, B w and C w are evaluated")
+        .choice("upload", "ahead", ("region", "ahead"), "when a partition's arrays cross to the GPU")
+        .boolean("msm_tables", False, "window tables for GPU MSMs of resident parameters")
+        .integer("msm_table_copies", 0, 0, MAX_TABLE_COPIES, "most shifted copies in a table; 0 = one a window")
+        .boolean("overlap_msms", False, "MSMs independent of H run beside H's transforms"))
+    (settings.section("srs", "The parameter sets kept in memory")
+        .strings("preload", [], "parameter files loaded when the engine starts")
+        .number("idle_evict_seconds", 600.0, 0, MAX_IDLE_SECONDS, "parameters unused this long are dropped; 0 = kept")
+        .number("budget_gib", 0.0, 0, MAX_GIB, "host memory the parameter sets may take, GiB; 0 = no limit"))
+    (settings.section("logging", "The log and the timeline events")
+        .choice("level", "INFO", LEVELS, "the log's level", fold_case=True)
+        .string("file", "", 'the log file; "" = standard error')
+        .string("timeline", "", 'the file timeline events go to; "" = the main log, at DEBUG')
+        .choice("format", "text", ("text", "json"), "log lines as text or one JSON object each"))
 
 
-def _bool(v):
-    return isinstance(v, bool), "true or false"
+@functools.cache     # once: porep_prover registers the built-ins at its import, before any config is read
+def _defaults() -> SettingsRegistry:
+    """The built-in sections, shared: read, never merged into (default_sections copies)."""
+    registry = SettingsRegistry()
+    registry.declare("engine", declare_engine_settings)
+    for owner, declare in built_ins():
+        registry.declare(owner, declare)
+    return registry
 
 
-def _str(v):
-    return isinstance(v, str), "a string"
-
-
-def _str_list(v):
-    return isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"
-
-
-def _devices(v):
-    ok = isinstance(v, list) and all(isinstance(x, str) and (x in ("cpu", "gpu") or
-                                                             (x.startswith("gpu:") and x[4:].isdigit()))
-                                     for x in v)
-    return ok, 'a list of "cpu", "gpu" (every GPU) or "gpu:N"'
-
-
-def _choice(*options):
-    def check(v):
-        return v in options, "one of " + ", ".join(repr(o) for o in options)
-    return check
-
-
-def _address(empty_ok: bool):
-    """HOST:PORT ([IPV6]:PORT; port 0 to 65535, 0: any free one), or unix:/ABSOLUTE/PATH; "" when empty_ok."""
-    def check(v):
-        ok = isinstance(v, str) and ((empty_ok and v == "") or _is_address(v))
-        return ok, ('"HOST:PORT" (port 0 to 65535, 0: a free one), "[IPV6]:PORT" or "unix:/absolute/path"'
-                    + (', or "" (off)' if empty_ok else ""))
-    return check
-
-
-def _is_address(v: str) -> bool:
-    if v.startswith("unix:"):
-        return v[5:].startswith("/") and "\0" not in v
-    host, sep, port = v.rpartition(":")
-    if not sep or not port.isdigit() or len(port) > 5 or int(port) > 65535:
-        return False
-    if host.startswith("[") and host.endswith("]"):
-        try:
-            return ipaddress.ip_address(host[1:-1]).version == 6
-        except ValueError:
-            return False
-    return bool(host) and not any(c.isspace() or c in ":/[]" for c in host)
-
-
-def _level(v):
-    return isinstance(v, str) and v.upper() in LEVELS, f"one of {', '.join(LEVELS)}"
-
-
-# dotted key -> (default, validator). The example TOML documents each one.
-SCHEMA: dict[str, tuple[Any, Callable]] = {
-    "engine.devices": ([], _devices),
-    "engine.gpu_workers_per_device": (2, _int(1, MAX_GPU_WORKERS)),
-    "engine.partition_workers": (0, _int(0, MAX_PARTITION_WORKERS)),
-    "engine.synthesis_lookahead": (2, _int(1, MAX_LOOKAHEAD)),
-    "engine.memory_budget_gib": (0.0, _number(0, MAX_GIB)),
-    "engine.device_memory_gib": (0.0, _number(0, MAX_GIB)),
-    "engine.threads": (0, _int(0, MAX_THREADS)),
-    "engine.synthesis_threads": (0, _int(0, MAX_THREADS)),
-    "engine.scheduler": ("", _str),
-    "engine.result_sinks": ([], _str_list),
-    "engine.switch_interval_ms": (0.5, _number(0, MAX_SWITCH_INTERVAL_MS)),
-    "engine.provider_timeout_seconds": (3600.0, _number(0, MAX_PLUGIN_SECONDS)),
-    "engine.provider_stall_seconds": (300.0, _number(0, MAX_PLUGIN_SECONDS)),
-    "engine.sink_timeout_seconds": (60.0, _number(MIN_SINK_SECONDS, MAX_PLUGIN_SECONDS)),
-    "engine.timeline_events": (100_000, _int(0, MAX_TIMELINE_EVENTS)),
-    "engine.cluster": ("", _str),
-    "prover.verify": (True, _bool),
-    "prover.check_witness": (True, _bool),
-    "prover.max_retries": (2, _int(0, MAX_RETRIES)),
-    "prover.b_g2": ("host", _choice("host", "device")),
-    "prover.matvec": ("host", _choice("host", "device")),
-    "prover.upload": ("ahead", _choice("region", "ahead")),
-    "prover.msm_tables": (False, _bool),
-    "prover.msm_table_copies": (0, _int(0, MAX_TABLE_COPIES)),
-    "prover.overlap_msms": (False, _bool),
-    "srs.preload": ([], _str_list),
-    "srs.idle_evict_seconds": (600.0, _number(0, MAX_IDLE_SECONDS)),
-    "srs.budget_gib": (0.0, _number(0, MAX_GIB)),
-    "logging.level": ("INFO", _level),
-    "logging.file": ("", _str),
-    "logging.timeline": ("", _str),
-    "logging.format": ("text", _choice("text", "json")),
-    "daemon.listen": ("127.0.0.1:9820", _address(empty_ok=False)),
-    "daemon.status_listen": ("127.0.0.1:9821", _address(empty_ok=True)),
-    "daemon.state_dir": ("", _str),
-    "daemon.input_roots": ([], _str_list),
-    "daemon.kinds": ([], _str_list),
-    "daemon.max_pending": (1024, _int(1, MAX_PENDING)),
-    "daemon.max_waiters": (64, _int(1, MAX_WAITERS)),
-    "daemon.max_request_bytes": (128 << 20, _int(MIN_REQUEST_BYTES, MAX_REQUEST_BYTES)),
-    "daemon.result_retention_seconds": (86400.0, _number(1, MAX_IDLE_SECONDS)),
-    "daemon.fetched_retention_seconds": (3600.0, _number(1, MAX_IDLE_SECONDS)),
-    "daemon.drain_timeout_seconds": (60.0, _number(0, MAX_DRAIN_SECONDS)),
-    "daemon.tls_cert": ("", _str),
-    "daemon.tls_key": ("", _str),
-    "daemon.token_file": ("", _str),
-    "daemon.allow_remote": (False, _bool),
-    # read by the cluster of that name (engine.cluster = "ray", plugin porep-prover-ray), which checks them further
-    "ray.address": ("auto", _str),
-    "ray.namespace": ("porep-prover", _str),
-    "ray.node_resource": ("", _str),
-    "ray.partitions_per_node": (2, _int(1, MAX_LOOKAHEAD)),
-    "ray.poll_seconds": (1.0, _number(0.05, 60)),
-    "ray.node_start_timeout_seconds": (300.0, _number(1, MAX_DRAIN_SECONDS)),
-    "ray.partition_timeout_seconds": (3600.0, _number(1, MAX_PLUGIN_SECONDS)),
-}
+def default_sections() -> SettingsRegistry:
+    """The built-in sections: the engine's and those of the built-ins above
+    it (config_schema.built_ins: the daemon's [daemon]). A plugin's sections
+    are added by porep_prover.hooks.collect_settings; a copy, so the caller
+    may merge into it."""
+    return _defaults().copy()
 
 
 @dataclasses.dataclass(frozen=True)
 class EngineConfig:
     """Validated settings as written: `get("section.key")`, or a section's as a
     dict (cfg.section("engine")["threads"]). What an engine runs with, every
-    default resolved on the host, is engine.settings.EngineSettings.resolve(cfg)."""
+    default resolved on the host, is engine.settings.EngineSettings.resolve(cfg).
+    sections: what it was checked against (None: default_sections()), which
+    replace() checks against too."""
     values: dict
+    sections: SettingsRegistry | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def get(self, key: str):
         return self.values[key]
@@ -185,28 +126,18 @@ class EngineConfig:
 
     def replace(self, **dotted) -> "EngineConfig":
         """A copy with some keys changed (validated): replace(**{"engine.threads": 4})."""
-        return build({**self.values, **dotted})
+        return build({**self.values, **dotted}, self.sections)
 
 
-def _check(key: str, value) -> Any:
-    if key not in SCHEMA:
-        raise ConfigError(f"unknown setting {key!r}", key=key)
-    ok, wanted = SCHEMA[key][1](value)
-    if not ok:
-        raise ConfigError(f"setting {key!r} must be {wanted}, got {value!r}", key=key)
-    if key == "logging.level":
-        value = value.upper()
-    if isinstance(SCHEMA[key][0], float):
-        value = float(value)
-    return value
-
-
-def build(values: dict) -> EngineConfig:
-    """An EngineConfig from dotted keys (missing ones take their defaults)."""
-    out = {k: (list(d) if isinstance(d, list) else d) for k, (d, _) in SCHEMA.items()}
+def build(values: dict, sections: SettingsRegistry | None = None) -> EngineConfig:
+    """An EngineConfig from dotted keys (missing ones take their defaults),
+    each checked against sections (None: default_sections()): ConfigError
+    naming the key for one no section declares or a value it refuses."""
+    schema = sections if sections is not None else _defaults()
+    out = schema.defaults()
     for key, value in values.items():
-        out[key] = _check(key, value)
-    return EngineConfig(out)
+        out[key] = schema.check(key, value)
+    return EngineConfig(out, sections)
 
 
 def _read_toml(path: str | os.PathLike) -> dict:
@@ -220,28 +151,26 @@ def _read_toml(path: str | os.PathLike) -> dict:
         raise ConfigError(f"{path}: arrays or tables nested too deeply to read") from None
 
 
-def _flatten(doc: dict, prefix: str = "") -> dict:
+def _flatten(doc: dict, schema: SettingsRegistry) -> dict:
+    """A TOML document's [section] key = value as dotted keys; ConfigError for
+    a table that is no section of schema (nested ones included) and a key
+    outside every table."""
     flat = {}
-    for k, v in doc.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            if key.count(".") >= 1 or key not in {s.split(".")[0] for s in SCHEMA}:
-                raise ConfigError(f"unknown section [{key}]", key=key)
-            flat.update(_flatten(v, key + "."))
-        else:
-            if "." not in key:
-                raise ConfigError(f"setting {key!r} is outside any section ([engine], [prover], [srs], [daemon], "
-                                  "[logging], [ray])", key=key)
-            flat[key] = v
+    for name, table in doc.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"setting {name!r} is outside any section ({schema.known()})", key=name)
+        if not schema.has_section(name):
+            raise schema.unknown_section(name)
+        for key, value in table.items():
+            if isinstance(value, dict):
+                raise schema.unknown_section(f"{name}.{key}")
+            flat[f"{name}.{key}"] = value
     return flat
 
 
-def resolve_key(name: str) -> str:
-    """A dotted key, also from its last part alone when that is unambiguous ("partition_workers")."""
-    if "." in name or name in SCHEMA:
-        return name
-    matches = [k for k in SCHEMA if k.split(".", 1)[1] == name]
-    return matches[0] if len(matches) == 1 else name
+def resolve_key(name: str, sections: SettingsRegistry | None = None) -> str:
+    """A dotted key, also from its last part alone when one section has it ("partition_workers")."""
+    return (sections if sections is not None else _defaults()).resolve_key(name)
 
 
 def parse_value(raw: str) -> Any:
@@ -261,10 +190,10 @@ def parse_entry(text: str, what: str = "--payload") -> tuple[str, Any]:
     return key.strip(), parse_value(raw)
 
 
-def parse_sweep(text: str) -> tuple[str, list]:
+def parse_sweep(text: str, sections: SettingsRegistry | None = None) -> tuple[str, list]:
     """'section.key=V1,V2,...' (or a TOML list) -> (key, [values]); ConfigError
     when there is no value."""
-    key, raw = parse_override(text)
+    key, raw = parse_override(text, sections)
     values = raw if isinstance(raw, list) else \
         [parse_value(v) for v in str(raw).strip("[]").split(",") if v.strip()]
     if not values:
@@ -272,36 +201,45 @@ def parse_sweep(text: str) -> tuple[str, list]:
     return key, values
 
 
-def parse_override(text: str) -> tuple[str, Any]:
-    """'section.key=value' (or 'key=value' when the key names one setting) -> (key, value);
-    the value is read as TOML, else taken as a string; for a list setting a
-    bare a,b,c is the list of those strings (engine.devices=gpu:0,gpu:1)."""
+def parse_override(text: str, sections: SettingsRegistry | None = None) -> tuple[str, Any]:
+    """'section.key=value' (or 'key=value' when the key names one setting of
+    sections, default_sections() when None) -> (key, value); the value is
+    read as TOML, else taken as a string; for a list setting a bare a,b,c is
+    the list of those strings (engine.devices=gpu:0,gpu:1)."""
     if "=" not in text:
         raise ConfigError(f"override {text!r} is not section.key=value", key=text)
+    schema = sections if sections is not None else _defaults()
     key, raw = (part.strip() for part in text.split("=", 1))
-    key = resolve_key(key)
+    key = schema.resolve_key(key)
     value = parse_value(raw)
-    if isinstance(value, str) and key in SCHEMA and isinstance(SCHEMA[key][0], list):
+    setting = schema.setting(key)
+    if isinstance(value, str) and setting is not None and setting.kind == "strings":
         value = [v.strip() for v in value.split(",") if v.strip()]
     return key, value
 
 
-def load_config(path: str | os.PathLike | None = None, overrides: list[str] | dict | None = None) -> EngineConfig:
-    """Settings from a TOML file (None: defaults only), then the overrides.
-    ConfigError naming the file, and the line where there is one, when the
-    file cannot be read, is not UTF-8, or is not TOML (a duplicate table or
-    key included); then as build() for the settings."""
+def load_config(path: str | os.PathLike | None = None, overrides: list[str] | dict | None = None,
+                sections: SettingsRegistry | None = None) -> EngineConfig:
+    """Settings from a TOML file (None: defaults only), then the overrides,
+    checked against sections: default_sections() when None (the engine's and
+    the daemon's); porep_prover.hooks.collect_settings(pm) adds those of pm's
+    plugins ([ray] of porep-prover-ray, ...). ConfigError naming the file,
+    and the line where there is one, when the file cannot be read, is not
+    UTF-8, or is not TOML (a duplicate table or key included); naming the
+    section or key, and what there is, for one that sections lacks; then as
+    build() for the values."""
+    schema = sections if sections is not None else _defaults()
     values = {}
     if path is not None:
         doc = _read_toml(path)
         try:
-            values.update(_flatten(doc))
+            values.update(_flatten(doc, schema))
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}", key=exc.key) from None
     if isinstance(overrides, dict):
         values.update(overrides)
     else:
         for text in overrides or []:
-            key, value = parse_override(text)
+            key, value = parse_override(text, schema)
             values[key] = value
-    return build(values)
+    return build(values, sections)

@@ -16,6 +16,7 @@ import logging
 
 import pluggy
 
+from ..config_schema import SettingsRegistry
 from ..engine.inline import default_registry
 from ..engine.registry import PluginRecord, Registry
 from . import specs
@@ -25,6 +26,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 LOG = logging.getLogger("porep_prover.plugins")
 REGISTRATION_HOOKS = ("porep_prover_register_synthesis_providers", "porep_prover_register_schedulers",
                       "porep_prover_register_result_sinks", "porep_prover_register_clusters")
+SETTINGS_HOOK = "porep_prover_register_settings"
 
 
 class PluginManager(pluggy.PluginManager):
@@ -89,10 +91,11 @@ def plugin_manager(load_entry_points: bool = True) -> PluginManager:
 def collect_registry(pm: pluggy.PluginManager | None = None) -> Registry:
     """The built-ins (the "inline" provider, the "builtin" FIFO scheduler) plus
     what each plugin of pm registers, plugin by plugin: a plugin whose
-    registration hook raises, or that registers a job kind, scheduler,
-    sink or cluster name already taken, is skipped whole (unregistered from
-    pm, so its other hooks do not run either). registry.plugins records
-    every plugin, loaded or skipped, with why."""
+    registration hook or settings declaration raises, or that registers a
+    job kind, scheduler, sink or cluster name already taken, is skipped
+    whole (unregistered from pm, so its other hooks do not run either).
+    registry.plugins records every plugin, loaded or skipped, with why, and
+    what each added ("settings [SECTION]" for a section it declares)."""
     registry = default_registry()
     if pm is None:
         return registry
@@ -103,11 +106,14 @@ def collect_registry(pm: pluggy.PluginManager | None = None) -> Registry:
     for name, plugin in plugins:
         dist = pm.distributions.get(name, "") if ours else ""
         others = [p for _, p in plugins if p is not plugin]
-        staged = Registry()
+        staged, settings = Registry(), SettingsRegistry()
         try:
             for hook in REGISTRATION_HOOKS:
                 pm.subset_hook_caller(hook, others)(registry=staged)
-            added = registry.merge(staged, owner=name)
+            # its sections are declared here too, so that a plugin whose declaration raises is skipped from
+            # every registry, whichever is collected first (hooks.collect_settings keeps them)
+            pm.subset_hook_caller(SETTINGS_HOOK, others)(settings=settings)
+            added = registry.merge(staged, owner=name) + tuple(f"settings [{s.name}]" for s in settings.sections)
         except Exception as exc:  # noqa: BLE001 - a plugin's registration fails only that plugin
             pm.unregister(plugin)
             _skip(skipped, PluginRecord(name, dist, why=f"registration failed: {type(exc).__name__}: {exc}"))

@@ -8,7 +8,9 @@ only its proof, public inputs and timings go back.
 The node's engine is made from the head's settings, with engine.cluster
 off, prover.max_retries 0 (a failed partition goes back at once, and the
 head tries it again, on whichever node is free) and no result sinks or
-notification hooks (the head's run, once a job).
+notification hooks (the head's run, once a job); of the head's settings
+only the sections the node's own plugins declare (a plugin the head alone
+has, a sink's say, has nothing to do here).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import time
 
 from porep_prover import Engine, Job, load_config
 from porep_prover.errors import EngineError, JobFailedError
-from porep_prover.hooks import collect_registry, plugin_manager
+from porep_prover.hooks import collect_registry, collect_settings, plugin_manager
 
 STOP_SECONDS = 10.0        # a node engine's shutdown, at most
 FIGURES_SECONDS = 60.0     # the window each device's figures are computed over
@@ -57,8 +59,10 @@ class NodeEngine:
         if not values.get("engine.scheduler"):
             values["engine.scheduler"] = "priority"      # the node keeps the head's order too
         pm = plugin_manager()
+        sections = collect_settings(pm)
         self.registry = collect_registry(pm)
-        self.engine = Engine(load_config(overrides=values), registry=self.registry)
+        known = {k: v for k, v in values.items() if sections.setting(k) is not None}
+        self.engine = Engine(load_config(overrides=known, sections=sections), registry=self.registry)
         self.node_id = node_id
         self.address = ray.util.get_node_ip_address()
         self.done = self.failed = 0

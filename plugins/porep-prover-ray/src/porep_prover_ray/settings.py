@@ -1,15 +1,42 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The [ray] settings, checked beyond their types (the engine's schema
-checks those): where the cluster is, its namespace, which nodes prove."""
+"""The [ray] settings: declared by this plugin (declare_settings, through
+the hook porep_prover_register_settings), which checks their types and
+ranges wherever a config is read with the plugin's sections; checked
+further here: where the cluster is, its namespace, which nodes prove."""
 from __future__ import annotations
 
 import dataclasses
 import re
 
 from porep_prover.errors import ConfigError
+from porep_prover.hooks import SettingsRegistry
 
 NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 HOST_PORT = re.compile(r"^(?P<host>[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})$")
+MAX_PARTITIONS_PER_NODE = 256
+MAX_START_SECONDS = 86400.0
+MAX_PARTITION_SECONDS = 7 * 86400.0
+
+
+def declare_settings(settings: SettingsRegistry) -> None:
+    """The [ray] section (each key explained at length in contrib/porep-prover.example.toml)."""
+    (settings.section("ray", 'The Ray cluster that proves the partitions where engine.cluster = "ray"')
+        .string("address", "auto", '"auto", "local", "HOST:PORT" (the head) or "ray://HOST:PORT"')
+        .string("namespace", "porep-prover", "the Ray namespace of the node engines")
+        .string("node_resource", "", 'only nodes with this Ray resource get an engine; "" = every node')
+        .integer("partitions_per_node", 2, 1, MAX_PARTITIONS_PER_NODE, "partitions in flight on a node at once")
+        .number("poll_seconds", 1.0, 0.05, 60, "seconds between looks at the cluster's nodes")
+        .number("node_start_timeout_seconds", 300.0, 1, MAX_START_SECONDS, "seconds a node's engine may take to start")
+        .number("partition_timeout_seconds", 3600.0, 1, MAX_PARTITION_SECONDS,
+                "seconds a partition may take on a node before it is tried again"))
+
+
+def _values(config) -> dict:
+    """config's [ray] keys over their defaults: a config read without this
+    plugin's sections has none of them, and so none set."""
+    declared = SettingsRegistry()
+    declare_settings(declared)
+    return {**declared.defaults(), **{f"ray.{k}": v for k, v in config.section("ray").items()}}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,7 +62,7 @@ class RaySettings:
     @classmethod
     def resolve(cls, config) -> "RaySettings":
         """From an EngineConfig; ConfigError naming the key of a bad value."""
-        get = config.get
+        get = _values(config).get
         address = get("ray.address").strip()
         if not _address_ok(address):
             raise ConfigError(f"setting 'ray.address' must be \"auto\", \"local\", \"HOST:PORT\" or "
