@@ -156,6 +156,8 @@ RANGES = {
     "daemon.max_pending": (1, 1_000_000),
     "daemon.max_waiters": (1, 4096),
     "daemon.max_request_bytes": (1024, 2**31 - 1),
+    "daemon.max_job_constraints": (0, 2**50),
+    "daemon.params_cache_gib": (0, 2**20),
     "daemon.result_retention_seconds": (1, 365 * 86400),
     "daemon.fetched_retention_seconds": (1, 365 * 86400),
     "daemon.drain_timeout_seconds": (0, 86400),

@@ -107,6 +107,9 @@ def test_bad_requests_get_their_status_and_the_daemon_goes_on(daemon, n):
         "inline": (pb.SubmitProofRequest(kind="inline", partitions=1), "INVALID_ARGUMENT", "inline"),
         "oversize": (pb.SubmitProofRequest(kind="demo", partitions=1, payload=b" " * (MAX_REQUEST_BYTES + 1)),
                      "RESOURCE_EXHAUSTED", "larger than max"),
+        # 65,536 partitions of 2^20 constraints: past the default cost bound, refused before anything is made
+        "past the cost bound": (demo_request(1 << 20, partitions=1 << 16), "RESOURCE_EXHAUSTED",
+                                "past daemon.max_job_constraints (8,589,934,592)"),
     }
     for what, (request, code, words) in bad.items():
         err = rpc_error(stub.SubmitProof, request, timeout=10)

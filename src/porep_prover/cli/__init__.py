@@ -15,6 +15,7 @@
     porep-prover timeline [LOG]           GPU efficiency, gaps, lock wait/hold; --gantt PNG
     porep-prover plugins                  installed plugins, what they register, those skipped and why
     porep-prover config [--json]          the settings: each section's owner, each key's type, default, range
+    porep-prover cache [prune]            parameter files the job kinds made; remove the least recently used
     porep-prover daemon                   the proving daemon (gRPC; SIGTERM drains it)
     porep-prover status [--watch]         a daemon's live status from its status address (rich)
 
@@ -49,7 +50,7 @@ from ..backend import BACKENDS
 from ..config import debug_wanted, default_threads, threads_default
 from ..errors import PorepProverError
 from . import arguments, core, engine_cmds, gpu_cmds, plugin_cmds, snarkjs_cmds
-from . import client_cmds, config_cmds, daemon_cmds, status_cmds
+from . import cache_cmds, client_cmds, config_cmds, daemon_cmds, status_cmds
 
 EXIT_ERROR, EXIT_INTERNAL, EXIT_PIPE, EXIT_INTERRUPT, EXIT_TERMINATED = 2, 3, 141, 130, 143
 
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     engine_cmds.register(sub, _common)
     plugin_cmds.register(sub, _common)
     config_cmds.register(sub, _common)
+    cache_cmds.register(sub, _common)
     client_cmds.register(sub, _common)
     daemon_cmds.register(sub, _common)
     status_cmds.register(sub, _common)

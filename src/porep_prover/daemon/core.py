@@ -66,7 +66,7 @@ class Daemon:
         os.makedirs(state, mode=0o700, exist_ok=True)
         make_private(state)                 # a folder an operator made first, with files of a umask of 022
         self._lock_state(state)
-        self._provider_caches(state)
+        self._provider_caches(state, self.settings.params_cache_bytes)
         pm = plugin_manager()
         registry = collect_registry(pm)
         registry.add_provider(DemoProvider(os.environ["POREP_PROVER_PARAMS_CACHE"]))   # the kinds' one cache
@@ -110,13 +110,14 @@ class Daemon:
         self._lock_file = f
 
     @staticmethod
-    def _provider_caches(state: str) -> None:
+    def _provider_caches(state: str, bound: int) -> None:
         cache = os.path.join(state, "params-cache")
         given = os.environ.get("POREP_PROVER_PARAMS_CACHE")
         if given and os.path.abspath(given) != cache:
             LOG.info("POREP_PROVER_PARAMS_CACHE=%s replaced by %s: the daemon writes only in its state folder",
                      given, cache)
         os.environ["POREP_PROVER_PARAMS_CACHE"] = cache
+        os.environ["POREP_PROVER_PARAMS_CACHE_GIB"] = str(bound >> 30)    # the kinds read it beside the folder
         os.environ.setdefault("POREP_PROVER_RESULT_DIR", os.path.join(state, "dir-sink"))
 
     def _sweep_loop(self) -> None:

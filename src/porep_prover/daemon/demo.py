@@ -85,6 +85,11 @@ class DemoProvider:
             raise InvalidInputError(f"demo payload: seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
         return {"constraints": n, "seed": seed}
 
+    @staticmethod
+    def constraints(payload: dict) -> int:
+        """Constraints of one partition of a job with this (parsed) payload: its cost, for admission."""
+        return payload["constraints"]
+
     def _r1cs(self, n: int):
         with self._lock:
             if n in self._circuits:

@@ -85,8 +85,10 @@ class JobBook:
         """Accept a job: (its record, whether request_id named an earlier job,
         its queue position: unfinished jobs accepted before it). Journaled
         before this returns. Raises as payload(); EngineError while draining;
-        CapacityError at daemon.max_pending."""
+        CapacityError at daemon.max_pending, and for a job past
+        daemon.max_job_constraints (cost)."""
         obj, payload = self.payload(kind, partitions, data)
+        self._weigh(kind, partitions, payload)
         if request_id:
             earlier = self.journal.by_request(request_id)
             if earlier is not None:
@@ -112,6 +114,17 @@ class JobBook:
                 raise
         self._watch(live)
         return record, False, position
+
+    def _weigh(self, kind: str, partitions: int, payload) -> None:
+        """CapacityError naming the limit when the job's cost (partitions x
+        the constraints of one, for kinds whose provider counts them) passes
+        daemon.max_job_constraints (0: no limit)."""
+        limit = self.settings.max_job_constraints
+        per = self.registry.partition_constraints(kind, payload) if limit else None
+        if per is not None and partitions * per > limit:
+            raise CapacityError(f"a job of {partitions} partitions of {per:,} constraints ({partitions * per:,}) "
+                                f"is past daemon.max_job_constraints ({limit:,}); submit fewer partitions, or "
+                                "raise the limit")
 
     def _job(self, record: JobRecord, payload, only) -> Job:
         return Job(record.kind, record.partitions, payload, priority=record.priority, id=record.id, only=only,

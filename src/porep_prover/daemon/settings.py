@@ -15,7 +15,7 @@ import dataclasses
 import ipaddress
 import os
 
-from ..config import default_state_dir
+from ..config import DEFAULT_CACHE_GIB, MAX_CACHE_GIB, default_state_dir
 from ..config_schema import Form, SettingsRegistry
 from ..errors import ConfigError
 from .private import check_private
@@ -29,6 +29,7 @@ MIN_REQUEST_BYTES = 1024
 MAX_REQUEST_BYTES = (1 << 31) - 1    # gRPC's limit on a message (a signed 32-bit length)
 MAX_RETENTION_SECONDS = 365 * 86400.0
 MAX_DRAIN_SECONDS = 86400.0
+MAX_JOB_CONSTRAINTS = 1 << 50        # 65,536 partitions of 2^34 constraints
 
 
 def is_address(v: str) -> bool:
@@ -65,6 +66,10 @@ def declare_settings(settings: SettingsRegistry) -> None:
         .integer("max_pending", 1024, 1, MAX_PENDING, "jobs accepted and not finished at most")
         .integer("max_waiters", 64, 1, MAX_WAITERS, "AwaitProof and Prove calls waiting at once")
         .integer("max_request_bytes", 128 << 20, MIN_REQUEST_BYTES, MAX_REQUEST_BYTES, "the largest request, bytes")
+        .integer("max_job_constraints", 1 << 33, 0, MAX_JOB_CONSTRAINTS,
+                 "a job's partitions x the constraints of one, at most (kinds that count them); 0 = no limit")
+        .integer("params_cache_gib", DEFAULT_CACHE_GIB, 0, MAX_CACHE_GIB,
+                "GiB the parameters the job kinds make may take in <state_dir>/params-cache; 0 = no bound")
         .number("result_retention_seconds", 86400.0, 1, MAX_RETENTION_SECONDS,
                 "seconds a finished job's result is kept")
         .number("fetched_retention_seconds", 3600.0, 1, MAX_RETENTION_SECONDS,
@@ -126,7 +131,9 @@ class DaemonSettings:
     in. kinds: the job kinds it accepts (empty: every one installed).
     tls: (private key, certificate chain), PEM bytes, or None; token:
     the bearer token's bytes, or None. Limits: max_pending jobs, max_waiters
-    AwaitProof / Prove calls at once, max_request_bytes a message;
+    AwaitProof / Prove calls at once, max_request_bytes a message,
+    max_job_constraints a job's partitions x constraints (0: none);
+    params_cache_bytes: what the parameter cache may hold (0: no bound);
     result_retention, fetched_retention and drain_timeout in seconds."""
     listen: Address
     status_listen: Address | None
@@ -136,6 +143,8 @@ class DaemonSettings:
     max_pending: int
     max_waiters: int
     max_request_bytes: int
+    max_job_constraints: int
+    params_cache_bytes: int
     result_retention: float
     fetched_retention: float
     drain_timeout: float
@@ -160,6 +169,8 @@ class DaemonSettings:
             max_pending=get("daemon.max_pending"),
             max_waiters=get("daemon.max_waiters"),
             max_request_bytes=get("daemon.max_request_bytes"),
+            max_job_constraints=get("daemon.max_job_constraints"),
+            params_cache_bytes=get("daemon.params_cache_gib") << 30,
             result_retention=get("daemon.result_retention_seconds"),
             fetched_retention=get("daemon.fetched_retention_seconds"),
             drain_timeout=get("daemon.drain_timeout_seconds"),

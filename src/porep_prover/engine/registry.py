@@ -37,7 +37,11 @@ class SynthesisProvider(Protocol):
     payload_paths: the payload keys whose values are paths of files the
         provider reads (a string, or a list of strings); a host that takes
         payloads from outside confines them (the daemon: to its input
-        roots) before parse_payload sees them. Without it: none."""
+        roots) before parse_payload sees them. Without it: none.
+    constraints(payload): the constraints of one partition of a job with
+        this payload (as parse_payload returned it), cheaply: what a host
+        admitting jobs by cost weighs (the daemon: partitions x constraints
+        against daemon.max_job_constraints). Without it: not weighed."""
     kinds: tuple
 
     def srs_key(self, job) -> str: ...
@@ -241,6 +245,21 @@ class Registry:
             raise InvalidInputError(f"a {kind} job's payload must be a JSON object, got {type(obj).__name__}")
         parse = getattr(provider, "parse_payload", None)
         return parse(obj, partitions) if parse is not None else obj
+
+    def partition_constraints(self, kind: str, payload) -> int | None:
+        """The constraints of one partition of a job of kind with this
+        payload (its provider's constraints(payload)); None when the provider
+        does not say. InvalidInputError when what it says is not a count (or it raises)."""
+        measure = getattr(self.provider(kind), "constraints", None)
+        if measure is None:
+            return None
+        try:
+            n = measure(payload)
+        except Exception as exc:  # noqa: BLE001 - the provider's reason, as bad input
+            raise InvalidInputError(f"a {kind} job's payload has no constraint count: {exc}") from exc
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InvalidInputError(f"the {kind} provider counted {n!r} constraints a partition: not a count")
+        return n
 
     def payload_paths(self, kind: str) -> tuple[str, ...]:
         """The payload keys that hold paths of files kind's provider reads

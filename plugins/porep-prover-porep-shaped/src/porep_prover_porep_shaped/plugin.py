@@ -137,6 +137,11 @@ class PorepShapedProvider:
             out["mapped"] = path.endswith(MAPPED_SUFFIX)
         return out
 
+    @staticmethod
+    def constraints(payload: dict) -> int:
+        """Constraints of one partition of a job with this (parsed) payload: its cost, for admission."""
+        return counts(float(payload.get("scale", DEFAULT_SCALE)))["constraints"]
+
     def __init__(self):
         self._shapes: dict[tuple[float, int], Shape] = {}
         self._lock = threading.Lock()
