@@ -321,3 +321,29 @@ def test_the_demo_kind_stops_making_parameters_for_a_job_that_ended(tmp_path, mo
     fresh = Job(demo.KIND, 2, job.payload)
     params = provider.load_srs(fresh)
     assert params.h is not None and [p.name for p in tmp_path.iterdir()] == [f"porep-like-{n}.params"]
+
+
+class KeyNever(InlineProvider):
+    """Kind "keyless": srs_key never returns (until released)."""
+    kinds = ("keyless",)
+
+    def __init__(self):
+        self.release = threading.Event()
+
+    def srs_key(self, job):
+        self.release.wait(60)
+        return "keyless"
+
+
+def test_a_provider_whose_srs_key_never_returns_fails_its_job_at_the_limit(circuit):
+    params, r1cs, ws = circuit
+    provider = KeyNever()
+    try:
+        with Engine(config(**{"engine.provider_timeout_seconds": 0.5}), registry=with_providers(provider)) as engine:
+            stuck = engine.submit(of_kind(inline_job(params, r1cs, ws[:1]), "keyless"))
+            good = engine.submit(inline_job(params, r1cs, ws[:1]))
+            with pytest.raises(JobFailedError, match="srs_key of provider KeyNever"):
+                stuck.result(30)
+            assert good.result(30).ok
+    finally:
+        provider.release.set()

@@ -84,9 +84,12 @@ class Stages:
         return PluginLane(f"{name}.provider", self.settings.provider_timeout)
 
     def _params(self, provider, job, lane: PluginLane):
-        """A lease on the job's parameters, loaded through the lane when absent."""
-        what = f"load_srs of provider {type(provider).__name__} (job {job.id})"
-        return self.srs.lease(provider.srs_key(job), lambda: lane.call(what, self.stopped, provider.load_srs, job))
+        """A lease on the job's parameters, loaded through the lane when absent
+        (the provider's srs_key too is a call on the lane, within its limit)."""
+        name = type(provider).__name__
+        key = lane.call(f"srs_key of provider {name} (job {job.id})", self.stopped, provider.srs_key, job)
+        what = f"load_srs of provider {name} (job {job.id})"
+        return self.srs.lease(key, lambda: lane.call(what, self.stopped, provider.load_srs, job))
 
     # ------------------------------------------------------------ synthesis
 
