@@ -8,16 +8,21 @@ or a list of strings) must be an absolute path without `..` components
 that, resolved (os.path.realpath: every symbolic link followed), lies in
 one of daemon.input_roots. With no input roots no path is taken. The
 resolved paths replace those given, so that what was checked is what is
-read (a link changed afterwards does not lead the provider elsewhere).
+read (a link changed afterwards does not lead the provider elsewhere). A
+path is at most MAX_PATH_BYTES long (PATH_MAX), without NUL, and without a
+character the file system's encoding lacks (JSON can write a lone surrogate,
+\\ud800): InvalidInputError otherwise.
 """
 from __future__ import annotations
 
 import json
 import os
+import reprlib
 
 from ..errors import InputPathError, InvalidInputError
 
 MAX_PATHS = 1 << 16       # paths in one payload field (a job's witnesses: one per partition)
+MAX_PATH_BYTES = 4096     # PATH_MAX: the system takes no longer path
 
 
 def decode(data: bytes) -> dict:
@@ -60,7 +65,14 @@ def confine(obj: dict, keys: tuple[str, ...], roots: tuple[str, ...]) -> dict:
 
 def _inside(what: str, path, roots: tuple[str, ...]) -> str:
     if not isinstance(path, str) or not path or "\0" in path:
-        raise InvalidInputError(f"payload {what} must be a path (a non-empty string), got {path!r}")
+        raise InvalidInputError(f"payload {what} must be a path (a non-empty string), got {reprlib.repr(path)}")
+    try:
+        size = len(os.fsencode(path))
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"payload {what} must be a path: {reprlib.repr(path)} holds a character no file "
+                                "name can (a lone surrogate)") from None
+    if size > MAX_PATH_BYTES:
+        raise InvalidInputError(f"payload {what}: a path of {size} bytes: at most {MAX_PATH_BYTES}")
     if not roots:
         raise InputPathError(f"payload {what}: {path}: this daemon reads no files (daemon.input_roots is empty)",
                              path)

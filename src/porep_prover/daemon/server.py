@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The daemon as a process: the gRPC server (the service, the gRPC health
-service, server reflection; TLS and the bearer token when configured), the
-HTTP status server, and a run that ends with a drain.
+service, server reflection; TLS and the bearer token when configured; a
+request that does not parse answered INVALID_ARGUMENT), the HTTP status
+server, and a run that ends with a drain.
 
     serve(config, stop)     start everything; block until stop is set (SIGTERM, SIGINT);
                             then drain and end; returns when all is closed
@@ -59,10 +60,67 @@ def _refusing(handler):
     def refuse(request, context):
         context.abort(grpc.StatusCode.UNAUTHENTICATED, "a bearer token is required (metadata authorization: "
                                                        "Bearer <token>), and the one given, if any, is wrong")
+    return _like(handler, refuse, handler.request_deserializer)
+
+
+def _like(handler, behavior, request_deserializer):
+    """A handler of handler's shape (each way a stream or one message) that runs behavior."""
     make = {(False, False): grpc.unary_unary_rpc_method_handler, (False, True): grpc.unary_stream_rpc_method_handler,
             (True, False): grpc.stream_unary_rpc_method_handler, (True, True): grpc.stream_stream_rpc_method_handler}
     return make[(handler.request_streaming, handler.response_streaming)](
-        refuse, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer)
+        behavior, request_deserializer=request_deserializer, response_serializer=handler.response_serializer)
+
+
+class Malformed:
+    """A request message that did not parse, and why."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+
+class MalformedRequests(grpc.ServerInterceptor):
+    """A request that is not its method's message (bytes that do not parse:
+    a string field that is not UTF-8, a field cut short, a varint of more
+    than 64 bits) is answered INVALID_ARGUMENT, saying why. gRPC alone would
+    answer INTERNAL, as if the daemon had failed."""
+
+    def intercept_service(self, continuation, details):
+        handler = continuation(details)
+        if handler is None or handler.request_deserializer is None:
+            return handler
+        return _tolerant(handler, details.method)
+
+
+def _tolerant(handler, method: str):
+    """handler, with a request that does not parse answered INVALID_ARGUMENT."""
+    parse = handler.request_deserializer
+
+    def tolerant(data: bytes):
+        try:
+            return parse(data)
+        except Exception as exc:  # noqa: BLE001 - whatever the parser raises, the bytes are the caller's
+            return Malformed(f"{type(exc).__name__}: {exc}")
+
+    def refuse(request: Malformed, context):
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request is not a {method} request message "
+                                                        f"({request.why})")
+
+    behavior = next(b for b in (handler.unary_unary, handler.unary_stream, handler.stream_unary,
+                                handler.stream_stream) if b is not None)
+    if not handler.request_streaming:
+        def checked(request, context):
+            if isinstance(request, Malformed):
+                refuse(request, context)
+            return behavior(request, context)
+    else:
+        def checked(requests, context):
+            def each():
+                for request in requests:
+                    if isinstance(request, Malformed):
+                        refuse(request, context)
+                    yield request
+            return behavior(each(), context)
+    return _like(handler, checked, tolerant)
 
 
 def build_server(daemon: Daemon) -> tuple[grpc.Server, health.HealthServicer, int]:
@@ -73,7 +131,8 @@ def build_server(daemon: Daemon) -> tuple[grpc.Server, health.HealthServicer, in
     threads = settings.max_waiters + CALL_THREADS
     server = grpc.server(
         concurrent.futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grpc"),
-        interceptors=[TokenCheck(settings.token)] if settings.token else [],
+        # the token is checked first: a caller without it learns nothing of its requests' form
+        interceptors=[*([TokenCheck(settings.token)] if settings.token else []), MalformedRequests()],
         options=[("grpc.max_receive_message_length", settings.max_request_bytes),
                  ("grpc.max_send_message_length", -1),
                  ("grpc.so_reuseport", 0)],          # a port in use is an error, not shared with its holder

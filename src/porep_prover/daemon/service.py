@@ -4,12 +4,17 @@ over a running Daemon.
 
 Errors are statuses with a message, as the .proto lists them:
 INVALID_ARGUMENT (InvalidInputError: unknown kind, malformed payload, bad
-partitions or priority), PERMISSION_DENIED (InputPathError), RESOURCE_EXHAUSTED
-(CapacityError: daemon.max_pending, daemon.max_waiters; gRPC itself for a
-message over daemon.max_request_bytes), NOT_FOUND (an unknown job id),
+partitions or priority, a string field over its length limit; server.py: a
+request that is not its method's message), PERMISSION_DENIED
+(InputPathError), RESOURCE_EXHAUSTED (CapacityError: daemon.max_pending,
+daemon.max_waiters; gRPC itself for a message over
+daemon.max_request_bytes), NOT_FOUND (an unknown job id),
 UNAVAILABLE (draining), DEADLINE_EXCEEDED (the caller's deadline passed
 while it waited), FAILED_PRECONDITION (a file a preload names cannot be
-read), INTERNAL (anything else; logged with its traceback).
+read), INTERNAL (anything else; logged with its traceback). A message
+longer than MAX_MESSAGE_CHARS is cut there (it travels in a trailer, which a
+client bounds), and a character UTF-8 cannot carry (a lone surrogate from a
+payload's JSON) is escaped.
 
 A wait (AwaitProof, Prove) holds one of the server's threads: at most
 daemon.max_waiters wait at once, and each wait ends by its timeout_ms, the
@@ -41,7 +46,10 @@ ENDINGS = {"completed": pb.AwaitProofResponse.COMPLETED, "failed": pb.AwaitProof
 PRIORITIES = {pb.PRIORITY_LOW: "low", pb.PRIORITY_NORMAL: "normal", pb.PRIORITY_HIGH: "high",
               pb.PRIORITY_CRITICAL: "critical"}
 DEFAULT_LIST, MAX_LIST = 100, 10_000
-MAX_ID_CHARS = 128
+MAX_ID_CHARS = 128          # request_id, kind, job_id
+MAX_SRS_KEY_CHARS = 8192    # a provider's srs_key may hold a path (up to 4096 bytes) and more
+MAX_MESSAGE_CHARS = 2000    # of a status's message
+SHOWN_STATES = 8            # unknown job states a ListJobs refusal names
 
 
 class Refusal(Exception):
@@ -73,8 +81,24 @@ def _answers(method):
         except Exception as exc:  # noqa: BLE001 - one call fails, the daemon goes on
             LOG.exception("%s failed", method.__name__)
             code, message = grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}"
-        context.abort(code, message)
+        context.abort(code, _carried(message))
     return call
+
+
+def _carried(message: str) -> str:
+    """message as a status carries it: valid UTF-8, at most MAX_MESSAGE_CHARS."""
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(message) > MAX_MESSAGE_CHARS:
+        message = f"{message[:MAX_MESSAGE_CHARS - 40]}... ({len(message)} characters in all)"
+    return message
+
+
+def _within(request, **limits: int) -> None:
+    """InvalidInputError naming the first of request's string fields longer than its limit."""
+    for name, limit in limits.items():
+        value = getattr(request, name)
+        if len(value) > limit:
+            raise InvalidInputError(f"{name} of {len(value)} characters: at most {limit}")
 
 
 def _priority(value: int) -> int:
@@ -101,10 +125,7 @@ class ProvingService(proving_pb2_grpc.ProvingEngineServicer):
     # ------------------------------------------------------------ jobs
 
     def _submit(self, request: pb.SubmitProofRequest):
-        for name in ("request_id", "kind"):
-            value = getattr(request, name)
-            if len(value) > MAX_ID_CHARS:
-                raise InvalidInputError(f"{name} of {len(value)} characters: at most {MAX_ID_CHARS}")
+        _within(request, request_id=MAX_ID_CHARS, kind=MAX_ID_CHARS)
         return self.daemon.jobs.submit(request.kind, request.partitions, _priority(request.priority),
                                        request.payload, request.request_id)
 
@@ -205,7 +226,9 @@ class ProvingService(proving_pb2_grpc.ProvingEngineServicer):
         wanted = set(request.states)
         unknown = wanted - set(JOURNAL_STATES)
         if unknown:
-            raise InvalidInputError(f"unknown job states {sorted(unknown)}")
+            shown = ", ".join(map(str, sorted(unknown)[:SHOWN_STATES]))
+            raise InvalidInputError(f"{len(unknown)} unknown job states: {shown}"
+                                    f"{', ...' if len(unknown) > SHOWN_STATES else ''}")
         limit = min(request.limit or DEFAULT_LIST, MAX_LIST)
         states = tuple(sorted({JOURNAL_STATES[s] for s in wanted}))
         out = []
@@ -244,12 +267,14 @@ class ProvingService(proving_pb2_grpc.ProvingEngineServicer):
 
     @_answers
     def PreloadSRS(self, request, context):
+        _within(request, kind=MAX_ID_CHARS)
         loaded = self.daemon.preload(request.kind, request.payload)
         return pb.PreloadSRSResponse(srs_key=loaded["key"], load_ms=_ms(loaded["seconds"]), bytes=loaded["bytes"],
                                      already_loaded=loaded["already_loaded"])
 
     @_answers
     def EvictSRS(self, request, context):
+        _within(request, srs_key=MAX_SRS_KEY_CHARS)
         freed = self.daemon.evict(request.srs_key)
         return pb.EvictSRSResponse(evicted=freed is not None, bytes_freed=freed or 0)
 
