@@ -9,6 +9,7 @@ reader alone (what load_params calls for a .params), read_mapped the mapped
 one; read_params_mapped(path, cache_dir) loads a .params through a mapped
 mirror, and mapped_copy(path, make) keeps any parameters in one.
 """
+from .checked_prover import prove
 from .insecure_setup import InsecureSetupWarning, insecure_setup
 from .keys import Parameters, VerifyingKey
 from .params_cache import CacheEntry, ParamsCache
@@ -17,7 +18,6 @@ from .params_digest import check_digest, file_digest
 from .params_mapped import SUFFIX as MAPPED_SUFFIX
 from .params_mapped import is_mapped_file, load_params, mapped_copy, read_mapped, read_params_mapped, write_mapped
 from .proof import PROOF_BYTES, Proof
-from .prover import prove
 from .r1cs import R1CS, Density, SparseMatrix, load_witness, save_witness
 from .verifier import PreparedVerifyingKey, verify
 from .verifier_files import read_proofs, read_verifying_key

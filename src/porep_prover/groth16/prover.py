@@ -14,7 +14,8 @@ with r, s fresh uniform scalars per proof. The a and b sums run over the
 variables the density keeps (bellman's density trackers). Every MSM goes to
 the backend, which skips zero scalars and batch-adds the ones.
 
-prove runs three stages, which an engine runs on different threads:
+The three stages, which an engine runs on different threads (checked_prover.prove
+runs them in a row and checks the proof):
 
     synthesize    the assignment: a HostAssignment (a, b, c evaluated on the
                   host, every query's scalars gathered) or a WitnessAssignment
@@ -31,7 +32,7 @@ import time
 
 import numpy as np
 
-from ..backend import Backend, Flavor, get_backend
+from ..backend import Backend, Flavor
 from ..config import resolve_threads
 from ..curve.points import G1Point, G2Point
 from ..errors import InvalidInputError
@@ -41,53 +42,6 @@ from . import _r1cs
 from .keys import Parameters, VerifyingKey
 from .proof import Proof
 from .r1cs import R1CS
-
-MATVEC = ("host", "device")
-
-
-def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu", threads: int | None = None,
-          rng=None, check: bool = True, timings: dict | None = None, matvec: str = "host",
-          verify: bool = True) -> Proof:
-    """A proof that witness satisfies r1cs, under params (synthesize, prove_device, finish).
-
-    witness: the full assignment (the constant one, the public inputs, then aux).
-    check: verify the witness satisfies every constraint first (cheap; raises
-        UnsatisfiedError naming the first failing one). With check=False an
-        unsatisfying witness gives a proof that does not verify (verify then
-        names the constraint; with verify=False the proof is returned).
-    rng: random.Random-like source of r and s, for reproducible tests only
-        (default: the secrets module).
-    timings: if a dict is given, seconds per stage are added to it.
-    matvec: where A w, B w and C w are evaluated (and the witness checked):
-        "host" (the CPU) or "device" (a backend that evaluates them, the GPU:
-        the circuit's matrices stay resident there, only the witness crosses).
-    verify: verify the proof against params.vk before returning it (one
-        pairing check, a few ms); a proof that fails is never returned, the
-        error says what is at fault (proof_check). verify=False opts out.
-
-    Raises WitnessError, UnsatisfiedError, ParamsMismatchError, InvalidInputError
-    (matvec unknown, or "device" on a backend without it) and the backend's
-    errors; with verify, on a proof that does not verify, UnsatisfiedError (the
-    witness), DeviceResultError (the backend's sums differ from the CPU's) or
-    KeyIntegrityError (params damaged or not made for r1cs).
-    """
-    threads = resolve_threads(threads)
-    be, host = get_backend(backend), get_backend("cpu")
-    if matvec not in MATVEC:
-        raise InvalidInputError(f"matvec {matvec!r}: 'host' or 'device'")
-    if matvec == "device" and not be.capabilities.evaluates_witness:
-        raise InvalidInputError(f"matvec='device': backend {be.name!r} does not evaluate A, B, C")
-    clock = Stopwatch(timings)
-    assignment = synthesize(params, r1cs, witness, threads, check, abc_on_device=matvec == "device")
-    clock.lap("synthesis")
-    sums = prove_device(be, params, assignment, threads, clock, host=host)
-    proof = finish(be, params, assignment, sums, threads, rng, clock)
-    if verify:
-        from .proof_check import bellman_suspects, check_proof   # it re-runs this module's stages: imported here
-        check_proof(params.vk, witness[1:r1cs.num_inputs], proof,
-                    bellman_suspects(params, lambda: (r1cs, witness), be, sums), threads)
-        clock.lap("verify")
-    return proof
 
 
 # ------------------------------------------------------------ what the stages hand each other
