@@ -21,7 +21,7 @@ from porep_prover.daemon import status_http
 from porep_prover.daemon.metrics import BUCKETS, PRIORITIES, STAGES, DaemonMetrics
 from porep_prover.daemon.status_http import StatusServer, engine_status_view
 from porep_prover.engine import Engine, inline_job, load_config
-from porep_prover.engine.devices import Device
+from porep_prover.engine.devices import ProvingDevice
 from porep_prover.engine.inline import InlineProvider, default_registry
 from porep_prover.engine.timeline import Timeline
 from porep_prover.errors import ConfigError, InvalidInputError, JobCancelledError, JobFailedError
@@ -283,9 +283,9 @@ def test_device_memory_in_the_status_and_the_metrics(rng):
     planned = {"budget": rng.randrange(1 << 34, total), "planned": rng.randrange(1 << 34), "resident": resident,
                "allocated": rng.randrange(1 << 34), "peak": rng.randrange(1 << 34), "streamed": rng.randrange(1 << 40),
                "pinned": rng.randrange(1 << 36), "dropped": rng.randrange(1 << 30)}
-    devices = [Device("gpu-a", "gpu0", "gpu", MemoryBackend(free, total, resident, planned=planned)),
-               Device("gpu-b", "gpu1", "gpu", MemoryBackend(0, 0, 0, fails=True)),
-               Device("gpu-c", "gpu2", "gpu", MemoryBackend(free, total, resident))]
+    devices = [ProvingDevice("gpu-a", "gpu0", "gpu", MemoryBackend(free, total, resident, planned=planned)),
+               ProvingDevice("gpu-b", "gpu1", "gpu", MemoryBackend(0, 0, 0, fails=True)),
+               ProvingDevice("gpu-c", "gpu2", "gpu", MemoryBackend(free, total, resident))]
     with Engine(load_config(overrides={"engine.partition_workers": 1}), devices=devices) as e:
         view = engine_status_view(e)
     plan_keys = {f"{k}_bytes": v for k, v in planned.items() if k != "resident"}

@@ -13,7 +13,7 @@ from porep_prover import FrArray
 from porep_prover.backend import Capabilities, CpuBackend, Flavor, MsmOptions, get_backend
 from porep_prover.circuits import porep_like, square_chain
 from porep_prover.engine import Engine, EngineSettings, Job, inline_job, load_config
-from porep_prover.engine.devices import Device
+from porep_prover.engine.devices import ProvingDevice
 from porep_prover.engine.inline import InlineProvider, default_registry
 from porep_prover.bench.plots import gantt
 from porep_prover.engine.timeline import Event, analyze, format_report, read_log, union
@@ -101,7 +101,7 @@ class RecordingBackend(CpuBackend):
 def test_interlock_one_kernel_region_at_a_time_and_preparation_overlaps(circuit):
     params, r1cs, ws = circuit
     be = RecordingBackend()
-    dev = Device("fake-gpu-0", "fake0", "gpu", be)
+    dev = ProvingDevice("fake-gpu-0", "fake0", "gpu", be)
     with Engine(config(**{"engine.partition_workers": 3}), devices=[dev]) as engine:
         check_result(engine.prove(inline_job(params, r1cs, ws), timeout=120), params)
     events = engine.timeline.events()
@@ -122,7 +122,7 @@ def test_interlock_one_kernel_region_at_a_time_and_preparation_overlaps(circuit)
 def test_devices_with_one_identity_share_one_lock(circuit):
     params, r1cs, ws = circuit
     be = RecordingBackend(delay=0.02)
-    devs = [Device("same-card", "a", "gpu", be), Device("same-card", "b", "gpu", be)]
+    devs = [ProvingDevice("same-card", "a", "gpu", be), ProvingDevice("same-card", "b", "gpu", be)]
     with Engine(config(**{"engine.gpu_workers_per_device": 1, "engine.partition_workers": 3}), devices=devs) as e:
         check_result(e.prove(inline_job(params, r1cs, ws[:4]), timeout=120), params)
     spans = sorted((t0, t1) for what, _, t0, t1 in be.calls if what == "gpu")
@@ -156,7 +156,7 @@ def test_partitions_spread_over_devices_with_a_lock_each(circuit):
     kernel regions never overlap, and the two devices do run at once."""
     params, r1cs, ws = circuit
     backends = [RecordingBackend(delay=0.05), RecordingBackend(delay=0.05)]
-    devs = [Device(f"fake-gpu-{i}", f"fake{i}", "gpu", be) for i, be in enumerate(backends)]
+    devs = [ProvingDevice(f"fake-gpu-{i}", f"fake{i}", "gpu", be) for i, be in enumerate(backends)]
     with Engine(config(**{"engine.partition_workers": 3}), devices=devs) as engine:
         assert [d["identity"] for d in engine.status()["devices"]] == ["fake-gpu-0", "fake-gpu-1"]
         results = [engine.submit(inline_job(params, r1cs, ws)) for _ in range(2)]
@@ -206,7 +206,7 @@ def test_two_engines_with_different_msm_settings_share_a_device(circuit):
     be = OptionsBackend()
     copies = random.randrange(1, 9)
     settings = [{"prover.msm_tables": True, "prover.msm_table_copies": copies}, {"prover.msm_tables": False}]
-    engines = [Engine(config(**extra), devices=[Device("fake-gpu", "fake", "gpu", be)]) for extra in settings]
+    engines = [Engine(config(**extra), devices=[ProvingDevice("fake-gpu", "fake", "gpu", be)]) for extra in settings]
     with engines[0], engines[1]:
         handles = [e.submit(inline_job(params, r1cs, ws[:3])) for e in engines]
         for h in handles:
@@ -240,7 +240,7 @@ class WitnessBackend(RecordingBackend):
 def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
     params, r1cs, ws = circuit
     be = WitnessBackend()
-    dev = Device("fake-gpu-w", "fakew", "gpu", be)
+    dev = ProvingDevice("fake-gpu-w", "fakew", "gpu", be)
     with Engine(config(**{"prover.matvec": "device"}), devices=[dev]) as engine:
         check_result(engine.prove(inline_job(params, r1cs, ws[:3]), timeout=120), params)
         bad = ws[0].copy()
@@ -248,7 +248,7 @@ def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
         with pytest.raises(JobFailedError, match="UnsatisfiedError"):
             engine.prove(inline_job(params, r1cs, [bad]), timeout=120)
     assert be.from_witness >= 3 and be.taken >= 3       # B's scalars of each partition (A's: msm_shared's rows)
-    mixed = [dev, Device("cpu", "cpu", "cpu", get_backend("cpu"))]
+    mixed = [dev, ProvingDevice("cpu", "cpu", "cpu", get_backend("cpu"))]
     with Engine(config(**{"prover.matvec": "device"}), devices=mixed) as engine:
         assert not engine.abc_on_device           # the CPU device cannot: the host evaluates for all
         check_result(engine.prove(inline_job(params, r1cs, ws[:2]), timeout=120), params)
@@ -274,7 +274,7 @@ def test_one_sort_for_l_and_a_and_for_b1_and_b2(circuit, b_g2):
     proof verifies."""
     params, r1cs, ws = circuit
     be = SharingBackend()
-    dev = Device("fake-gpu-s", "fakes", "gpu", be)
+    dev = ProvingDevice("fake-gpu-s", "fakes", "gpu", be)
     with Engine(config(**{"prover.matvec": "device", "prover.b_g2": b_g2}), devices=[dev]) as engine:
         check_result(engine.prove(inline_job(params, r1cs, ws[:2]), timeout=120), params)
     pair = [len(params.l), len(params.a)]

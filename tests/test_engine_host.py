@@ -17,7 +17,7 @@ import pytest
 from porep_prover.backend import CpuBackend, Flavor
 from porep_prover.circuits import square_chain
 from porep_prover.engine import Engine, Job, inline_job, load_config, stages
-from porep_prover.engine.devices import Device
+from porep_prover.engine.devices import ProvingDevice
 from porep_prover.engine.inline import InlineProvider, default_registry
 from porep_prover.engine.lifecycle import STOP_GRACE_SECONDS, SwitchInterval
 from porep_prover.engine.timeline import Timeline, analyze
@@ -328,7 +328,7 @@ def test_two_engines_with_different_settings_in_one_process(circuit):
         providers.append(ThreadsProvider(f"kind{i}"))
         backends.append(ThreadsBackend())
         engines.append(Engine(config(**extra), registry=with_providers(providers[-1]),
-                              devices=[Device("cpu", f"cpu{i}", "cpu", backends[-1])]))
+                              devices=[ProvingDevice("cpu", f"cpu{i}", "cpu", backends[-1])]))
         assert sys.getswitchinterval() == pytest.approx(min([before] + [a["engine.switch_interval_ms"] / 1e3
                                                                         for a in asked[:i + 1]]))
     handles = []

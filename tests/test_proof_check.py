@@ -15,7 +15,7 @@ from porep_prover.backend import Capabilities, CpuBackend
 from porep_prover.cli import main
 from porep_prover.curve.points import G1Array, G2Array
 from porep_prover.engine import Engine, inline_job, load_config
-from porep_prover.engine.devices import Device
+from porep_prover.engine.devices import ProvingDevice
 from porep_prover.engine.timeline import analyze
 from porep_prover.errors import (DeviceResultError, JobFailedError, KeyIntegrityError, UnsatisfiedError,
                                  WitnessOrKeyError)
@@ -318,12 +318,12 @@ def test_engine_key_and_witness_failures_are_attributed_and_not_retried(circuit,
 
 def test_engine_device_fault_is_retried(circuit):
     r1cs, w, public, params = circuit
-    dev = Device("fake-gpu-0", "fake0", "gpu", FaultyBackend(params.b_g1, times=1))
+    dev = ProvingDevice("fake-gpu-0", "fake0", "gpu", FaultyBackend(params.b_g1, times=1))
     with Engine(config(), devices=[dev]) as engine:
         result = engine.prove(inline_job(params, r1cs, [w]), timeout=120)
     assert result.ok and verify(params.vk, public, result.proofs[0])
     assert analyze(engine.timeline.events())["retries"] == 1
-    dev = Device("fake-gpu-1", "fake1", "gpu", FaultyBackend(params.b_g1))
+    dev = ProvingDevice("fake-gpu-1", "fake1", "gpu", FaultyBackend(params.b_g1))
     with Engine(config(**{"prover.max_retries": 1}), devices=[dev]) as engine:
         with pytest.raises(JobFailedError, match="after 2 attempts") as info:
             engine.prove(inline_job(params, r1cs, [w]), timeout=120)

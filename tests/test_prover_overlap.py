@@ -15,7 +15,7 @@ import pytest
 from porep_prover.backend import Capabilities, get_backend
 from porep_prover.circuits import porep_like
 from porep_prover.engine import Engine, inline_job, load_config
-from porep_prover.engine.devices import Device
+from porep_prover.engine.devices import ProvingDevice
 from porep_prover.groth16 import insecure_setup, verify
 from porep_prover.groth16.prover import finish, prove_device, synthesize
 
@@ -123,7 +123,7 @@ def test_prover_overlap_msms_reaches_the_kernel_region(partition, on):
     be = BesideCpu({id(getattr(params, q)): q for q in ("h", "l", "a", "b_g1", "b_g2")})
     settings = {"engine.partition_workers": 1, "engine.threads": 1, "engine.devices": ["cpu"],
                 "prover.overlap_msms": on}
-    with Engine(load_config(overrides=settings), devices=[Device("fake-gpu", "fake", "gpu", be)]) as engine:
+    with Engine(load_config(overrides=settings), devices=[ProvingDevice("fake-gpu", "fake", "gpu", be)]) as engine:
         result = engine.submit(inline_job(params, r1cs, [witness, witness])).result(120)
     assert result.ok and len(result.proofs) == 2
     assert all(verify(params.vk, public, proof) for public, proof in zip(result.public_inputs, result.proofs))

@@ -39,7 +39,7 @@ import time
 from ..groth16 import load_params
 from .cluster import ClusterWork
 from .config import EngineConfig, load_config
-from .devices import Device, discover
+from .devices import ProvingDevice, discover
 from .inline import default_registry
 from .job_table import JobTable
 from .jobs import Job, JobHandle, JobResult, check_timeout
@@ -72,13 +72,13 @@ class Engine:
     """
 
     def __init__(self, config: EngineConfig | None = None, registry: Registry | None = None, plugins=None,
-                 start: bool = True, devices: list[Device] | None = None):
+                 start: bool = True, devices: list[ProvingDevice] | None = None):
         self.config = config if config is not None else load_config()
         self.settings = settings = EngineSettings.resolve(self.config)
         self.registry = registry if registry is not None else default_registry()
         self.plugins = plugins
         self.timeline = Timeline(settings.timeline_events)
-        self.devices: list[Device] = list(devices) if devices else []
+        self.devices: list[ProvingDevice] = list(devices) if devices else []
         self.srs = SrsManager(settings.srs_budget_bytes, settings.srs_idle_evict_seconds,
                               on_evict=self._release_on_devices)
         self.memory = MemoryAdmission(settings.memory_budget_bytes, settings.memory_budget_set,

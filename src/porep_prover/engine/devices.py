@@ -11,29 +11,32 @@ from ..errors import EngineError
 
 
 @dataclasses.dataclass(frozen=True)
-class Device:
+class ProvingDevice:
+    """One place the engine proves partitions on, a GPU or the host, with the
+    backend that runs its kernel regions (for a GPU, a GpuBackend: a
+    cuda.device.Device, which owns the context and streams)."""
     identity: str   # what its lock is keyed by: a GPU's UUID, "cpu" for the host
     label: str      # short name in logs: cpu, gpu0, gpu1 ...
     kind: str       # "cpu" or "gpu"
     backend: object = dataclasses.field(compare=False, repr=False)
 
 
-def cpu_device() -> Device:
-    return Device("cpu", "cpu", "cpu", get_backend("cpu"))
+def cpu_device() -> ProvingDevice:
+    return ProvingDevice("cpu", "cpu", "cpu", get_backend("cpu"))
 
 
-def gpu_device(ordinal: int) -> Device:
+def gpu_device(ordinal: int) -> ProvingDevice:
     be = gpu_backend(ordinal)
-    return Device(f"gpu-{be.info.uuid}", f"gpu{ordinal}", "gpu", be)
+    return ProvingDevice(f"gpu-{be.info.uuid}", f"gpu{ordinal}", "gpu", be)
 
 
-def discover(names: list[str]) -> list[Device]:
+def discover(names: list[str]) -> list[ProvingDevice]:
     """Devices for the setting engine.devices: [] means every GPU, else the CPU;
     "gpu" every GPU; "gpu:N" one; "cpu" the host. Asking for a GPU that is not
     there is an EngineError."""
     if not names:
         names = ["gpu"] if gpu_available() else ["cpu"]
-    out: list[Device] = []
+    out: list[ProvingDevice] = []
     for name in names:
         if name == "cpu":
             out.append(cpu_device())

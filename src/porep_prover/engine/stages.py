@@ -27,7 +27,7 @@ import time
 from ..backend import get_backend
 from ..groth16.proof_check import bellman_suspects, check_proof
 from ..groth16.prover import HostAssignment, MsmSums, WitnessAssignment, finish, prove_device, synthesize
-from .devices import Device
+from .devices import ProvingDevice
 from .interlock import kernel_region
 from .jobs import PartitionTask, PartitionTimings
 from .memory import Reservation, partition_bytes
@@ -59,7 +59,7 @@ class ProvedPartition:
     and the region's seconds (its device's lock held)."""
     partition: SynthesizedPartition
     sums: MsmSums
-    device: Device
+    device: ProvingDevice
     gpu_seconds: float = 0.0
 
 
@@ -189,7 +189,7 @@ class Stages:
 
     # ------------------------------------------------------------ devices
 
-    def device_loop(self, name: str, device: Device) -> None:
+    def device_loop(self, name: str, device: ProvingDevice) -> None:
         lane = self._lane(name)
         try:
             while self._device_step(name, device, lane):
@@ -199,7 +199,7 @@ class Stages:
         finally:
             lane.close()
 
-    def _device_step(self, name: str, device: Device, lane: PluginLane) -> bool:
+    def _device_step(self, name: str, device: ProvingDevice, lane: PluginLane) -> bool:
         """The next ready partition through the kernel region, to the
         finalizers (or failed); False at STOP."""
         partition = self.ready.get()
@@ -225,7 +225,7 @@ class Stages:
         self.proved.put(ProvedPartition(partition, sums, device, seconds))
         return True
 
-    def _kernel_region(self, device: Device, name: str, task: PartitionTask, params,
+    def _kernel_region(self, device: ProvingDevice, name: str, task: PartitionTask, params,
                        assignment) -> tuple[MsmSums, float]:
         """Prepare (host work: the backend's pinning, outside the lock), then the
         kernel region under the device's lock: its sums, and its seconds."""

@@ -4,7 +4,7 @@ actor owning the node's devices, its interlock and its resident parameters),
 and RayCluster, the dispatcher that spreads each job's partitions over them
 (engine.cluster = "ray"; settings in the [ray] section)."""
 from .dispatcher import RayCluster
-from .node import NodeEngine
+from .node_engine import NodeEngine
 from .settings import RaySettings
 
 __all__ = ["NodeEngine", "RayCluster", "RaySettings"]

@@ -28,8 +28,8 @@ from porep_prover.engine import PartitionTimings
 from porep_prover.errors import EngineError, InvalidInputError
 from porep_prover.groth16 import Proof
 
-from .engines import STATUS_WAIT_SECONDS, NodeTable, cause
-from .nodes import LOST, READY, STARTING, NodeRecord, Sent, has_room, pick
+from .node_records import LOST, READY, STARTING, NodeRecord, Sent, has_room, pick
+from .node_table import STATUS_WAIT_SECONDS, NodeTable, cause
 from .settings import RaySettings
 
 LOG = logging.getLogger("porep_prover.ray")

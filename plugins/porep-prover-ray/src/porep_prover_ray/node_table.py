@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 import time
 
-from .nodes import FAILED, READY, STARTING, NodeRecord
+from .node_engine import NodeEngine
+from .node_records import FAILED, READY, STARTING, NodeRecord
 
 LOG = logging.getLogger("porep_prover.ray")
 STATUS_WAIT_SECONDS = 2.0  # a look waits this long at most for the nodes' status
@@ -60,7 +61,6 @@ class NodeTable:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        from .node import NodeEngine
         s = self.settings
         node = NodeRecord(node_id, address)
         node.actor = ray.remote(NodeEngine).options(
