@@ -43,8 +43,8 @@ from porep_prover.backend import get_backend
 from porep_prover.circuits import fr_small
 from porep_prover.field.constants import FR_GENERATOR, R
 from porep_prover.msm.gpu import GpuMsm
-from porep_prover.msm.gpu_plan import MAX_CHUNK, MsmTuning, table_copies, window_bits
-from porep_prover.msm.gpu_table import window_table
+from porep_prover.msm.gpu.plan import MAX_CHUNK, MsmTuning, table_copies, window_bits
+from porep_prover.msm.gpu.table import window_table
 from porep_prover.ntt.gpu import GpuNtt, NttTuning
 
 ROWS: list[dict] = []

@@ -9,6 +9,7 @@ import re
 import pytest
 from rich.console import Console
 
+from porep_prover.backend import kernels  # noqa: F401 - every package owning kernels registers them
 from porep_prover.cuda import modules as gpu_modules
 from porep_prover.cli import main
 from porep_prover.cli import progress

@@ -326,7 +326,7 @@ def test_fixed_base_matches_cpu(gpu, cls, n, rng):
 
 def test_fixed_base_in_chunks(gpu, rng, monkeypatch):
     import sys
-    monkeypatch.setattr(sys.modules["porep_prover.msm.gpu_fixed_base"], "CHUNK", 1000)
+    monkeypatch.setattr(sys.modules["porep_prover.msm.gpu.fixed_base"], "CHUNK", 1000)
     scalars = random_fr(2500, rng)
     base = G1Array.generator()
     assert np.array_equal(gpu.fixed_base(base, scalars, 1).limbs, CPU.fixed_base(base, scalars, 2).limbs)

@@ -8,6 +8,7 @@ import pytest
 
 from porep_prover import errors
 from porep_prover.cuda import modules as gpu
+from porep_prover.backend import kernels  # noqa: F401 - every package owning kernels registers them
 from porep_prover.cuda.modules import INCLUDE, MODULES, PKG, build_modules
 from porep_prover.cli import main
 from porep_prover.cuda import compiler
@@ -171,7 +172,7 @@ def test_fixed_base_spot_check_stops_a_wrong_product(rng):
 
     from porep_prover import FrArray, G1Array
     from porep_prover.backend import get_backend
-    from porep_prover.msm.gpu_fixed_base import GpuFixedBase
+    from porep_prover.msm.gpu.fixed_base import GpuFixedBase
     from porep_prover.errors import DeviceResultError
     scalars = FrArray.from_ints([rng.randrange(1, 1 << 200) for _ in range(50)])
     base = G1Array.generator()

@@ -262,8 +262,8 @@ def test_window_tables_follow_the_caller_s_options_over_the_msm_side_s():
     import types
 
     from porep_prover.backend import MsmOptions
-    from porep_prover.msm.gpu_plan import table_copies, table_plan
-    from porep_prover.msm.gpu_table import window_table
+    from porep_prover.msm.gpu.plan import table_copies, table_plan
+    from porep_prover.msm.gpu.table import window_table
     from porep_prover.curve.points import G1Array
     made = []
     gpu = types.SimpleNamespace(resident_budget=1 << 40, resident=lambda points: None,
@@ -288,8 +288,8 @@ def test_a_window_table_of_4_bit_windows():
     import types
 
     from porep_prover.curve.points import G1Array
-    from porep_prover.msm.gpu_plan import MsmTuning, table_copies, table_plan
-    from porep_prover.msm.gpu_table import window_table
+    from porep_prover.msm.gpu.plan import MsmTuning, table_copies, table_plan
+    from porep_prover.msm.gpu.table import window_table
     made = []
     gpu = types.SimpleNamespace(resident_budget=1 << 40, resident=lambda points: None,
                                 resident_derived=lambda limbs, tag, nbytes, make: made.append((tag, nbytes)) or tag)

@@ -17,7 +17,7 @@ from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R
 from porep_prover.msm.gpu import GpuMsm
-from porep_prover.msm.gpu_plan import MsmTuning, table_copies, table_plan
+from porep_prover.msm.gpu.plan import MsmTuning, table_copies, table_plan
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
 

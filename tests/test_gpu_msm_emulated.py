@@ -14,10 +14,10 @@ import pytest
 
 from msm_model import signed_digits
 from porep_prover.msm.gpu import GpuMsm
-from porep_prover.msm.gpu_buckets import Target
-from porep_prover.msm.gpu_plan import MsmTuning, windows_of
-from porep_prover.msm.gpu_sort import REPEATS
-from porep_prover.msm.gpu_table import Table
+from porep_prover.msm.gpu.buckets import Target
+from porep_prover.msm.gpu.plan import MsmTuning, windows_of
+from porep_prover.msm.gpu.sort import REPEATS
+from porep_prover.msm.gpu.table import Table
 
 P = (1 << 61) - 1                 # the emulated group: integers mod P under addition
 SIGN, NO_KEY = 1 << 31, 0xFFFFFFFF

@@ -12,9 +12,9 @@ import pytest
 from msm_model import signed_digits
 from porep_prover.field.constants import R
 from porep_prover.msm.gpu import GpuMsm
-from porep_prover.msm.gpu_plan import (BUCKET_COST, MsmTuning, digits_of, grouped, overlapped, table_copies,
+from porep_prover.msm.gpu.plan import (BUCKET_COST, MsmTuning, digits_of, grouped, overlapped, table_copies,
                                        table_plan, window_bits, window_bits_for, windows_of)
-from porep_prover.msm.gpu_sort import Sort, Stretch
+from porep_prover.msm.gpu.sort import Sort, Stretch
 
 
 def place_row(row, windows, sets, parts):

@@ -13,7 +13,7 @@ import pytest
 from porep_prover.backend.gpu import GpuBackend
 from porep_prover.cuda.second_stream import SecondStream
 from porep_prover.msm.gpu import GpuMsm
-from porep_prover.msm.gpu_plan import MsmTuning
+from porep_prover.msm.gpu.plan import MsmTuning
 from test_gpu_msm_emulated import P, Device, run
 
 SIDE_KERNELS = {"k_msm_classify", "k_msm_digits", "k_scan_tiles", "k_scan_sums", "k_scan_add", "k_msm_accumulate",

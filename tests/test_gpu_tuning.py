@@ -12,7 +12,7 @@ import pytest
 from porep_prover.errors import InvalidInputError
 from porep_prover.field.constants import FR_GENERATOR
 from porep_prover.msm.gpu import GpuMsm
-from porep_prover.msm.gpu_plan import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, MsmTuning
+from porep_prover.msm.gpu.plan import COMPACT_SHARE, MAX_CHUNK, OVERLAP_GROUPS, MsmTuning
 from porep_prover.ntt import gpu as gpu_ntt
 from porep_prover.ntt.gpu import GpuNtt, NttTuning, passes
 

@@ -152,7 +152,7 @@ def test_save_load_roundtrip(tmp_path, rng):
 def test_gather_rows_matches_numpy_and_checks_indices(rng):
     import numpy as np
 
-    from porep_prover.groth16 import _r1cs
+    from porep_prover.r1cs import _r1cs
     src = np.frombuffer(rng.randbytes(32 * 1001), dtype=np.uint64).reshape(1001, 4).copy()
     idx = np.array([rng.randrange(1001) for _ in range(777)], dtype=np.int64)
     out = np.empty((777, 4), dtype=np.uint64)

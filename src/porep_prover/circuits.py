@@ -25,7 +25,7 @@ import numpy as np
 from .errors import InvalidInputError
 from .field.constants import R
 from .field.fr_array import FrArray
-from .groth16.r1cs import R1CS, SparseMatrix
+from .r1cs.system import R1CS, SparseMatrix
 
 __all__ = ["CIRCUITS", "MAX_CONSTRAINTS", "MAX_PUBLIC", "MAX_SEED", "fr_small", "porep_like", "square_chain"]
 

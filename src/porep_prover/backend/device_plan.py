@@ -28,7 +28,7 @@ import dataclasses
 import math
 
 from ..errors import DeviceMemoryError, InvalidInputError
-from ..msm.gpu_plan import BUCKET_COST, KEY_COST, windows_of
+from ..msm.gpu.plan import BUCKET_COST, KEY_COST, windows_of
 
 GIB = 1 << 30
 MARGIN = 3 << 29             # 1.5 GiB: the context, the kernel modules, twiddles and the pool's slack
@@ -129,7 +129,7 @@ def matrix_bytes(r1cs) -> int:
 
 def pass_window_bits(points: int, group: int = 1) -> int:
     """The window width of a full-scalar pass over this many points (as
-    msm.gpu_plan.window_bits_for picks it for 255-bit scalars)."""
+    msm.plan.window_bits_for picks it for 255-bit scalars)."""
     return min(range(4, 23), key=lambda c: pass_cost(points, c, group))
 
 

@@ -2,7 +2,7 @@
 """The GPU backend: one CUDA device (cuda.device.Device: its context and
 streams, the kernels compiled by NVRTC for the device's own arch and cached
 on disk, its memory and resident arrays) with the kernels' host code composed
-on it: msm/gpu.py (MSMs, batch sums), msm/gpu_fixed_base.py (fixed-base
+on it: msm/gpu/msm.py (MSMs, batch sums), msm/gpu/fixed_base.py (fixed-base
 products), ntt/gpu.py (NTTs, the H pipeline) and r1cs/gpu.py (A w, B w, C w
 on the device). Results equal the CPU backend's bit for bit.
 
@@ -28,7 +28,7 @@ from ..cuda.second_stream import SecondStream
 from ..errors import InvalidInputError
 from ..field.fr_array import FrArray
 from ..msm.gpu import GpuMsm
-from ..msm.gpu_fixed_base import GpuFixedBase
+from ..msm.gpu import GpuFixedBase
 from ..ntt.gpu import GpuNtt
 from ..r1cs.gpu import GpuR1cs
 from .base import Capabilities, Flavor, MsmOptions, Prepared

@@ -23,7 +23,7 @@ import logging
 import threading
 
 from ..errors import InvalidInputError
-from ..msm.gpu_plan import table_copies, table_plan
+from ..msm.gpu.plan import table_copies, table_plan
 from .device_plan import GIB, MARGIN, DevicePlan, Workload, plan
 
 LOG = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""One CUDA device as the kernels' host code uses it (msm/gpu.py, ntt/gpu.py,
+"""One CUDA device as the kernels' host code uses it (msm/gpu/msm.py, ntt/gpu.py,
 r1cs/gpu.py): its context and streams, the kernel modules (cuda.modules)
 compiled by NVRTC for the device's own arch and cached on disk, launches,
 and memory: work buffers from the device's pool, uploads through the staging

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The GPU backend's kernel modules: each logical module's CUDA source and
-defines, the benchmarks' extra builds, and the build of them all (what
-`porep-prover gpu warm` and the NVRTC lane of the tests compile)."""
+"""The GPU kernel modules: each logical module's CUDA source and defines,
+registered by the package that owns the source (msm, ntt, r1cs: each
+registers as it loads, register_module), the benchmarks' extra builds, and
+the build of them all (what `porep-prover gpu warm` and the NVRTC lane of
+the tests compile, once backend.kernels has loaded every owner). cuda/
+names no algorithm's source itself: it compiles what it is given."""
 from __future__ import annotations
 
 import pathlib
@@ -13,15 +16,17 @@ from ..errors import InvalidInputError
 
 PKG = pathlib.Path(__file__).resolve().parents[1]
 INCLUDE = [PKG / "cuda" / "include", PKG / "native"]
-MODULES = {  # logical name -> (source, defines)
-    "ntt": (PKG / "ntt" / "kernels" / "ntt.cu", ()),
-    # the Fq product as a call: 1.6x faster MSMs on an H200 than inlined (fewer registers, smaller code)
-    "msm_g1": (PKG / "msm" / "kernels" / "msm.cu", ("FQ_MUL_CALL",)),
-    "msm_g2": (PKG / "msm" / "kernels" / "msm.cu", ("MSM_G2", "FQ_MUL_CALL")),
-    "r1cs": (PKG / "groth16" / "kernels" / "r1cs.cu", ()),
-    "fixed_base_g1": (PKG / "msm" / "kernels" / "fixed_base.cu", ("FQ_MUL_CALL",)),
-    "fixed_base_g2": (PKG / "msm" / "kernels" / "fixed_base.cu", ("MSM_G2", "FQ_MUL_CALL")),
-}
+MODULES: dict[str, tuple[pathlib.Path, tuple[str, ...]]] = {}   # logical name -> (source, defines), as registered
+
+
+def register_module(name: str, source, defines=()) -> None:
+    """Let kernel(name, ...) compile source (a .cu path) with defines: what
+    a package owning kernels calls as it loads. Registering a name again
+    with the same source and defines does nothing; with another, or a name
+    of a benchmark's variant, or a source that is not a file, InvalidInputError."""
+    _enter(MODULES, VARIANTS, name, source, defines)
+
+
 # Modules beyond MODULES that a benchmark compiles for its comparisons (benchmarks/gpu_builds.py): these
 # sources built another way, or kernels of its own, by logical name -> (source, defines), compiled with
 # INCLUDE as MODULES are. Empty until a benchmark adds to it (add_variant); production launches MODULES.
@@ -33,12 +38,17 @@ def add_variant(name: str, source, defines=()) -> None:
     benchmark's build. Adding a name again with the same source and defines
     does nothing; a name of MODULES, or one added with another source or
     defines, or a source that is not a file raises InvalidInputError."""
+    _enter(VARIANTS, MODULES, name, source, defines)
+
+
+def _enter(table: dict, other: dict, name: str, source, defines) -> None:
+    """name -> (source, defines) into table, unless other has the name or table has it otherwise."""
     build = (pathlib.Path(source).resolve(), tuple(defines))
-    if name in MODULES or VARIANTS.get(name, build) != build:
+    if name in other or table.get(name, build) != build:
         raise InvalidInputError(f"GPU module {name!r} is already built from {(MODULES | VARIANTS)[name][0]}")
     if not build[0].is_file():
         raise InvalidInputError(f"GPU module {name!r}: no source file {build[0]}")
-    VARIANTS[name] = build
+    table[name] = build
 
 
 def build_modules(arch: str, cache: KernelCache, progress=None) -> dict[str, bytes]:

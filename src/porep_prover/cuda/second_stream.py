@@ -3,7 +3,7 @@
 H run on while H's transforms run on the kernel region's stream (the
 prover's overlap mode; backend.gpu.GpuBeside).
 
-The kernels' host code (msm/gpu.py, r1cs/gpu.py) reads its stream, launches,
+The kernels' host code (msm/gpu/msm.py, r1cs/gpu.py) reads its stream, launches,
 work buffers, uploads, downloads and frees from the device object it was
 made with; handed this view instead, all of them keep to the second stream
 and never wait for the first: a wait there (Device.free and the staging

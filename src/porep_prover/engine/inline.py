@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 
 from ..field.fr_array import FrArray
 from ..groth16.keys import Parameters
-from ..groth16.r1cs import R1CS
+from ..r1cs.system import R1CS
 from .jobs import Job
 from .registry import Registry
 

@@ -18,7 +18,7 @@ from .params_digest import check_digest, file_digest
 from .params_mapped import SUFFIX as MAPPED_SUFFIX
 from .params_mapped import is_mapped_file, load_params, mapped_copy, read_mapped, read_params_mapped, write_mapped
 from .proof import PROOF_BYTES, Proof
-from .r1cs import R1CS, Density, SparseMatrix, load_witness, save_witness
+from ..r1cs.system import R1CS, Density, SparseMatrix, load_witness, save_witness
 from .verifier import PreparedVerifyingKey, verify
 from .verifier_files import read_proofs, read_verifying_key
 

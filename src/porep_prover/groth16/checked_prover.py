@@ -16,7 +16,7 @@ from .keys import Parameters
 from .proof import Proof
 from .proof_check import bellman_suspects, check_proof
 from .prover import Stopwatch, finish, prove_device, synthesize
-from .r1cs import R1CS
+from ..r1cs.system import R1CS
 
 MATVEC = ("host", "device")
 

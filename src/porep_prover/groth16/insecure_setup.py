@@ -24,9 +24,9 @@ from ..errors import NativeMemoryError
 from ..field.constants import R
 from ..field.fr_array import FrArray
 from ..ntt import _cpu as ntt_cpu
-from . import _r1cs
+from ..r1cs import _r1cs
 from .keys import Parameters, VerifyingKey
-from .r1cs import R1CS
+from ..r1cs.system import R1CS
 
 
 class InsecureSetupWarning(UserWarning):

@@ -19,7 +19,7 @@ import struct
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import EncodingError, ParamsMismatchError, VerifyingKeyFormatError
 from .encoding_json import g1_from_json, g1_to_json, g2_from_json, g2_to_json, json_object, short
-from .r1cs import R1CS
+from ..r1cs.system import R1CS
 
 VK_POINTS = (("alpha_g1", G1Point), ("beta_g1", G1Point), ("beta_g2", G2Point), ("gamma_g2", G2Point),
              ("delta_g1", G1Point), ("delta_g2", G2Point))

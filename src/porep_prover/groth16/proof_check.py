@@ -40,7 +40,7 @@ from ..field.fr_array import FrArray
 from .keys import Parameters, VerifyingKey
 from .proof import Proof
 from .prover import MsmSums, Stopwatch, assemble, prove_device, synthesize
-from .r1cs import R1CS
+from ..r1cs.system import R1CS
 from .verifier import PreparedVerifyingKey, verify
 
 FINITE, INFINITY, EITHER = 1, 0, -1      # what a key's point must be, by what the circuit uses

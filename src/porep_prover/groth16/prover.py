@@ -38,10 +38,10 @@ from ..curve.points import G1Point, G2Point
 from ..errors import InvalidInputError
 from ..field.constants import R
 from ..field.fr_array import FrArray
-from . import _r1cs
+from ..r1cs import _r1cs
 from .keys import Parameters, VerifyingKey
 from .proof import Proof
-from .r1cs import R1CS
+from ..r1cs.system import R1CS
 
 
 # ------------------------------------------------------------ what the stages hand each other

@@ -10,12 +10,16 @@ scaling ride on the first or last pass (see ntt.cu).
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 
 from ..cuda.arrays import DeviceScalars
+from ..cuda.modules import register_module
 from ..errors import InvalidInputError
 from ..field.constants import FR_GENERATOR, FR_SNARKJS_NQR, FR_TWO_ADICITY, R
 from ..field.fr_array import FrArray
 from .flavor import Flavor
+
+register_module("ntt", pathlib.Path(__file__).resolve().parent / "kernels" / "ntt.cu")    # this package's kernels
 
 PASS_STAGES = 10
 BLOCK_LOG = 10          # elements a block (the measured best on an H200: BENCHMARKS.md)

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""R1CS evaluation on the GPU (`gpu`): A w, B w and C w from a circuit's
-matrices resident on the device, the satisfaction check, and the gathers and
-scatters of a witness's rows that the queries' scalars take. The kernels are
-in groth16/kernels/r1cs.cu, beside the circuit format they serve; the host
-code sits here, a leaf beside msm/ and ntt/ that imports only the layers
-below the backends, because the GPU backend composes it and groth16/ is a
-layer above the backends (its package imports the prover). Callers go
-through `porep_prover.backend`."""
+"""Rank-1 constraint systems, all their pieces together: the circuit and
+its file formats (`system`: R1CS, SparseMatrix, Density, witnesses; the
+.npz archive reader), the native evaluation and gathers (`_r1cs`), and on
+the GPU (`gpu`, kernels in kernels/r1cs.cu): A w, B w and C w from a
+circuit's matrices resident on the device, the satisfaction check, and the
+gathers and scatters of a witness's rows that the queries' scalars take.
+A leaf beside msm/ and ntt/: it imports only the layers below the backends,
+which compose it; groth16/ above uses it. Callers go through
+`porep_prover.groth16` (R1CS and friends) and `porep_prover.backend`."""

@@ -1,18 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A, B, C evaluated on the GPU (kernels in groth16/kernels/r1cs.cu): the
+"""A, B, C evaluated on the GPU (kernels in r1cs/kernels/r1cs.cu, registered here): the
 circuit's CSR matrices stay resident on the device (uploaded once per
 circuit, like parameter points), each partition uploads only its witness,
 and a, b, c never leave the device: they feed the H pipeline directly.
 """
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 
 from ..cuda.arrays import DeviceScalars
+from ..cuda.modules import register_module
 from ..errors import InvalidInputError, UnsatisfiedError
 from ..field.fr_array import FrArray
 
 NONE_FAILED = 0xFFFFFFFF
+
+register_module("r1cs", pathlib.Path(__file__).resolve().parent / "kernels" / "r1cs.cu")
 
 
 class GpuR1cs:

@@ -26,8 +26,8 @@ from ..config import resolve_threads
 from ..errors import CircuitFormatError, ScalarRangeError
 from ..field.constants import R
 from ..field.fr_array import FrArray
-from ..groth16 import _r1cs
-from ..groth16.r1cs import R1CS, SparseMatrix
+from ..r1cs import _r1cs
+from ..r1cs.system import R1CS, SparseMatrix
 from .binfile import BinFile, Reader, write_binfile
 
 _PARSE_ERRORS = {-3: "truncated", -4: "wire index out of range", -5: "coefficient not below r"}

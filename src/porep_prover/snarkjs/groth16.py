@@ -24,14 +24,14 @@ from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import KeyIntegrityError, WitnessError
 from ..field.constants import R
 from ..field.fr_array import FrArray
-from ..groth16 import _r1cs
+from ..r1cs import _r1cs
 from ..groth16.insecure_setup import InsecureSetupWarning, lagrange_basis
 from ..groth16.keys import VerifyingKey
 from ..groth16.proof_check import (EITHER, FINITE, INFINITY, Query, Suspects, check_proof, columns_used,
                                    random_scalars)
 from ..groth16.prover import MsmSums, Stopwatch, assemble, h_and_g1_sums
 from ..groth16.proof import Proof
-from ..groth16.r1cs import R1CS, SparseMatrix
+from ..r1cs.system import R1CS, SparseMatrix
 from .circom_files import CircomR1CS
 from .zkey_file import ZKey
 

@@ -31,7 +31,7 @@ from ..field import _field
 from ..field.constants import P, R
 from ..field.fr_array import FrArray
 from ..groth16.keys import VerifyingKey
-from ..groth16.r1cs import SparseMatrix
+from ..r1cs.system import SparseMatrix
 from .binfile import BinFile, Reader, write_binfile
 
 COEFF = np.dtype([("matrix", "<u4"), ("row", "<u4"), ("wire", "<u4"), ("value", "<u8", (4,))])

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fixed-base products s_i G on the GPU, for parameter generation (launched
- * by msm/gpu_fixed_base.py), G1 (default) or G2 (-DMSM_G2).
+ * by msm/gpu/fixed_base.py), G1 (default) or G2 (-DMSM_G2).
  *
  *   fb_mul        per scalar: out of Montgomery form, then one mixed
  *                 addition per nonzero byte d_j from a table of

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Pippenger MSM on the GPU (launched by msm/gpu.py), for G1 (default)
+/* Pippenger MSM on the GPU (launched by msm/gpu/msm.py), for G1 (default)
  * or G2 (compiled with -DMSM_G2). Any correct sum is the same point, so the
  * result equals the CPU's after normalisation.
  *

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The GPU MSM's plan, host arithmetic only (msm/gpu.py runs it):
+"""The GPU MSM's plan, host arithmetic only (msm/gpu/msm.py runs it):
 the window width for the scalars at hand, with window tables and without,
 the parts the sort's fill is cut into, whether the fill runs beside the
 accumulation, the accumulating threads' chunks, which windows keep a key
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..errors import InvalidInputError
+from ...errors import InvalidInputError
 
 FILL_SPAN = 32 << 20     # bytes of entries one fill part writes at a time: well inside an H200's 50 MB L2
 MAX_FILL_PARTS = 4       # each part reads all of its window's keys again

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The GPU MSM's counting sort of (point, bucket) entries (kernels in
-msm/kernels/msm.cu; msm/gpu.py runs it): every window's keys from the
+msm/kernels/msm.cu; msm/gpu/msm.py runs it): every window's keys from the
 scalars, the count, the scan and the fill, and the stretches of buckets the
 fill is cut into so that the accumulation of one stretch can run beside the
-fill of the next (msm/gpu_buckets.py).
+fill of the next (msm/gpu/buckets.py).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .gpu_plan import copies_of, fill_parts, grouped, stretch_cuts, wide_rows, windows_of
+from .plan import copies_of, fill_parts, grouped, stretch_cuts, wide_rows, windows_of
 
 THREADS = 256
 REPEATS = 3 + 256        # msm_classify's tally: zeros, ones, full, the scalars of each bit length, the repeats
@@ -49,7 +49,7 @@ class Stretch(NamedTuple):
 
 class GpuSort:
     """The sort's launches on gpu (a cuda.device.Device, or a view of it on
-    another stream) under tuning (gpu_plan.MsmTuning): the host side of
+    another stream) under tuning (plan.MsmTuning): the host side of
     msm_digits, msm_place and the scan."""
 
     def __init__(self, gpu, tuning):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The GPU MSM's buckets (kernels in msm/kernels/msm.cu; msm/gpu.py runs
+"""The GPU MSM's buckets (kernels in msm/kernels/msm.cu; msm/gpu/msm.py runs
 them): the sorted entries added up into their buckets stretch by stretch
 (the fill of the next stretch beside the accumulation of the last), the
 chunked accumulation and its combine levels, each window's reduction and
@@ -11,10 +11,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..cuda.arrays import WorkBuffers
-from ..curve import _curve
-from .gpu_plan import chunk_length
-from .gpu_sort import GpuSort, Sort
+from ...cuda.arrays import WorkBuffers
+from ...curve import _curve
+from .plan import chunk_length
+from .sort import GpuSort, Sort
 
 SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
 FOLD = 16
@@ -42,7 +42,7 @@ class Target(NamedTuple):
 
 class GpuBuckets:
     """The bucket launches on gpu (a cuda.device.Device, or a view of it on
-    another stream) under tuning (gpu_plan.MsmTuning); sort: the GpuSort
+    another stream) under tuning (plan.MsmTuning); sort: the GpuSort
     whose msm_place fills the stretches."""
 
     def __init__(self, gpu, tuning, sort: GpuSort):

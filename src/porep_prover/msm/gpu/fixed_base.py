@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import resolve_threads
-from ..errors import DeviceResultError, NativeMemoryError
-from ..field.constants import R
-from ..field.fr_array import FrArray
-from . import _cpu as msm_cpu
+from ...config import resolve_threads
+from ...errors import DeviceResultError, NativeMemoryError
+from ...field.constants import R
+from ...field.fr_array import FrArray
+from .. import _cpu as msm_cpu
 
 WINDOWS, DIGITS = 32, 256
 PER = 32                     # points made affine per thread (one inversion each run)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..errors import DeviceMemoryError
-from .gpu_plan import table_copies, table_plan
+from ...errors import DeviceMemoryError
+from .plan import table_copies, table_plan
 
 TABLE_CHUNK = 1 << 22    # points a table step doubles at once (its work buffers: 240 B a point)
 

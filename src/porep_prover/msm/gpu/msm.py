@@ -15,11 +15,11 @@ stretches of buckets: the sort's fill of the next stretch runs on the
 backend's second stream beside the accumulation of the last.
 
 GpuMsm runs an MSM's steps and combines its windows on the host; the sort's
-launches are msm/gpu_sort.py's, the buckets' (accumulation, reduction,
-batch sums) msm/gpu_buckets.py's, the plan msm/gpu_plan.py's.
+launches are msm/gpu/sort.py's, the buckets' (accumulation, reduction,
+batch sums) msm/gpu/buckets.py's, the plan msm/gpu/plan.py's.
 
 Window tables (opt-in: GpuMsm.tables, from POREP_PROVER_GPU_MSM_TABLES=1;
-msm/gpu_table.py): for the plain MSM of resident points, shifted
+msm/gpu/table.py): for the plain MSM of resident points, shifted
 copies of the points made once, so that windows share sets of buckets; the
 shared sorts (msm_shared) stay plain.
 """
@@ -29,13 +29,13 @@ import weakref
 
 import numpy as np
 
-from ..cuda.arrays import DeviceScalars, WorkBuffers
-from ..curve import _curve
-from ..errors import InvalidInputError, LengthMismatchError
-from .gpu_buckets import SMALL_THREADS, GpuBuckets, Target, proj_bytes
-from .gpu_plan import MsmTuning, overlapped, window_bits_for
-from .gpu_sort import COUNTERS, REPEATS, GpuSort
-from .gpu_table import window_table
+from ...cuda.arrays import DeviceScalars, WorkBuffers
+from ...curve import _curve
+from ...errors import InvalidInputError, LengthMismatchError
+from .buckets import SMALL_THREADS, GpuBuckets, Target, proj_bytes
+from .plan import MsmTuning, overlapped, window_bits_for
+from .sort import COUNTERS, REPEATS, GpuSort
+from .table import window_table
 
 NO_ROW = 0xFFFFFFFF      # a row map's entry for a scalar without a point (msm_shared)
 
@@ -187,7 +187,7 @@ class GpuMsm:
         return total
 
     def shift(self, group: int, src, count: int, doublings: int, out) -> None:
-        """out[i] = 2^doublings src[i] (xyzz) for i < count: a window table's next copy (gpu_table)."""
+        """out[i] = 2^doublings src[i] (xyzz) for i < count: a window table's next copy (table)."""
         self.gpu.launch(self.tuning.module(group), f"g{group}_msm_shift", count, [src, count, doublings, out],
                         block=SMALL_THREADS)
 
@@ -197,7 +197,7 @@ class GpuMsm:
         """(window sums, c, (zeros, ones, full) counts) of one chunk: the sums
         windows x xyzz rows, or None when the chunk has no nonzero term; c
         the tuning's window_bits, or window_bits_for its scalars when None. With a
-        window table (gpu_table.Table) c is the table's and the rows are
+        window table (table.Table) c is the table's and the rows are
         its sets' sums."""
         target = Target(group, pts, 0, proj_bytes, table.buf if table else 0, n)
         c = table.c if table else self.tuning.window_bits
