@@ -41,7 +41,7 @@ from porep_prover.engine.registry import FifoScheduler
 from porep_prover.groth16 import insecure_setup
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 from daemon_process import DaemonProcess, demo_request  # noqa: E402
 
 

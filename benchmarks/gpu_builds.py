@@ -4,7 +4,7 @@
 kernels of the benchmarks' own in benchmarks/kernels/ (OWN). add_builds()
 hands them all to the backend's compiler and cache (cuda.modules.add_variant),
 after which GpuBackend.kernel(name, ...) and MsmTuning(variant=...) find them.
-Production never compiles them; the NVRTC lane (tests/test_gpu_build.py) does."""
+Production never compiles them; the NVRTC lane (tests/cuda/test_gpu_build.py) does."""
 from __future__ import annotations
 
 import pathlib

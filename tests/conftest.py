@@ -1,8 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
+"""The tests, in folders that mirror the package (tests/engine/ for
+porep_prover/engine, ...; tests/package/ for what holds of the package as a
+whole), with the helpers several folders share in tests/helpers/, importable
+from every test by name (daemon_process, fake_proving_engine, gpu_inputs,
+msm_model, status_samples)."""
+import pathlib
 import random
+import sys
 
 import pytest
 from hypothesis import settings
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "helpers"))
 
 settings.register_profile("default", max_examples=60, deadline=None)
 settings.load_profile("default")
@@ -20,7 +29,6 @@ def benchmark_builds():
     """benchmarks/gpu_builds.py, loaded from its place: the GPU builds only the
     benchmarks compile (add_builds() hands them to the backend's compiler)."""
     import importlib.util
-    import pathlib
     path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_builds.py"
     spec = importlib.util.spec_from_file_location("gpu_builds", path)
     module = importlib.util.module_from_spec(spec)
@@ -36,7 +44,7 @@ def benchmark_modules(benchmark_builds):
 
 @pytest.fixture(scope="module")
 def material(request):
-    """Proofs of a fresh random circuit for the fake daemon (tests/fake_proving_engine.py):
+    """Proofs of a fresh random circuit for the fake daemon (tests/helpers/fake_proving_engine.py):
     the test module's MATERIAL_PROOFS of them (default 2); the seed is printed to replay a failure."""
     from fake_proving_engine import Material
     seed = random.SystemRandom().randrange(1 << 32)

@@ -189,7 +189,7 @@ def test_preload_and_evict_reach_every_node(engine):
 def test_the_daemon_drives_the_cluster_and_its_clients_are_unchanged(engine, cluster, tmp_path):
     """`porep-prover daemon` with engine.cluster = "ray": a client's demo job proved on the nodes (each
     makes the demo key itself), every proof verified here, every node in the daemon's status."""
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "helpers"))
     from daemon_process import DaemonProcess
 
     from porep_prover.circuits import porep_like

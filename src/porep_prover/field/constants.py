@@ -2,7 +2,7 @@
 """BLS12-381 constants as Python ints: the single source of truth.
 
 `tools/gen_native_constants.py` writes `native/bls12_381.h` from this module and
-`tests/test_constants.py` checks the header against it and every derived value
+`tests/field/test_constants.py` checks the header against it and every derived value
 against its definition.
 """
 

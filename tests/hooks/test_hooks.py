@@ -19,7 +19,7 @@ from porep_prover.errors import EngineError, InvalidInputError
 from porep_prover.groth16 import insecure_setup, verify
 from porep_prover.hooks import collect_registry, plugin_manager, specs
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def hook_names():

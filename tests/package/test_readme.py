@@ -21,13 +21,13 @@ import pytest
 
 from porep_prover.cli import _engine_options, build_parser, main
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = (ROOT / "README.md", ROOT / "plugins" / "README.md")
 RUN_SECTIONS = {"## Command line"}          # sh blocks that run; the others (GPU, bench, snarkjs files) parse
 # other programs' lines: installing and the test suite itself (what .ci/run does)
 NOT_RUN = {"python3 -m pip install .", "npm ci --prefix tests/interop",
            'python3 -m pip install ".[test]" ./plugins/porep-prover-*', "python3 -m pytest -q"}
-# an operator's service setup, as root on a host (README "Run as a service"; tests/test_contrib.py checks the unit)
+# an operator's service setup, as root on a host (README "Run as a service"; tests/package/test_contrib.py checks the unit)
 NOT_RUN |= {"useradd --system --home-dir /var/lib/porep-prover --shell /usr/sbin/nologin porep-prover",
             "install -D -m 0644 contrib/porep-prover.example.toml /etc/porep-prover/porep-prover.toml",
             "install -m 0644 contrib/porep-prover.service /etc/systemd/system/porep-prover.service",

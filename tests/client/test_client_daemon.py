@@ -25,7 +25,7 @@ from porep_prover.errors import DaemonAuthenticationError, DaemonRequestError, D
 from porep_prover.groth16 import Proof, verify
 from porep_prover.groth16.verifier_files import read_verifying_key
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PROTO = ROOT / "src" / "porep_prover" / "daemon" / "v1" / "proving.proto"
 START_LIMIT = 120.0            # seconds for the daemon to answer
 PROVE_LIMIT = 300.0

@@ -67,7 +67,7 @@ def test_errors_are_named_and_rooted():
 PUBLIC_MODULES = ("porep_prover", "porep_prover.groth16", "porep_prover.engine", "porep_prover.hooks",
                   "porep_prover.snarkjs", "porep_prover.circuits", "porep_prover.errors",
                   "porep_prover.client")
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOP_LEVEL = {"Engine": "porep_prover.engine", "Job": "porep_prover.engine", "load_config": "porep_prover.engine",
              "prove": "porep_prover.groth16", "verify": "porep_prover.groth16",
              "load_params": "porep_prover.groth16", "hookimpl": "porep_prover.hooks"}

@@ -20,7 +20,7 @@ from porep_prover.errors import ConfigError
 from porep_prover.hooks import (collect_registry, collect_settings, hookimpl, installed_settings, plugin_manager,
                                 specs)
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILT_IN = [("engine", "engine"), ("prover", "engine"), ("srs", "engine"), ("logging", "engine"),
             ("daemon", "daemon")]
 

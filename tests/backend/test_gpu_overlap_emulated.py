@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The prover's overlap mode on the emulated device (test_gpu_msm_emulated's):
+"""The prover's overlap mode on the emulated device (tests/helpers/emulated_gpu.py):
 an MSM made on the device's second stream (cuda.second_stream) launches
 every kernel there, its sort's fill beside it on a third stream, and its
 sums are right; GpuBackend.beside queues H's transforms on the first
@@ -9,12 +9,12 @@ H's other buffers are freed."""
 import random
 
 import pytest
+from emulated_gpu import Device, P, run
 
 from porep_prover.backend.gpu import GpuBackend
 from porep_prover.cuda.second_stream import SecondStream
 from porep_prover.msm.gpu import GpuMsm
 from porep_prover.msm.gpu.plan import MsmTuning
-from test_gpu_msm_emulated import P, Device, run
 
 SIDE_KERNELS = {"k_msm_classify", "k_msm_digits", "k_scan_tiles", "k_scan_sums", "k_scan_add", "k_msm_accumulate",
                 "k_msm_combine", "k_msm_reduce", "k_msm_fold"}

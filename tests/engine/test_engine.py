@@ -20,7 +20,7 @@ from porep_prover.engine.timeline import Event, analyze, format_report, read_log
 from porep_prover.errors import ConfigError, EngineError, JobCancelledError, JobFailedError
 from porep_prover.groth16 import insecure_setup, verify
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

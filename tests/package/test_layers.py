@@ -10,7 +10,7 @@ import sys
 import textwrap
 import tomllib
 
-PYPROJECT = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"
+PYPROJECT = pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml"
 CONTRACT_IDS = {"layers", "cuda-below-algorithms", "no-plugin-imports", "acyclic"}
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """porep_prover.client.AsyncClient against the in-process fake daemon
-(tests/fake_proving_engine.py): the same answers as Client, as coroutines."""
+(tests/helpers/fake_proving_engine.py): the same answers as Client, as coroutines."""
 import asyncio
 import time
 

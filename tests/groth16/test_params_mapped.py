@@ -106,7 +106,7 @@ def test_mirror_of_a_params_file(setup, tmp_path):
 def test_load_params_tells_the_formats_apart_and_checks_subgroups(setup, tmp_path, rng):
     from porep_prover import G1Array
     from porep_prover.groth16 import load_params
-    from test_curve import non_subgroup_g1
+    from off_subgroup import non_subgroup_g1
     params = setup[3]
     source, pmap = tmp_path / "p.params", tmp_path / "p.pmap"
     write_params(source, params)

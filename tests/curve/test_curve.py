@@ -6,6 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from py_arkworks_bls12381 import G1Point as ArkG1, G2Point as ArkG2, Scalar
 
+from off_subgroup import non_subgroup_g1, non_subgroup_g2
+
 from porep_prover import G1Array, G1Point, G2Array, G2Point
 from porep_prover.errors import EncodingError, NotInSubgroupError, NotOnCurveError
 from porep_prover.field import reference as ref
@@ -18,23 +20,6 @@ G2_HEX = ("93e02b6052719f607dacd3a088274f65596bd0d09920b61ab5da61bbdc7f5049334cf
 
 def random_points(cls, rng, n):
     return cls.generator().scale([rng.randrange(1, R) for _ in range(n)])
-
-
-def non_subgroup_g1(rng):
-    """A point on E1 outside G1 (the cofactor is large, so random curve points do)."""
-    while True:
-        pt = ref.g1_from_x(rng.randrange(P), rng.random() < 0.5)
-        if pt is not None and not ref.g1_in_subgroup(pt):
-            return pt
-
-
-def non_subgroup_g2(rng):
-    while True:
-        x = (rng.randrange(P), rng.randrange(P))
-        rhs = ref.fq2_add(ref.fq2_mul(ref.fq2_mul(x, x), x), (4, 4))
-        y = ref.fq2_sqrt(rhs)
-        if y is not None:
-            return (x, y)
 
 
 def test_generator_encodings():

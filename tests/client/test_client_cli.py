@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """`porep-prover client ...` against the in-process fake daemon
-(tests/fake_proving_engine.py): outputs, exit statuses, one-line errors."""
+(tests/helpers/fake_proving_engine.py): outputs, exit statuses, one-line errors."""
 import json
 
 import pytest

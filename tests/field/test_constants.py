@@ -7,7 +7,7 @@ import sys
 from porep_prover.field import constants as k
 from porep_prover.field import reference as ref
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_moduli_from_bls_parameter():

@@ -30,7 +30,7 @@ from porep_prover.groth16 import insecure_setup
 
 from status_samples import DEVICE, LANES, events_of, full_status, serve, synthetic_window, worker_intervals
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def expected_bars(intervals, start, now):

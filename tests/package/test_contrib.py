@@ -13,7 +13,7 @@ from porep_prover.cli import _engine_options, build_parser
 from porep_prover.daemon.metrics import DaemonMetrics
 from porep_prover.engine.config import default_sections
 
-CONTRIB = pathlib.Path(__file__).resolve().parents[1] / "contrib"
+CONTRIB = pathlib.Path(__file__).resolve().parents[2] / "contrib"
 NAME = re.compile(r"\bporep_prover_[a-z0-9_]+")
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """porep_prover.client.Client against an in-process fake daemon
-(tests/fake_proving_engine.py): what it sends, what it hands back, how it
+(tests/helpers/fake_proving_engine.py): what it sends, what it hands back, how it
 waits, and the named error of every status."""
 import json
 import random

@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The GPU MSM's host side (GpuMsm._pippenger, GpuSort, GpuBuckets: the sort's passes, the
+stretches, the streams' order, the chunked accumulation, the reductions and
+folds) run against an emulated device, without a GPU: each kernel of
+msm/kernels/msm.cu written again in Python over a group where the sums are
+checkable, the integers mod a prime (a point is an integer, infinity 0). The
+Pippenger sums it returns, combined over the windows, must equal the plain
+sum of scalar times point; the device tests check the kernels themselves."""
+import random
+
+import pytest
+
+from emulated_gpu import NO_KEY, Device, P, draw, run
+
+from porep_prover.msm.gpu import GpuMsm
+from porep_prover.msm.gpu.buckets import Target
+from porep_prover.msm.gpu.plan import MsmTuning
+
+
+@pytest.mark.parametrize("tables", [0, 1, 2, 5], ids=["plain", "one set", "2 sets", "5 sets"])
+@pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
+@pytest.mark.parametrize("n,c,parts,groups", [(257, 6, 1, 4), (40, 5, 3, 64), (123, 7, 5, 3), (9, 4, 16, 4)])
+def test_pippenger_sums_on_an_emulated_device(tables, overlap, n, c, parts, groups):
+    got, want, split, launches, _, _ = run(n, c, tables, overlap, parts, groups, seed=n * c + parts)
+    assert got == want
+    assert sum(split) == n
+    level1 = "k_msm_accumulate_table" if tables else "k_msm_accumulate"     # a table's copies beside the points
+    launches = [("k_msm_accumulate" if k == level1 else k, s) for k, s in launches]
+    streams = {name: {s for k, s in launches if k == name} for name in ("k_msm_place", "k_msm_accumulate",
+                                                                        "k_msm_combine", "k_msm_reduce")}
+    assert len(streams["k_msm_place"]) == (2 if overlap else 1)   # with overlap the count on one, the fill beside
+    assert streams["k_msm_accumulate"] == streams["k_msm_combine"] == streams["k_msm_reduce"]
+    assert len(streams["k_msm_accumulate"]) == 1
+    fills = [i for i, (k, _) in enumerate(launches) if k == "k_msm_place"][1:]
+    adds = [i for i, (k, _) in enumerate(launches) if k == "k_msm_accumulate"]
+    assert fills[-1] < adds[0]                      # every fill is queued before the first accumulation waits
+
+
+@pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
+@pytest.mark.parametrize("mix", ["random", "narrow"])
+def test_window_bits_from_the_scalars_lengths(overlap, mix):
+    """c None: the window width comes from classify's tally of bit lengths
+    (window_bits_for), and the windows' sums, combined at that width, are right."""
+    got, want, split, _, c, _ = run(150, None, False, overlap, None, 4, seed=31, mix=mix)
+    assert got == want
+    assert 4 <= c <= 22 and sum(split) == 150
+
+
+@pytest.mark.parametrize("tables", [0, 1, 3], ids=["plain", "one set", "3 sets"])
+@pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
+@pytest.mark.parametrize("n,c,parts", [(300, 6, 1), (257, 12, 3), (200, 8, None), (61, 4, 2)])
+def test_narrow_scalars_keep_keys_above_window_0_for_the_wide_ones(tables, overlap, n, c, parts):
+    """Mostly bits and small words: windows above the first hold keys only for
+    the scalars of at least c bits (listed in any order), and the sums are
+    right; window tables keep every point's keys."""
+    got, want, split, _, _, _ = run(n, c, tables, overlap, parts, 4, seed=n + (c or 0), mix="narrow")
+    assert got == want and sum(split) == n
+
+
+@pytest.mark.parametrize("mix,together", [("full", 0), ("equal", 1), ("narrow", 1), ("random", 1)])
+def test_the_sort_groups_its_atomics_where_keys_repeat(mix, together):
+    """Distinct full scalars: one atomic a key; equal ones (msm_classify's
+    repeats), bits and small words: a warp's equal keys grouped. The sums
+    are right either way."""
+    got, want, split, _, _, grouped = run(130, 6, False, False, None, 4, seed=5, mix=mix)
+    assert got == want and sum(split) == 130
+    assert grouped == {together}
+
+
+@pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
+@pytest.mark.parametrize("mix", ["random", "narrow"])
+def test_one_sort_serves_several_arrays(overlap, mix):
+    """_pippenger_targets over two arrays of points from one sort of the
+    scalars: the first row for row (some points at infinity: they must not
+    zero the scalars the second array still needs), the second through a row
+    map into a longer array, some scalars without a row. Each array's window
+    sums combine to its own sum; the sort's passes run once, each array's
+    accumulation, combine levels and reduction apart."""
+    rnd, n, c = random.Random(7 + overlap), 180, 6
+    dev = Device()
+    ops = GpuMsm(dev, MsmTuning(overlap=overlap, groups=3))
+    first = [0 if i % 7 == 3 else rnd.randrange(1, P) for i in range(n)]
+    second = [rnd.randrange(1, P) for _ in range(n + 40)]
+    rows = rnd.sample(range(n + 40), n)
+    rows = [NO_KEY if i % 11 == 5 else r for i, r in enumerate(rows)]
+    scalars = [draw(rnd, mix) for _ in range(n)]
+    sc, pts1, pts2, rbuf = dev.alloc(32 * n), dev.alloc(96 * n), dev.alloc(96 * (n + 40)), dev.alloc(4 * n)
+    for i in range(n):
+        dev.mem.write(sc.ptr, i, "fr", scalars[i])
+        dev.mem.write(pts1.ptr, i, "point", first[i])
+        dev.mem.write(rbuf.ptr, i, "u32", rows[i])
+    for i, p in enumerate(second):
+        dev.mem.write(pts2.ptr, i, "point", p)
+    targets = [Target(1, pts1.ptr, 0, 192), Target(1, pts2.ptr, rbuf.ptr, 192)]
+    sums, c, split = ops._pippenger_targets(targets, sc.ptr, n, c, 0, False)
+    got = [sum(int(r) * pow(2, c * w, P) for w, r in enumerate(rows_)) % P for rows_ in sums]
+    assert got[0] == sum(k % P * p for k, p in zip(scalars, first)) % P
+    assert got[1] == sum(k % P * second[r] for k, r in zip(scalars, rows) if r != NO_KEY) % P
+    assert sum(split) == n and split[0] == sum(k == 0 for k in scalars)   # no infinity zeroed a scalar
+    names = [k for k, _ in dev.launches]
+    assert names.count("k_msm_classify") == names.count("k_msm_digits") == 1
+    assert names.count("k_msm_accumulate") == names.count("k_msm_accumulate_rows") >= 1
+    assert names.count("k_msm_reduce") == 2
