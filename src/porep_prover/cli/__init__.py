@@ -34,6 +34,11 @@ traceback, and those of the errors of status 2); 130 Ctrl-C; 143 SIGTERM
 (both unwind the command first: partly written files are removed; the
 daemon drains on either and ends with 0); 141
 standard output closed early (`| head`), quietly.
+
+A command imports what it uses when it runs: building the parser imports
+argparse-level modules only (no numpy, native kernels, rich, grpc, pluggy or
+engine), so `porep-prover --help` and the commands that need little start
+fast (tests/cli/test_imports.py holds each command to its list).
 """
 from __future__ import annotations
 
@@ -43,10 +48,8 @@ import os
 import signal
 import sys
 import threading
-import traceback
 
-from .. import __version__
-from ..backend import BACKENDS
+from .._version import __version__
 from ..config import debug_wanted, default_threads, threads_default
 from ..errors import PorepProverError
 from . import arguments, core, engine_cmds, gpu_cmds, plugin_cmds, snarkjs_cmds
@@ -65,7 +68,7 @@ def _common(p: argparse.ArgumentParser, backend: bool = True) -> None:
     p.add_argument("--threads", type=arguments.THREADS, default=None,
                    help=f"CPU threads, 1 to {arguments.MAX_THREADS} (default: all cores)")
     if backend:
-        p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default: auto)")
+        p.add_argument("--backend", choices=arguments.BACKENDS, default="auto", help="compute backend (default: auto)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,6 +129,7 @@ def sigterm_unwinds():
 
 def _fail(status: int, text: str, exc: BaseException) -> int:
     if debug_wanted():
+        import traceback
         traceback.print_exception(exc)
     print(f"porep-prover: {text}", file=sys.stderr)
     return status

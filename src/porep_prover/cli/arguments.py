@@ -1,13 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The porep-prover command's numeric arguments, each bounded: a value
-outside its range is argparse's one-line usage error naming the argument and
-the range (exit 2), never a traceback or a crash further in.
+"""The porep-prover command's shared arguments: --progress, and the numeric
+ones, each bounded: a value outside its range is argparse's one-line usage
+error naming the argument and the range (exit 2), never a traceback or a
+crash further in.
 
 The ranges: --threads 1 to config.MAX_THREADS; circuit sizes (--constraints)
 1 to circuits.MAX_CONSTRAINTS; seeds 0 to 2^64 - 1; demo --proofs 1 to
 MAX_PROOFS; bench -c 1 to MAX_JOBS, -j, --partitions and --witnesses 1 to
-MAX_PARTITIONS; bench sweep --repeats 1 to MAX_REPEATS; --scale above 0, at most 1; gpu plan's
---device-memory-gib 1 to 2^20, --upload-gbps 0.1 to 1000, --workers 1 to 16, --table-copies 0 to 64; --arch sm_NN (NN from 30 to 199).
+MAX_PARTITIONS; bench sweep --repeats 1 to MAX_REPEATS; --scale above 0, at
+most 1; gpu plan's --device-memory-gib 1 to 2^20, --upload-gbps 0.1 to 1000,
+--workers 1 to 16, --table-copies 0 to 64; --arch sm_NN (NN from 30 to 199).
+
+Besides, the few names of lower layers the parser shows (the backends, the
+demo circuits, their bounds): copied here because their modules import numpy
+and the native kernels, which building the parser must not;
+tests/cli/test_imports.py checks that the copies agree.
 """
 from __future__ import annotations
 
@@ -15,13 +22,24 @@ import argparse
 import math
 import re
 
-from ..circuits import MAX_CONSTRAINTS, MAX_SEED
 from ..config import MAX_THREADS
 
+BACKENDS = ("cpu", "gpu", "auto")                 # backend.BACKENDS
+CIRCUITS = ("porep-like", "square-chain")         # the names of circuits.CIRCUITS
+MAX_CONSTRAINTS = 1 << 28                         # circuits.MAX_CONSTRAINTS
+MAX_SEED = (1 << 64) - 1                          # circuits.MAX_SEED
 MAX_PROOFS = 10_000
 MAX_JOBS = 100_000
 MAX_PARTITIONS = 1024
 MAX_REPEATS = 100
+
+
+def progress_option(parser: argparse.ArgumentParser) -> None:
+    """--progress / --no-progress on a command (default: on a terminal only;
+    progress.display reads it)."""
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show progress with rate and time left on standard error: bars on a terminal, "
+                             "else a plain line every 10 s at most (default: on a terminal only)")
 
 
 def integer(minimum: int, maximum: int):

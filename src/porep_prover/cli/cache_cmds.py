@@ -12,7 +12,6 @@ import time
 
 from ..config import MAX_CACHE_GIB, default_state_dir
 from ..errors import InvalidInputError
-from .status_view import size
 
 
 def _cache(args):
@@ -22,6 +21,7 @@ def _cache(args):
 
 
 def cmd_cache(args) -> int:
+    from .status_view import size          # rich, loaded when the command runs
     cache = _cache(args)
     entries = cache.entries()
     total = sum(e.bytes for e in entries)
@@ -41,6 +41,7 @@ def cmd_cache(args) -> int:
 
 
 def cmd_prune(args) -> int:
+    from .status_view import size
     cache = _cache(args)
     if args.all:
         limit = 0

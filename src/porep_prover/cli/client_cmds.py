@@ -181,7 +181,8 @@ def cmd_await(args) -> int:
     return _report(args, result, vk)
 
 
-def cmd_prove(args) -> int:
+def cmd_client_prove(args) -> int:
+    """`client prove`: submit a job to the daemon and await its proofs."""
     vk = _verifying_key(args)
     with _client(args) as client:
         sub = client.submit(args.kind, _payload(args.payload), args.partitions, args.priority, args.request_id)
@@ -190,7 +191,8 @@ def cmd_prove(args) -> int:
     return _report(args, result, vk)
 
 
-def cmd_status(args) -> int:
+def cmd_client_status(args) -> int:
+    """`client status`: the daemon's status over its service (JSON)."""
     with _client(args) as client:
         print(json.dumps(client.status(), indent=1))
     return 0
@@ -294,10 +296,10 @@ def register(sub, common) -> None:
     p = action("await", cmd_await, "wait for a job, showing progress; exit 0 when every proof is done and verified")
     p.add_argument("job_id", metavar="JOB_ID")
     _wait_options(p)
-    p = action("prove", cmd_prove, "submit a job and await it")
+    p = action("prove", cmd_client_prove, "submit a job and await it")
     _job_options(p)
     _wait_options(p)
-    action("status", cmd_status, "the daemon's status (JSON)")
+    action("status", cmd_client_status, "the daemon's status (JSON)")
     p = action("list", cmd_list, "jobs, newest first")
     p.add_argument("--state", action="append", choices=STATES, help="only jobs in this state (repeatable)")
     p.add_argument("--limit", type=LIMIT, default=100, help="at most N jobs (default 100)")

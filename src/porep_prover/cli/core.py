@@ -2,7 +2,10 @@
 """porep-prover commands around our own formats (bellperson parameters, .npz
 circuits): demo, circuit generate, setup, prove, verify, params info / map /
 digest / check. Circuits
-and witnesses may also be circom's .r1cs and snarkjs's .wtns."""
+and witnesses may also be circom's .r1cs and snarkjs's .wtns.
+
+Building the parser imports nothing of the prover: each command imports
+what it uses (numpy, groth16, snarkjs, rich) when it runs."""
 from __future__ import annotations
 
 import json
@@ -11,27 +14,16 @@ import sys
 import time
 import warnings
 
-from .. import __version__, circuits
-from ..backend import get_backend
-from ..errors import KeyIntegrityError, ParamsFormatError
-from ..config import resolve_threads
-from ..snarkjs import prove as snarkjs_prove
-from ..snarkjs import read_public, read_r1cs, read_wtns
-from ..snarkjs import read_zkey as _read_zkey
-from ..groth16 import (InsecureSetupWarning, Parameters, PreparedVerifyingKey, Proof, R1CS, VerifyingKey,
-                      insecure_setup, load_witness, prove, read_mapped, save_witness, verify,
-                      write_mapped, write_params)
-from ..groth16 import load_params as _load_params
-from ..groth16.params_digest import (check_digest, digest_beside, digest_from_parameters_json, file_digest,
-                                     write_sidecar)
-from ..groth16.params_mapped import is_mapped, is_mapped_file
-from ..groth16.verifier_files import read_proofs, read_verifying_key
+from typing import TYPE_CHECKING
 
+from .._version import __version__
 from ..atomic import atomic_write
-from . import arguments, progress
+from ..errors import KeyIntegrityError, ParamsFormatError
+from . import arguments
 from .file_kinds import CIRCUIT, PARAMS, WITNESS, check_order, expect, naming
 
-CIRCUITS = circuits.CIRCUITS
+if TYPE_CHECKING:
+    from ..groth16 import Parameters, Proof, R1CS, VerifyingKey
 
 
 def _write_json(path: str, obj) -> None:
@@ -48,6 +40,8 @@ def _magic(path: str) -> bytes:
 def load_circuit(path: str) -> R1CS:
     """Our .npz circuit, or circom's .r1cs (recognised by its magic); another
     kind of file is a FileKindError saying what it is, and errors name the file."""
+    from ..groth16 import R1CS
+    from ..snarkjs import read_r1cs
     kind = expect(path, "circuit", CIRCUIT)
     with naming(path):
         return read_r1cs(path).r1cs if kind == "r1cs" else R1CS.load(path)
@@ -56,6 +50,8 @@ def load_circuit(path: str) -> R1CS:
 def load_any_witness(path: str):
     """Our raw witness, or snarkjs's .wtns (recognised by its magic); another
     kind of file is a FileKindError saying what it is, and errors name the file."""
+    from ..groth16 import load_witness
+    from ..snarkjs import read_wtns
     kind = expect(path, "witness", WITNESS)
     with naming(path):
         return read_wtns(path) if kind == "wtns" else load_witness(path)
@@ -63,14 +59,16 @@ def load_any_witness(path: str):
 
 def load_params(path: str, **options) -> Parameters:
     """groth16.load_params, its errors naming the file."""
+    from ..groth16 import load_params as load
     with naming(path):
-        return _load_params(path, **options)
+        return load(path, **options)
 
 
 def snarkjs_read_zkey(path: str, **options):
     """snarkjs.read_zkey, its errors naming the file."""
+    from ..snarkjs import read_zkey
     with naming(path):
-        return _read_zkey(path, **options)
+        return read_zkey(path, **options)
 
 
 def check_prove_files(args) -> None:
@@ -82,11 +80,13 @@ def check_prove_files(args) -> None:
 
 def _read_key(path: str) -> VerifyingKey:
     """A verifying key from a params or .pmap file, vk.json or a binary vk."""
+    from ..groth16.verifier_files import read_verifying_key
     return read_verifying_key(path)
 
 
 def _read_proof(path: str) -> list[Proof]:
     """The proofs in a binary proof file or proof.json (one or a list)."""
+    from ..groth16.verifier_files import read_proofs
     return read_proofs(path)
 
 
@@ -94,6 +94,10 @@ def _read_proof(path: str) -> list[Proof]:
 
 
 def cmd_demo(args) -> int:
+    from ..backend import get_backend
+    from ..circuits import CIRCUITS
+    from ..config import resolve_threads
+    from ..groth16 import InsecureSetupWarning, PreparedVerifyingKey, insecure_setup, prove, verify
     threads = resolve_threads(args.threads)
     backend = args.backend
     be = get_backend(backend)
@@ -130,6 +134,8 @@ def cmd_demo(args) -> int:
 
 
 def cmd_circuit_generate(args) -> int:
+    from ..circuits import CIRCUITS
+    from ..groth16 import save_witness
     r1cs, witness, public = CIRCUITS[args.kind](args.constraints, seed=args.seed)
     r1cs.save(args.output)
     save_witness(args.witness, witness)
@@ -140,6 +146,8 @@ def cmd_circuit_generate(args) -> int:
 
 
 def cmd_setup(args) -> int:
+    from ..groth16 import InsecureSetupWarning, insecure_setup, write_params
+    from . import progress
     print("WARNING: insecure test setup; the toxic waste is known to this process. "
           "Never use these parameters to secure anything.", file=sys.stderr)
     r1cs = load_circuit(args.circuit)
@@ -156,6 +164,10 @@ def cmd_setup(args) -> int:
 
 
 def cmd_prove(args) -> int:
+    """`porep-prover prove`: a proof from a key, a circuit and a witness, in this process."""
+    from ..groth16 import prove
+    from ..snarkjs import prove as snarkjs_prove
+    from . import progress
     check_prove_files(args)
     r1cs = load_circuit(args.circuit)
     witness = load_any_witness(args.witness)
@@ -190,6 +202,8 @@ def cmd_prove(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    from ..groth16 import PreparedVerifyingKey, verify
+    from ..snarkjs import read_public
     with naming(args.key):
         vk = _read_key(args.key)
     with naming(args.public):
@@ -205,6 +219,8 @@ def cmd_verify(args) -> int:
 
 
 def cmd_params_map(args) -> int:
+    from ..groth16 import write_mapped
+    from . import progress
     t = time.perf_counter()
     with progress.display(args) as shown:
         params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
@@ -215,10 +231,12 @@ def cmd_params_map(args) -> int:
 
 
 def cmd_params_info(args) -> int:
+    from ..groth16.params_mapped import is_mapped
+    from . import progress
     t = time.perf_counter()
     with progress.display(args) as shown:
-        params: Parameters = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
-                                         progress=shown.callback(prefix="load "))
+        params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
+                             progress=shown.callback(prefix="load "))
     info = params.summary()
     info["read_seconds"] = round(time.perf_counter() - t, 3)
     info["subgroup_checked"] = args.check_subgroup
@@ -228,6 +246,8 @@ def cmd_params_info(args) -> int:
 
 
 def cmd_params_digest(args) -> int:
+    from ..groth16.params_digest import file_digest, write_sidecar
+    from . import progress
     with progress.display(args) as shown:
         digest = file_digest(args.file, progress=shown.callback(progress.BYTES))
     print(digest)
@@ -239,6 +259,10 @@ def cmd_params_digest(args) -> int:
 def cmd_params_check(args) -> int:
     """Exit 0 when the file matches, 1 (one line naming the file) when it does
     not; errors that leave nothing to check against are exit 2 as usual."""
+    from ..groth16 import read_mapped
+    from ..groth16.params_digest import check_digest, digest_beside, digest_from_parameters_json
+    from ..groth16.params_mapped import is_mapped_file
+    from . import progress
     expected = args.digest
     if args.parameters_json:
         expected = digest_from_parameters_json(args.parameters_json, os.path.basename(args.file))
@@ -263,7 +287,7 @@ def cmd_params_check(args) -> int:
 def register(sub, common) -> None:
     """Add this module's commands to the subparsers `sub`."""
     p = sub.add_parser("demo", help="generate a circuit, set up, prove, verify and print timings")
-    p.add_argument("--circuit", choices=sorted(CIRCUITS), default="porep-like")
+    p.add_argument("--circuit", choices=arguments.CIRCUITS, default="porep-like")
     p.add_argument("--constraints", type=arguments.CONSTRAINTS, default=(1 << 16) - 5,
                    help=f"constraints, 1 to {arguments.MAX_CONSTRAINTS} (porep-like: at least 8)")
     p.add_argument("--proofs", type=arguments.PROOFS, default=3,
@@ -274,7 +298,7 @@ def register(sub, common) -> None:
 
     p = sub.add_parser("circuit", help="demo circuits").add_subparsers(dest="action", required=True)
     g = p.add_parser("generate", help="write a demo circuit, witness and public inputs")
-    g.add_argument("--kind", choices=sorted(CIRCUITS), default="porep-like")
+    g.add_argument("--kind", choices=arguments.CIRCUITS, default="porep-like")
     g.add_argument("--constraints", type=arguments.CONSTRAINTS, required=True,
                    help=f"constraints, 1 to {arguments.MAX_CONSTRAINTS} (porep-like: at least 8)")
     g.add_argument("--seed", type=arguments.SEED, default=1, help="the circuit's seed, 0 to 2^64 - 1")
@@ -288,7 +312,7 @@ def register(sub, common) -> None:
     p.add_argument("circuit")
     p.add_argument("-o", "--output", required=True, help="parameters file (bellperson format)")
     p.add_argument("--vk", help="also write the verifying key as JSON")
-    progress.add_option(p)
+    arguments.progress_option(p)
     common(p)
     p.set_defaults(func=cmd_setup)
 
@@ -305,7 +329,7 @@ def register(sub, common) -> None:
                    "default a proof that does not verify is not written; the error names the witness, the "
                    "device or the key at fault)")
     p.add_argument("--check-subgroup", action="store_true", help="subgroup-check every parameter point")
-    progress.add_option(p)
+    arguments.progress_option(p)
     common(p)
     p.set_defaults(func=cmd_prove)
 
@@ -325,13 +349,13 @@ def register(sub, common) -> None:
         if action == "map":
             a.add_argument("output", help="the .pmap to write")
         a.add_argument("--check-subgroup", action="store_true")
-        progress.add_option(a)
+        arguments.progress_option(a)
         common(a, backend=False)
         a.set_defaults(func=func)
     a = p.add_parser("digest", help="Filecoin's digest of a file: the first 32 hex characters of its BLAKE2b-512")
     a.add_argument("file", help="a parameters file (.params, .pmap, .vk: any file)")
     a.add_argument("--write", action="store_true", help="also write it beside the file, as FILE.digest")
-    progress.add_option(a)
+    arguments.progress_option(a)
     a.set_defaults(func=cmd_params_digest)
     a = p.add_parser("check", help="check a parameters file against its digest (exit 0 when it matches, 1 when "
                                    "not); a .pmap also against its own checksums")
@@ -340,6 +364,6 @@ def register(sub, common) -> None:
     source.add_argument("--digest", metavar="HEX", help="the digest it must have (default: the one in FILE.digest, "
                                                         "else in a parameters.json beside it)")
     source.add_argument("--parameters-json", metavar="PATH", help="a Filecoin parameters.json that lists the file")
-    progress.add_option(a)
+    arguments.progress_option(a)
     common(a, backend=False)
     a.set_defaults(func=cmd_params_check)

@@ -11,12 +11,11 @@ import json
 import os
 import tempfile
 
-from ..circuits import CIRCUITS
 from ..errors import InvalidInputError
-from . import arguments, progress
+from . import arguments
 
-# The engine (toml, pluggy, threads) is imported by these commands only, when
-# they run: the other commands start without it.
+# The engine (toml, pluggy, threads), numpy and rich are imported by these
+# commands only, when they run: the other commands start without them.
 
 def cmd_timeline(args) -> int:
     from ..bench.plots import gantt
@@ -52,6 +51,7 @@ def _workload(args):
     """-t demo: the built-in demo circuit; -t KIND: jobs for the provider of that kind."""
     from ..bench import DemoWorkload, KindWorkload
     from ..engine.config import parse_entry
+    from . import progress
     if args.type == "demo":
         with progress.display(args) as shown:
             return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses,
@@ -94,6 +94,7 @@ def _with_logging(cfg, fn):
 
 def cmd_bench_batch(args) -> int:
     from ..bench import gantt, run_batch, warm_up
+    from . import progress
     cfg = read_config(args)
     work = _workload(args)
 
@@ -128,6 +129,7 @@ def cmd_bench_sweep(args) -> int:
     from ..bench import plot_sweep, sweep, warm_up, write_csv
     from ..bench.sweep import table
     from ..engine.config import parse_sweep
+    from . import progress
     base = read_config(args)
     key, values = parse_sweep(args.sweep, base.sections)
     for v in values:  # every point is a valid configuration before anything runs
@@ -188,14 +190,14 @@ def _workload_options(p) -> None:
                    help="payload seed, 0 to 2^64 - 1 (the circuit's, for porep-shaped)")
     p.add_argument("--payload", action="append", metavar="KEY=VALUE",
                    help="another payload entry for -t KIND (value read as TOML, e.g. save=false)")
-    p.add_argument("--circuit", choices=sorted(CIRCUITS), default="porep-like")
+    p.add_argument("--circuit", choices=arguments.CIRCUITS, default="porep-like")
     p.add_argument("--witnesses", type=arguments.PARTITIONS, default=None,
                    help="distinct witnesses the partitions cycle through, 1 to "
                         f"{arguments.MAX_PARTITIONS} (default: one per partition)")
     p.add_argument("--no-warmup", dest="warmup", action="store_false",
                    help="do not run one job first (kernel compilation, parameter upload; its id starts with "
                         "warm-up-, and Gantt charts leave it out)")
-    progress.add_option(p)
+    arguments.progress_option(p)
 
 
 def register(sub, common) -> None:

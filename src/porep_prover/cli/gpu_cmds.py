@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""`porep-prover gpu info`, `gpu warm` and `gpu plan`."""
+"""`porep-prover gpu info`, `gpu warm` and `gpu plan` (each importing the
+CUDA support it uses when it runs)."""
 from __future__ import annotations
 
 import time
 
-from .. import cuda
 from ..config import kernel_cache_dir
 from ..errors import BackendUnavailableError, CudaError
-from . import arguments, progress
+from . import arguments
 
 
 def cmd_info(args) -> int:
     """Devices, the NVRTC version and the kernel cache; exit 1 when no device is usable."""
+    from .. import cuda
     from ..cuda.compiler import nvrtc_version
     try:
         major, minor = nvrtc_version()
@@ -33,10 +34,18 @@ def cmd_info(args) -> int:
     return 0
 
 
+def _kernels_bar(step, arch: str):
+    """build_modules's progress(module, done, total) drawn as arch's one bar; None without progress."""
+    return step and (lambda module, done, total: step(f"{arch} kernels", done, total))
+
+
 def cmd_warm(args) -> int:
     """Compile every kernel module into the cache, for the local devices' archs or those given."""
-    from ..cuda.modules import MODULES, build_modules
+    from .. import cuda
     from ..cuda.cache import KernelCache
+    from ..backend import kernels    # noqa: F401 - the packages owning kernels register them as they load
+    from ..cuda.modules import MODULES, build_modules
+    from . import progress
     archs = args.arch or sorted({d.arch for d in cuda.devices()})
     if not archs:
         raise BackendUnavailableError("no CUDA device here: name the targets with --arch sm_90 ...")
@@ -47,7 +56,7 @@ def cmd_warm(args) -> int:
             if step:
                 step(f"{arch} kernels", 0, len(MODULES))     # the bar from the start: a module takes ~30 s
             modules = build_modules(arch, KernelCache(kernel_cache_dir()),
-                                    step and (lambda module, done, total: step(f"{arch} kernels", done, total)))
+                                    _kernels_bar(step, arch))
         size = sum(len(m) for m in modules.values())
         print(f"{arch}: {len(modules)} modules, {size / 2**20:.1f} MiB, {time.perf_counter() - t:.1f} s "
               f"(cache {kernel_cache_dir()})")
@@ -83,7 +92,7 @@ def register(sub, common) -> None:
     w = p.add_parser("warm", help="compile every GPU kernel into the on-disk cache")
     w.add_argument("--arch", action="append", type=arguments.arch,
                    help="target, e.g. sm_90 (repeatable; default: the local devices')")
-    progress.add_option(w)
+    arguments.progress_option(w)
     w.set_defaults(func=cmd_warm)
     pl = p.add_parser("plan", help="what a device budget keeps resident and streams (no GPU needed)")
     pl.add_argument("-t", "--workload", choices=("porep-shaped", "porep-32g"), default="porep-shaped",

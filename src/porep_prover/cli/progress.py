@@ -12,11 +12,11 @@ bench.run_batch); Display.callback() makes one, and is None where progress
 is off, so that the API does no extra work for it.
 
 Whether progress shows: --progress (on: a bar on a terminal, lines off it),
---no-progress (off), neither (on a terminal only).
+--no-progress (off), neither (on a terminal only); arguments.progress_option
+adds them. This module imports rich: the commands import it when they run.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import threading
 import time
@@ -32,13 +32,6 @@ BYTES = "B"               # the unit of steps counted in bytes (shown in MiB)
 BYTE_STEPS = ("digest", "write")    # steps the API reports in bytes whatever the callback's unit
 
 Callback = Callable[[str, int, int], None]
-
-
-def add_option(parser: argparse.ArgumentParser) -> None:
-    """--progress / --no-progress on a command (default: on a terminal only)."""
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="show progress with rate and time left on standard error: bars on a terminal, "
-                             "else a plain line every 10 s at most (default: on a terminal only)")
 
 
 def amount(value: float, unit: str) -> str:

@@ -8,6 +8,9 @@
 
 `groth16 verify` prints "OK!" and exits 0 on a valid proof, prints
 "Invalid proof" and exits 1 otherwise, as snarkjs does.
+
+Each command imports porep_prover.snarkjs (numpy, the native kernels) when it
+runs: building the parser imports none of it.
 """
 from __future__ import annotations
 
@@ -15,13 +18,12 @@ import sys
 import time
 import warnings
 
-from .. import snarkjs
 from ..errors import KeyIntegrityError
-from ..groth16.insecure_setup import InsecureSetupWarning
 from .file_kinds import naming
 
 
 def cmd_groth16_prove(args) -> int:
+    from .. import snarkjs
     zkey = snarkjs.read_zkey(args.zkey, check_subgroup=args.check_subgroup)
     witness = snarkjs.read_wtns(args.witness)
     r1cs = snarkjs.read_r1cs(args.r1cs).r1cs if args.r1cs else None
@@ -43,6 +45,7 @@ def cmd_groth16_prove(args) -> int:
 
 
 def cmd_groth16_verify(args) -> int:
+    from .. import snarkjs
     with naming(args.vk):
         vk = snarkjs.read_verification_key(args.vk)
     with naming(args.public):
@@ -60,6 +63,7 @@ def cmd_groth16_verify(args) -> int:
 
 
 def cmd_zkey_export_vk(args) -> int:
+    from .. import snarkjs
     with naming(args.zkey):
         vk = snarkjs.read_zkey(args.zkey).vk
     snarkjs.write_verification_key(args.output, vk)
@@ -67,6 +71,8 @@ def cmd_zkey_export_vk(args) -> int:
 
 
 def cmd_zkey_insecure_setup(args) -> int:
+    from .. import snarkjs
+    from ..groth16.insecure_setup import InsecureSetupWarning
     print("WARNING: insecure test setup; the toxic waste is known to this process. "
           "Never use this key to secure anything.", file=sys.stderr)
     with naming(args.r1cs):

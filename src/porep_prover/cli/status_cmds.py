@@ -18,9 +18,7 @@ import argparse
 import json
 import os
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 
 from ..errors import DaemonError, DaemonUnavailableError, InvalidInputError
 from . import arguments
@@ -61,6 +59,8 @@ def fetch_live(url: str, timeout: float = FETCH_SECONDS) -> dict:
     """The daemon's /status/live answer (asked directly: proxy settings are
     not used). DaemonUnavailableError when nothing answers there; DaemonError
     for an answer that is not the status's."""
+    import urllib.error              # with urllib.request: http, email and ssl, for this command only
+    import urllib.request
     direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))     # the address itself, never a proxy
     try:
         with direct.open(url, timeout=timeout) as reply:
@@ -80,7 +80,8 @@ def fetch_live(url: str, timeout: float = FETCH_SECONDS) -> dict:
     return live
 
 
-def cmd_status(args) -> int:
+def cmd_live_status(args) -> int:
+    """`porep-prover status`: the daemon's live view, once or --watch."""
     url = live_url(args.address)
     if not args.watch:
         live = fetch_live(url)
@@ -147,4 +148,4 @@ def register(sub, common) -> None:
                    help="seconds between views with --watch, 0.2 to 3600 (default 1)")
     p.add_argument("--count", type=COUNT, default=None, metavar="N", help="with --watch: stop after N views")
     how.add_argument("--json", action="store_true", help="print the status and the timeline's window as JSON")
-    p.set_defaults(func=cmd_status)
+    p.set_defaults(func=cmd_live_status)
