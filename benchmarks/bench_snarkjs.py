@@ -5,6 +5,7 @@
 Usage:
     npm ci --prefix tests/interop             # pinned snarkjs, circom2, circomlib
     python benchmarks/bench_snarkjs.py [--sizes chain14,chain16,sha256-1,sha256-2] [--json out.json]
+    python benchmarks/bench_snarkjs.py --commands [--sizes sha256-2] [--repeats 7] [--baseline SRC]
 
 Circuits (compiled with circom2 --O2 --prime bls12381 into benchmarks/work/):
   chainK     x_{i+1} = x_i^2 + 7 for 2^K - 3 steps: domain exactly 2^K, full-field witness
@@ -18,6 +19,16 @@ processes: `snarkjs groth16 prove` (node) against `porep-prover groth16 prove`
 (python), plus ours in-process: the files read and the proof written in the
 call (what a resident host pays a proof: no interpreter start, no imports),
 and with the key already loaded.
+
+--commands: command to command instead, `groth16 prove` and `groth16 verify`
+of snarkjs against ours (and, with --baseline SRC, ours from another
+checkout's src folder, its native modules built, on the same files), every
+command a fresh process, the commands interleaved round by round, medians of
+--repeats rounds; then what each of our commands imports (`python -X
+importtime`: modules, import time, the packages that take it), --help
+included. Our commands run with bytecode caching on and once untimed first,
+as an installed package's would (the environment may set
+PYTHONDONTWRITEBYTECODE, which would compile every module on every start).
 """
 from __future__ import annotations
 
@@ -29,6 +40,8 @@ import shutil
 import subprocess
 import sys
 import time
+
+import snarkjs_commands
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work"
@@ -132,10 +145,15 @@ def main() -> int:
     ap.add_argument("--sizes", default="chain14,chain16,sha256-1,sha256-2")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--commands", action="store_true", help="groth16 prove and verify, command to command")
+    ap.add_argument("--baseline", metavar="SRC", help="with --commands: also ours from this src folder")
     args = ap.parse_args()
     if not (NODE_BIN / "snarkjs").exists() or shutil.which("node") is None:
         print("needs node and the pinned toolchain: npm ci --prefix tests/interop", file=sys.stderr)
         return 2
+    if args.commands:
+        return snarkjs_commands.main([build(name) for name in args.sizes.split(",")], args.repeats,
+                                     NODE_BIN / "snarkjs", args.baseline, args.json)
     print(f"# snarkjs vs porep_prover, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs")
     print("| circuit | vars | public | domain | snarkjs prove (s) | ours CLI (s) | speed-up | ours from files (s) "
           "| speed-up | ours, key loaded (s) | speed-up |")
