@@ -15,8 +15,12 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import sys
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BackendUnavailableError, CudaError
+
+if TYPE_CHECKING:
+    from . import _driver
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +38,27 @@ class DeviceInfo:
         return f"sm_{major}{minor}"
 
 
-def driver():
+class Driver(Protocol):
+    """The driver layer (the module _driver) as driver() hands it out: its
+    classes and functions (cuda/_driver.pyi)."""
+
+    Context: type[_driver.Context]
+    Module: type[_driver.Module]
+    Kernel: type[_driver.Kernel]
+    Event: type[_driver.Event]
+    Stream: type[_driver.Stream]
+    DeviceBuffer: type[_driver.DeviceBuffer]
+    PinnedBuffer: type[_driver.PinnedBuffer]
+    HostRegistration: type[_driver.HostRegistration]
+
+    def init(self) -> None: ...
+
+    def device_count(self) -> int: ...
+
+    def device_info(self, ordinal: int) -> tuple[str, str, tuple[int, int], int, int]: ...
+
+
+def driver() -> Driver:
     """The compiled driver-API module, or BackendUnavailableError."""
     try:
         from . import _driver

@@ -4,7 +4,26 @@ device (H's, the witness's copy and its slices, a query's gathered scalars)
 and an operation's work buffers from the device's pool."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 from ..errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from . import _driver
+
+
+class FreesBuffers(Protocol):
+    """A device (cuda.device.Device, or one seen from its second stream) that takes buffers back."""
+
+    def free(self, *bufs: _driver.DeviceBuffer | None) -> None: ...
+
+
+class WorkDevice(FreesBuffers, Protocol):
+    """A device that hands out an operation's work buffers (Device.work_alloc) and takes them back."""
+
+    def work_alloc(self, nbytes: int) -> _driver.DeviceBuffer: ...
 
 
 class WorkBuffers:
@@ -12,21 +31,22 @@ class WorkBuffers:
     pool's, Device.work_alloc), given back together when it ends (or one
     early)."""
 
-    def __init__(self, gpu):
-        self.gpu, self.bufs = gpu, []
+    def __init__(self, gpu: WorkDevice) -> None:
+        self.gpu = gpu
+        self.bufs: list[_driver.DeviceBuffer] = []
 
-    def alloc(self, nbytes: int):
+    def alloc(self, nbytes: int) -> _driver.DeviceBuffer:
         self.bufs.append(self.gpu.work_alloc(nbytes))
         return self.bufs[-1]
 
-    def free(self, buf) -> None:
+    def free(self, buf: _driver.DeviceBuffer) -> None:
         self.bufs.remove(buf)
         self.gpu.free(buf)
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.gpu.free(*self.bufs)
         self.bufs = []
 
@@ -37,7 +57,8 @@ class DeviceScalars:
     of the buffer frees it with close(); a slice (scalars[start:stop]) is a
     view that frees nothing and must not outlive its owner."""
 
-    def __init__(self, gpu, buffer, length: int, first: int = 0, owned: bool = True):
+    def __init__(self, gpu: FreesBuffers, buffer: _driver.DeviceBuffer | None, length: int, first: int = 0,
+                 owned: bool = True) -> None:
         self.gpu, self.buffer, self.length = gpu, buffer, length
         self.first, self.owned = first, owned     # first: the buffer's row this array starts at
 

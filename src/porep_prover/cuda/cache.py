@@ -37,7 +37,7 @@ def cache_key(*, source: bytes, headers: dict[str, bytes], options: tuple[str, .
 class KernelCache:
     """A directory of cubins addressed by cache_key()."""
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = pathlib.Path(root)
 
     def path(self, key: str) -> pathlib.Path:

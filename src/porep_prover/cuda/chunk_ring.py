@@ -18,29 +18,53 @@ The timeline of a partition shows the copies as the ring's stream's work;
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from . import Driver, _driver
+
 RING = 3                     # slots: one being written while the kernels read the one before
+
+
+class RingDevice(Protocol):
+    """What a chunk ring uses of its device (a cuda.device.Device): the
+    driver and context its stream and events are made with, and how it
+    takes and gives back memory."""
+
+    @property
+    def drv(self) -> Driver: ...
+
+    @property
+    def ctx(self) -> _driver.Context: ...
+
+    def alloc(self, nbytes: int) -> _driver.DeviceBuffer: ...
+
+    def free(self, *bufs: _driver.DeviceBuffer | None) -> None: ...
 
 
 class ChunkRing:
     """slots device buffers of chunk_bytes on device (a cuda.device.Device:
     its drv, ctx and alloc), and a copy stream of the ring's own."""
 
-    def __init__(self, device, chunk_bytes: int, slots: int = RING):
+    def __init__(self, device: RingDevice, chunk_bytes: int, slots: int = RING) -> None:
         if chunk_bytes <= 0 or slots < 2:
             raise ValueError(f"a chunk ring of {slots} slots of {chunk_bytes} bytes")
         self.device, self.chunk_bytes, self.slots = device, chunk_bytes, slots
         self.stream = device.drv.Stream(device.ctx)
-        self.bufs = []
+        self.bufs: list[_driver.DeviceBuffer] = []
         try:
             for _ in range(slots):
                 self.bufs.append(device.alloc(chunk_bytes))
         except BaseException:
             self.close()
             raise
-        self._drained: list = [None] * slots    # per slot: its last chunk's kernels are done (an event)
+        # per slot: its last chunk's kernels are done (an event)
+        self._drained: list[_driver.Event | None] = [None] * slots
         self._lock = threading.Lock()           # one streamed array at a time
         self.uploaded = 0                       # bytes streamed through the ring so far
 
@@ -48,7 +72,7 @@ class ChunkRing:
     def nbytes(self) -> int:
         return self.chunk_bytes * self.slots
 
-    def chunks(self, limbs: np.ndarray, per: int, stream):
+    def chunks(self, limbs: npt.NDArray[np.uint64], per: int, stream: _driver.Stream) -> Iterator[tuple[int, int, int]]:
         """(start, stop, device address) for each chunk of at most per rows of
         limbs (2-D, C-contiguous, rows of 8-byte limbs) that fits a slot,
         in order. stream: the kernels' stream, which waits for each chunk's
@@ -57,10 +81,9 @@ class ChunkRing:
         row = limbs.shape[1] * 8
         per = max(1, min(per, self.chunk_bytes // row))
         spans = [(s, min(s + per, len(limbs))) for s in range(0, len(limbs), per)]
-        ready: list = [None] * self.slots
         with self._lock:
-            for i in range(min(self.slots, len(spans))):
-                ready[i] = self._upload(limbs, spans[i], i % self.slots)
+            # the arrival of the chunk each slot holds next: the first chunks', one a slot, to begin with
+            ready = [self._upload(limbs, spans[i], i % self.slots) for i in range(min(self.slots, len(spans)))]
             for i, (start, stop) in enumerate(spans):
                 slot = i % self.slots
                 stream.wait(ready[slot])
@@ -71,16 +94,17 @@ class ChunkRing:
                 if i + self.slots < len(spans):
                     ready[slot] = self._upload(limbs, spans[i + self.slots], slot)
 
-    def _upload(self, limbs: np.ndarray, span: tuple[int, int], slot: int):
+    def _upload(self, limbs: npt.NDArray[np.uint64], span: tuple[int, int], slot: int) -> _driver.Event:
         """Rows span of limbs into slot once its last reader is done; the event of its arrival."""
-        if self._drained[slot] is not None:
-            self.stream.wait(self._drained[slot])
+        drained = self._drained[slot]
+        if drained is not None:
+            self.stream.wait(drained)
         raw = limbs[span[0]:span[1]].reshape(-1).view(np.uint8)
         self.bufs[slot].upload(raw, 0, self.stream)
         self.uploaded += raw.nbytes
         return self._event(self.stream)
 
-    def _event(self, stream):
+    def _event(self, stream: _driver.Stream) -> _driver.Event:
         event = self.device.drv.Event(self.device.ctx)
         event.record(stream)
         return event

@@ -5,6 +5,8 @@ arch, through the on-disk cache. Needs no GPU: only the NVRTC library
 from __future__ import annotations
 
 import pathlib
+from types import ModuleType
+from typing import Any, cast
 
 from ..errors import BackendUnavailableError, NvrtcError
 from .cache import KernelCache, cache_key
@@ -12,16 +14,16 @@ from .cache import KernelCache, cache_key
 OPTIONS = ("--std=c++17", "-default-device", "--use_fast_math", "-lineinfo")
 
 
-def _nvrtc():
+def _nvrtc() -> ModuleType:
     try:
         from cuda.bindings import nvrtc
     except ImportError as exc:
         raise BackendUnavailableError(f"NVRTC is not available (pip install cuda-bindings nvidia-cuda-nvrtc): "
                                       f"{exc}") from None
-    return nvrtc
+    return cast(ModuleType, nvrtc)      # cuda.bindings has no types
 
 
-def _check(nvrtc, result, what: str, prog=None):
+def _check(nvrtc: ModuleType, result: object, what: str, prog: object = None) -> Any:
     """The values of an NVRTC call's (status, values...) tuple, or NvrtcError with the log."""
     err, *values = result if isinstance(result, tuple) else (result,)
     if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
@@ -43,7 +45,7 @@ def nvrtc_version() -> tuple[int, int]:
 
 def _headers(include_dirs: list[pathlib.Path]) -> dict[str, bytes]:
     """Every header a kernel could include, by relative name."""
-    out = {}
+    out: dict[str, bytes] = {}
     for d in include_dirs:
         for p in sorted(d.rglob("*")):
             if p.suffix in (".h", ".cuh") and p.is_file():
@@ -58,7 +60,7 @@ def _compile(source: bytes, name: str, options: tuple[str, ...], include_dirs: l
     try:
         opts = [o.encode() for o in options] + [b"-I" + str(d).encode() for d in include_dirs]
         _check(nvrtc, nvrtc.nvrtcCompileProgram(prog, len(opts), opts), f"compiling {name}", prog)
-        size = _check(nvrtc, nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
+        size: int = _check(nvrtc, nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
         cubin = b" " * size
         _check(nvrtc, nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
     finally:
@@ -83,6 +85,6 @@ def compile_cubin(source_path: pathlib.Path, include_dirs: list[pathlib.Path], a
         if hit is not None:
             return hit
     cubin = _compile(source, source_path.name, options, include_dirs)
-    if cache is not None:
+    if cache is not None and key is not None:     # key: made above wherever there is a cache
         cache.put(key, cubin)
     return cubin

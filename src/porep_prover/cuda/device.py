@@ -15,7 +15,8 @@ from __future__ import annotations
 import collections
 import logging
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeVar, overload
 
 import numpy as np
 
@@ -30,14 +31,19 @@ from .resident import STREAM_CHUNK, ResidentMemory
 from .staging import Staging
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from ..config import GpuEnvironment
+    from . import _driver
 
 LOG = logging.getLogger(__name__)
 THREADS = 256
 RESERVE = 8 << 30          # device bytes left for work buffers when the budget is automatic
 
+Item = TypeVar("Item", bound=np.generic)     # the item type of a downloaded array
 
-def host_key(raw: np.ndarray) -> tuple[int, int]:
+
+def host_key(raw: npt.NDArray[np.generic]) -> tuple[int, int]:
     """(address, bytes) of contiguous host bytes: how a copy made ahead is found again."""
     return raw.ctypes.data, raw.nbytes
 
@@ -47,9 +53,9 @@ class Device(ResidentMemory):
     what the process's environment sets for it (config.gpu_environment():
     the kernel cache's folder and the resident budget)."""
 
-    _side_fill = None          # a third stream, made on first use (side_fill_stream)
+    _side_fill: _driver.Stream | None = None          # a third stream, made on first use (side_fill_stream)
 
-    def __init__(self, ordinal: int, environment: "GpuEnvironment"):
+    def __init__(self, ordinal: int, environment: GpuEnvironment) -> None:
         drv = driver()
         self.info: DeviceInfo = devices()[ordinal]
         self.drv = drv
@@ -68,12 +74,13 @@ class Device(ResidentMemory):
         self.pinned = PinnedPool(drv, self.ctx)
         self.cache = KernelCache(environment.kernel_cache_dir)
         self.lock = threading.RLock()
-        self._modules: dict[str, object] = {}
-        self._kernels: dict[tuple[str, str], object] = {}
+        self._modules: dict[str, _driver.Module] = {}
+        self._kernels: dict[tuple[str, str], _driver.Kernel] = {}
         # id(limbs), or (id(limbs), tag) for a buffer derived from it -> (buffer, finalizer)
-        self._resident: collections.OrderedDict = collections.OrderedDict()
-        self._ahead: dict[tuple[int, int], object] = {}  # (host address, bytes) -> its device copy, made ahead
-        self._busy: collections.Counter = collections.Counter()  # id(limbs) of resident arrays in use
+        self._resident = collections.OrderedDict()
+        # (host address, bytes) -> its device copy, made ahead
+        self._ahead: dict[tuple[int, int], _driver.DeviceBuffer] = {}
+        self._busy = collections.Counter()               # id(limbs) of resident arrays in use
         self.pins = HostPins(drv, self.ctx)
         self._streamed: set[int] = set()                 # id(limbs) of the arrays streamed (stream_arrays)
         self.ring = None                                 # the chunk ring of streamed arrays, made on first use
@@ -86,7 +93,7 @@ class Device(ResidentMemory):
 
     # ------------------------------------------------------------ kernels
 
-    def kernel(self, module: str, name: str):
+    def kernel(self, module: str, name: str) -> _driver.Kernel:
         """A kernel by module and name, compiling (or reading the cache) on first use."""
         with self.lock:
             key = (module, name)
@@ -101,7 +108,8 @@ class Device(ResidentMemory):
                 self._kernels[key] = k
             return self._kernels[key]
 
-    def launch(self, module: str, name: str, n: int, args, block: int = THREADS, stream=None) -> None:
+    def launch(self, module: str, name: str, n: int, args: Sequence[_driver.DeviceBuffer | int], block: int = THREADS,
+               stream: _driver.Stream | None = None) -> None:
         """A grid-stride kernel over n items on stream (the backend's by default)."""
         grid = max(1, min(-(-n // block), self.info.multiprocessors * 32))
         self.kernel(module, name).launch((grid,), (block,), args, stream or self.stream)
@@ -113,7 +121,7 @@ class Device(ResidentMemory):
         if self._side_fill is not None:
             self._side_fill.synchronize()
 
-    def side_fill_stream(self):
+    def side_fill_stream(self) -> _driver.Stream:
         """A third stream, made on first use: the sort's fill of an MSM that
         runs on the second stream (cuda.second_stream), beside its accumulation
         there, as aux_stream is beside the first's."""
@@ -124,7 +132,7 @@ class Device(ResidentMemory):
 
     # ------------------------------------------------------------ memory
 
-    def alloc(self, nbytes: int):
+    def alloc(self, nbytes: int) -> _driver.DeviceBuffer:
         """Device memory; on exhaustion drop the resident arrays not in use and retry once."""
         buf = self.try_alloc(nbytes)
         if buf is not None:
@@ -144,7 +152,7 @@ class Device(ResidentMemory):
             raise DeviceMemoryError(f"{nbytes} bytes of device memory asked for, {free} of {total} free{limit}",
                                     code=exc.code, name=exc.name) from None
 
-    def try_alloc(self, nbytes: int):
+    def try_alloc(self, nbytes: int) -> _driver.DeviceBuffer | None:
         """Device memory, or None when there is none: evicts nothing (for work
         that is worth doing only when memory is to spare); what the pool keeps
         unused is given back first."""
@@ -156,7 +164,7 @@ class Device(ResidentMemory):
                     self.ctx.trim_pool()
         return None
 
-    def work_alloc(self, nbytes: int):
+    def work_alloc(self, nbytes: int) -> _driver.DeviceBuffer:
         """A work buffer for the kernel region's stream, from the pool (free
         gives it back there); as alloc where the device has no pools or the
         pool cannot grow."""
@@ -167,7 +175,7 @@ class Device(ResidentMemory):
                 pass
         return self.alloc(nbytes)
 
-    def upload(self, data):
+    def upload(self, data: npt.NDArray[np.generic]) -> _driver.DeviceBuffer:
         """A new device buffer holding data (any contiguous numpy array); the
         copy made ahead by prepare, handed over, when data is what it copied."""
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
@@ -182,12 +190,22 @@ class Device(ResidentMemory):
                 self.staging.upload(buf, raw)
         return buf
 
-    def take_ahead(self, raw: np.ndarray):
+    def take_ahead(self, raw: npt.NDArray[np.uint8]) -> _driver.DeviceBuffer | None:
         """The device copy prepare made ahead of raw (contiguous bytes), handed over, or None."""
         with self.lock:
             return self._ahead.pop(host_key(raw), None)
 
-    def download_array(self, buf, shape, dtype=np.uint64, stream=None) -> np.ndarray:
+    @overload
+    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...], dtype: type[Item],
+                       stream: _driver.Stream | None = None) -> npt.NDArray[Item]: ...
+
+    @overload
+    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...], *,
+                       stream: _driver.Stream | None = None) -> npt.NDArray[np.uint64]: ...
+
+    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...],
+                       dtype: type[np.generic] = np.uint64, stream: _driver.Stream | None = None
+                       ) -> npt.NDArray[np.generic]:
         """The first prod(shape) items of buf, after the stream's work is done.
         stream: another stream, whose work alone is waited for (a direct copy,
         for results of a few kilobytes: the staging buffers wait for this one)."""
@@ -200,7 +218,7 @@ class Device(ResidentMemory):
             self.staging.download(buf, out.reshape(-1).view(np.uint8))
         return out
 
-    def free(self, *bufs) -> None:
+    def free(self, *bufs: _driver.DeviceBuffer | None) -> None:
         """Close buffers once the kernel region's streams no longer use them."""
         self.synchronize()
         for buf in bufs:

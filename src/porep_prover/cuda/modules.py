@@ -7,7 +7,10 @@ the tests compile, once backend.kernels has loaded every owner). cuda/
 names no algorithm's source itself: it compiles what it is given."""
 from __future__ import annotations
 
+import os
 import pathlib
+from collections.abc import Callable, Iterable
+from typing import TypeAlias
 
 from .._version import __version__
 from ..cuda.cache import KernelCache
@@ -16,10 +19,11 @@ from ..errors import InvalidInputError
 
 PKG = pathlib.Path(__file__).resolve().parents[1]
 INCLUDE = [PKG / "cuda" / "include", PKG / "native"]
-MODULES: dict[str, tuple[pathlib.Path, tuple[str, ...]]] = {}   # logical name -> (source, defines), as registered
+Build: TypeAlias = tuple[pathlib.Path, tuple[str, ...]]    # a module's source and defines
+MODULES: dict[str, Build] = {}   # logical name -> (source, defines), as registered
 
 
-def register_module(name: str, source, defines=()) -> None:
+def register_module(name: str, source: str | os.PathLike[str], defines: Iterable[str] = ()) -> None:
     """Let kernel(name, ...) compile source (a .cu path) with defines: what
     a package owning kernels calls as it loads. Registering a name again
     with the same source and defines does nothing; with another, or a name
@@ -30,10 +34,10 @@ def register_module(name: str, source, defines=()) -> None:
 # Modules beyond MODULES that a benchmark compiles for its comparisons (benchmarks/gpu_builds.py): these
 # sources built another way, or kernels of its own, by logical name -> (source, defines), compiled with
 # INCLUDE as MODULES are. Empty until a benchmark adds to it (add_variant); production launches MODULES.
-VARIANTS: dict[str, tuple[pathlib.Path, tuple[str, ...]]] = {}
+VARIANTS: dict[str, Build] = {}
 
 
-def add_variant(name: str, source, defines=()) -> None:
+def add_variant(name: str, source: str | os.PathLike[str], defines: Iterable[str] = ()) -> None:
     """Let kernel(name, ...) compile source (a .cu path) with defines: a
     benchmark's build. Adding a name again with the same source and defines
     does nothing; a name of MODULES, or one added with another source or
@@ -41,7 +45,8 @@ def add_variant(name: str, source, defines=()) -> None:
     _enter(VARIANTS, MODULES, name, source, defines)
 
 
-def _enter(table: dict, other: dict, name: str, source, defines) -> None:
+def _enter(table: dict[str, Build], other: dict[str, Build], name: str, source: str | os.PathLike[str],
+           defines: Iterable[str]) -> None:
     """name -> (source, defines) into table, unless other has the name or table has it otherwise."""
     build = (pathlib.Path(source).resolve(), tuple(defines))
     if name in other or table.get(name, build) != build:
@@ -51,12 +56,13 @@ def _enter(table: dict, other: dict, name: str, source, defines) -> None:
     table[name] = build
 
 
-def build_modules(arch: str, cache: KernelCache, progress=None) -> dict[str, bytes]:
+def build_modules(arch: str, cache: KernelCache, progress: Callable[[str, int, int], object] | None = None
+                  ) -> dict[str, bytes]:
     """Every kernel module compiled for arch (through the cache): what
     `porep-prover gpu warm` runs, and what CI checks for sm_80 and sm_90.
     progress, when given, is called as progress(module, modules done, modules)
     after each module."""
-    out = {}
+    out: dict[str, bytes] = {}
     for name, (src, defines) in MODULES.items():
         out[name] = compile_cubin(src, INCLUDE, arch, defines, cache, __version__)
         if progress:

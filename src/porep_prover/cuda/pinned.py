@@ -19,11 +19,17 @@ import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import CudaError
 from .staging import copy_in_slices
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from . import Driver, _driver
 
 LOG = logging.getLogger(__name__)
 
@@ -34,8 +40,8 @@ ALIGN = 256                # arena offsets aligned like device allocations
 @dataclasses.dataclass
 class Arena:
     """One page-locked block and a numpy view of it."""
-    buffer: object
-    view: np.ndarray
+    buffer: _driver.PinnedBuffer
+    view: npt.NDArray[np.uint8]
 
     @property
     def nbytes(self) -> int:
@@ -52,7 +58,7 @@ class PinnedPool:
     At most `keep` idle arenas are kept; an arena too small for a request is
     closed and a larger one made (partitions of one circuit all fit the first)."""
 
-    def __init__(self, drv, ctx, keep: int = 3):
+    def __init__(self, drv: Driver, ctx: _driver.Context, keep: int = 3) -> None:
         self.drv, self.ctx, self.keep = drv, ctx, keep
         self._idle: list[Arena] = []
         self._live: dict[int, Arena] = {}    # address -> arena (handed out or idle)
@@ -70,7 +76,9 @@ class PinnedPool:
             while self._idle and len(self._idle) + 1 > self.keep:
                 self._close(self._idle.pop(0))
         buf = self.drv.PinnedBuffer(self.ctx, nbytes)
-        arena = Arena(buf, np.frombuffer(buf, dtype=np.uint8))
+        # before Python 3.12 numpy's stubs take only the buffer types they name (there is no
+        # collections.abc.Buffer to take), not the pinned buffer, which exports the buffer protocol
+        arena = Arena(buf, np.frombuffer(buf, dtype=np.uint8))  # type: ignore[call-overload]
         with self._lock:
             self._live[arena.address] = arena
         return arena
@@ -87,14 +95,14 @@ class PinnedPool:
         arena.view = np.zeros(0, np.uint8)
         arena.buffer.close()
 
-    def contains(self, raw: np.ndarray) -> bool:
+    def contains(self, raw: npt.NDArray[np.uint8]) -> bool:
         """Whether raw (contiguous bytes) lies inside one arena."""
         start = raw.ctypes.data
         end = start + raw.nbytes
         with self._lock:
             return any(a.address <= start and end <= a.address + a.nbytes for a in self._live.values())
 
-    def copy(self, dst: np.ndarray, src: np.ndarray) -> None:
+    def copy(self, dst: npt.NDArray[np.uint8], src: npt.NDArray[np.uint8]) -> None:
         """dst[:] = src (flat uint8) in slices on this pool's threads."""
         copy_in_slices(self._pool, dst, src, SLICE)
 
@@ -116,12 +124,13 @@ class HostPins:
     driver refuses (a lock limit, a mapping it cannot pin) is streamed from
     pageable memory, as it was."""
 
-    def __init__(self, drv, ctx):
+    def __init__(self, drv: Driver, ctx: _driver.Context) -> None:
         self.drv, self.ctx = drv, ctx
-        self._pins: dict[int, tuple[object, weakref.finalize]] = {}   # id(array) -> (registration, finalizer)
+        # id(array) -> (registration, finalizer)
+        self._pins: dict[int, tuple[_driver.HostRegistration, weakref.finalize[[int], npt.NDArray[np.generic]]]] = {}
         self._lock = threading.Lock()
 
-    def pin(self, array: np.ndarray) -> bool:
+    def pin(self, array: npt.NDArray[np.generic]) -> bool:
         """Page-lock a C-contiguous array's memory (once); whether it is pinned."""
         key = id(array)
         with self._lock:
@@ -142,7 +151,7 @@ class HostPins:
         with self._lock:
             return sum(reg.nbytes for reg, _ in self._pins.values())
 
-    def unpin(self, array: np.ndarray) -> None:
+    def unpin(self, array: npt.NDArray[np.generic]) -> None:
         self._unpin(id(array))
 
     def unpin_id(self, key: int) -> None:

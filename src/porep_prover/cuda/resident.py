@@ -17,11 +17,36 @@ from __future__ import annotations
 
 import contextlib
 import weakref
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from ..errors import DeviceMemoryError
 from .chunk_ring import ChunkRing
 
+if TYPE_CHECKING:
+    import collections
+    import threading
+
+    import numpy as np
+    import numpy.typing as npt
+
+    from . import Driver, _driver
+    from .pinned import HostPins
+
 STREAM_CHUNK = 256 << 20   # bytes of a chunk ring's slot when no plan says
+
+# a resident entry's key: id(limbs) of an array, or (id(limbs), tag) of a buffer derived from it
+ResidentKey: TypeAlias = int | tuple[int, Hashable]
+
+
+class Points(Protocol):
+    """A point array as the resident store sees it: its limbs (a row a
+    point; the array its device copy is kept under) and its length."""
+
+    @property
+    def limbs(self) -> npt.NDArray[np.uint64]: ...
+
+    def __len__(self) -> int: ...
 
 
 class ResidentMemory:
@@ -30,7 +55,33 @@ class ResidentMemory:
     Device.__init__) and how it allocates (upload, try_alloc, free, stream)
     are the Device's."""
 
-    def point_chunks(self, points, stream=None):
+    # the Device's state (Device.__init__ makes it), declared here for the type checker
+    drv: Driver
+    ctx: _driver.Context
+    stream: _driver.Stream
+    lock: threading.RLock
+    # key -> (buffer, the finalizer that drops it with its array)
+    _resident: collections.OrderedDict[
+        ResidentKey, tuple[_driver.DeviceBuffer, weakref.finalize[[ResidentKey], npt.NDArray[np.generic]]]]
+    _busy: collections.Counter[int]
+    resident_budget: int
+    pass_points: int
+    _streamed: set[int]
+    ring: ChunkRing | None
+    ring_bytes: int
+    pins: HostPins
+
+    if TYPE_CHECKING:   # the Device's (cuda.device)
+        def upload(self, data: npt.NDArray[np.generic]) -> _driver.DeviceBuffer: ...
+
+        def alloc(self, nbytes: int) -> _driver.DeviceBuffer: ...
+
+        def try_alloc(self, nbytes: int) -> _driver.DeviceBuffer | None: ...
+
+        def free(self, *bufs: _driver.DeviceBuffer | None) -> None: ...
+
+    def point_chunks(self, points: Points, stream: _driver.Stream | None = None
+                     ) -> Iterator[tuple[int, int, _driver.DeviceBuffer | int]]:
         """(start, stop, device buffer or address) covering points in MSM
         passes of at most pass_points (0: one pass): views of the resident
         copy, or, for a streamed array (stream_arrays', or one over the
@@ -50,15 +101,15 @@ class ResidentMemory:
         for start in range(0, n, per):
             yield start, min(n, start + per), buf.view(width * start)
 
-    def is_streamed(self, points) -> bool:
+    def is_streamed(self, points: Points) -> bool:
         """Whether points are streamed through the chunk ring rather than kept resident."""
         return id(points.limbs) in self._streamed or points.limbs.nbytes > self.resident_budget
 
-    def in_one_pass(self, points) -> bool:
+    def in_one_pass(self, points: Points) -> bool:
         """Whether an MSM over points runs as one pass over a resident copy."""
         return not self.is_streamed(points) and (not self.pass_points or len(points) <= self.pass_points)
 
-    def stream_arrays(self, arrays, chunk_bytes: int = STREAM_CHUNK) -> None:
+    def stream_arrays(self, arrays: Sequence[npt.NDArray[np.generic]], chunk_bytes: int = STREAM_CHUNK) -> None:
         """From now on these limbs arrays are streamed (their resident copies
         dropped, their host memory pinned) and no other is; the chunk ring's
         slots are chunk_bytes."""
@@ -76,18 +127,18 @@ class ResidentMemory:
             self.ring = None
         self.ring_bytes = chunk_bytes
 
-    def chunk_ring(self):
+    def chunk_ring(self) -> ChunkRing:
         """The device's chunk ring, made on first use."""
         with self.lock:
             if self.ring is None:
                 self.ring = ChunkRing(self, self.ring_bytes)
             return self.ring
 
-    def resident(self, points):
+    def resident(self, points: Points) -> _driver.DeviceBuffer:
         """The device copy of points, uploaded on first use."""
         return self.resident_array(points.limbs)
 
-    def resident_array(self, limbs):
+    def resident_array(self, limbs: npt.NDArray[np.generic]) -> _driver.DeviceBuffer:
         """The device copy of a numpy array (points' limbs, a circuit's CSR
         arrays), uploaded on first use, kept under the resident budget and
         dropped when the array is collected; it must not change meanwhile."""
@@ -99,7 +150,8 @@ class ResidentMemory:
                 buf = self._keep(key, limbs, self.upload(limbs))
             return buf
 
-    def resident_derived(self, limbs, tag, nbytes: int, make):
+    def resident_derived(self, limbs: npt.NDArray[np.generic], tag: Hashable, nbytes: int,
+                         make: Callable[[_driver.DeviceBuffer], object]) -> _driver.DeviceBuffer | None:
         """A device buffer of nbytes made from a resident array by make(buffer)
         (e.g. an MSM's window table), kept beside it under the resident budget
         and dropped with it; None when it does not fit beside what is resident
@@ -123,17 +175,17 @@ class ResidentMemory:
                 raise
             return self._keep(key, limbs, buf)
 
-    def is_resident(self, limbs) -> bool:
+    def is_resident(self, limbs: npt.NDArray[np.generic]) -> bool:
         """Whether limbs has a device copy now."""
         with self.lock:
             return id(limbs) in self._resident
 
-    def derived(self, limbs, tag):
+    def derived(self, limbs: npt.NDArray[np.generic], tag: Hashable) -> _driver.DeviceBuffer | None:
         """The buffer derived from limbs under tag (resident_derived's), if one was made; makes none."""
         with self.lock:
             return self._touch((id(limbs), tag))
 
-    def _touch(self, key):
+    def _touch(self, key: ResidentKey) -> _driver.DeviceBuffer | None:
         """A resident entry's buffer, now the most recently used, or None (lock held)."""
         entry = self._resident.get(key)
         if entry is None:
@@ -141,13 +193,14 @@ class ResidentMemory:
         self._resident.move_to_end(key)
         return entry[0]
 
-    def _keep(self, key, limbs, buf):
+    def _keep(self, key: ResidentKey, limbs: npt.NDArray[np.generic], buf: _driver.DeviceBuffer
+              ) -> _driver.DeviceBuffer:
         """Record buf as resident under key, dropped when limbs is collected (lock held)."""
         self._resident[key] = (buf, weakref.finalize(limbs, self._evict, key))
         return buf
 
     @contextlib.contextmanager
-    def holding(self, *arrays):
+    def holding(self, *arrays: npt.NDArray[np.generic] | None) -> Iterator[None]:
         """While inside, the device copies of these arrays (resident_array's)
         are not evicted: neither to make room nor when an allocation runs out
         (freeing them would leave the kernels that use them reading freed
@@ -174,11 +227,11 @@ class ResidentMemory:
                 return
             self._evict(victim)
 
-    def _in_use(self, key) -> bool:
+    def _in_use(self, key: ResidentKey) -> bool:
         """A resident entry is in use while its array is held (a derived entry's key is (array's key, tag))."""
         return bool(self._busy[key if isinstance(key, int) else key[0]])
 
-    def _evict(self, key) -> None:
+    def _evict(self, key: ResidentKey) -> None:
         """Drop a resident entry; an array's derived entries go with it."""
         with self.lock:
             entries = [self._resident.pop(key, None)]
@@ -190,7 +243,7 @@ class ResidentMemory:
                 entry[1].detach()
                 self.free(entry[0])
 
-    def release_points(self, points) -> None:
+    def release_points(self, points: Points) -> None:
         """Drop the device copy of one point array (the SRS manager evicts with it)."""
         self._evict(id(points.limbs))
 

@@ -32,11 +32,66 @@ Why each step is safe without waiting for the first stream:
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, overload
+
 import numpy as np
 
 from ..errors import DeviceMemoryError
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from . import Driver, _driver
+    from .device import Item
+    from .resident import Points
+
 THREADS = 256
+
+
+class ViewedDevice(Protocol):
+    """What a SecondStream uses of its device: a cuda.device.Device, or a
+    view of one (the backend's options view)."""
+
+    @property
+    def drv(self) -> Driver: ...
+
+    @property
+    def ctx(self) -> _driver.Context: ...
+
+    @property
+    def stream(self) -> _driver.Stream: ...
+
+    @property
+    def aux_stream(self) -> _driver.Stream: ...
+
+    @property
+    def pooled(self) -> bool: ...
+
+    def side_fill_stream(self) -> _driver.Stream: ...
+
+    def launch(self, module: str, name: str, n: int, args: Sequence[_driver.DeviceBuffer | int], block: int = ...,
+               stream: _driver.Stream | None = ...) -> None: ...
+
+    def alloc(self, nbytes: int) -> _driver.DeviceBuffer: ...
+
+    def free(self, *bufs: _driver.DeviceBuffer | None) -> None: ...
+
+    def take_ahead(self, raw: npt.NDArray[np.uint8]) -> _driver.DeviceBuffer | None: ...
+
+    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...], dtype: type[Item],
+                       stream: _driver.Stream | None = ...) -> npt.NDArray[Item]: ...
+
+    def is_resident(self, limbs: npt.NDArray[np.generic]) -> bool: ...
+
+    def resident_array(self, limbs: npt.NDArray[np.generic]) -> _driver.DeviceBuffer: ...
+
+    def derived(self, limbs: npt.NDArray[np.generic], tag: Hashable) -> _driver.DeviceBuffer | None: ...
+
+    def is_streamed(self, points: Points) -> bool: ...
+
+    def point_chunks(self, points: Points, stream: _driver.Stream | None = ...
+                     ) -> Iterator[tuple[int, int, _driver.DeviceBuffer | int]]: ...
 
 
 class SecondStream:
@@ -45,24 +100,25 @@ class SecondStream:
     third (Device.side_fill_stream) beside it for the MSM's sort; every
     other attribute is the device's."""
 
-    def __init__(self, device):
+    def __init__(self, device: ViewedDevice) -> None:
         self.device = device
         self.stream = device.aux_stream
         self.aux_stream = device.side_fill_stream()
         self._ours: set[int] = set()     # addresses of the pool buffers made here (freed in this stream's order)
-        self.later: list = []            # the other buffers given back here: freed by free_later
+        self.later: list[_driver.DeviceBuffer] = []   # the other buffers given back here: freed by free_later
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:     # the device's attribute, whichever it is
         return getattr(self.device, name)
 
-    def launch(self, module: str, name: str, n: int, args, block: int = THREADS, stream=None) -> None:
+    def launch(self, module: str, name: str, n: int, args: Sequence[_driver.DeviceBuffer | int], block: int = THREADS,
+               stream: _driver.Stream | None = None) -> None:
         self.device.launch(module, name, n, args, block, stream or self.stream)
 
     def synchronize(self) -> None:
         self.stream.synchronize()
         self.aux_stream.synchronize()
 
-    def work_alloc(self, nbytes: int):
+    def work_alloc(self, nbytes: int) -> _driver.DeviceBuffer:
         """A buffer from the pool in this stream's order (as Device.alloc where there is no pool or it cannot grow)."""
         if self.device.pooled:
             try:
@@ -75,7 +131,7 @@ class SecondStream:
 
     alloc = work_alloc      # what the gathers here return (DeviceScalars) goes back in this stream's order too
 
-    def free(self, *bufs) -> None:
+    def free(self, *bufs: _driver.DeviceBuffer | None) -> None:
         """Pool buffers made here back in this stream's order, without waiting;
         any other buffer kept for free_later."""
         for buf in bufs:
@@ -93,7 +149,7 @@ class SecondStream:
         if later:
             self.device.free(*later)
 
-    def upload(self, data):
+    def upload(self, data: npt.NDArray[np.generic]) -> _driver.DeviceBuffer:
         """A new device buffer holding data: the copy prepare made ahead, or one queued on this stream."""
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         ahead = self.device.take_ahead(raw)
@@ -103,25 +159,36 @@ class SecondStream:
         buf.upload(raw, 0, self.stream)      # pageable memory is staged by the driver before the call returns
         return buf
 
-    def download_array(self, buf, shape, dtype=np.uint64, stream=None) -> np.ndarray:
+    @overload
+    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...], dtype: type[Item],
+                       stream: _driver.Stream | None = None) -> npt.NDArray[Item]: ...
+
+    @overload
+    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...], *,
+                       stream: _driver.Stream | None = None) -> npt.NDArray[np.uint64]: ...
+
+    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...],
+                       dtype: type[np.generic] = np.uint64, stream: _driver.Stream | None = None
+                       ) -> npt.NDArray[np.generic]:
         """The first prod(shape) items of buf once this stream's work is done."""
         return self.device.download_array(buf, shape, dtype, stream or self.stream)
 
-    def resident_array(self, limbs):
+    def resident_array(self, limbs: npt.NDArray[np.generic]) -> _driver.DeviceBuffer:
         made = self.device.is_resident(limbs)
         buf = self.device.resident_array(limbs)
         if not made:
             self.device.stream.synchronize()     # uploaded on the first stream: wait for it once
         return buf
 
-    def resident(self, points):
+    def resident(self, points: Points) -> _driver.DeviceBuffer:
         return self.resident_array(points.limbs)
 
-    def resident_derived(self, limbs, tag, nbytes: int, make):
+    def resident_derived(self, limbs: npt.NDArray[np.generic], tag: Hashable, nbytes: int,
+                         make: Callable[[_driver.DeviceBuffer], object]) -> _driver.DeviceBuffer | None:
         """Only a derived buffer made before (a window table is made in the first stream's order)."""
         return self.device.derived(limbs, tag)
 
-    def point_chunks(self, points):
+    def point_chunks(self, points: Points) -> Iterator[tuple[int, int, _driver.DeviceBuffer | int]]:
         """Device.point_chunks on this stream, the resident copy made here
         (see resident_array); a streamed array's chunks come through the
         chunk ring, this stream waiting for each (no host wait)."""

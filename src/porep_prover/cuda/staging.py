@@ -11,15 +11,22 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from . import Driver, _driver
 
 CHUNK = 64 << 20          # bytes per staging buffer
 DIRECT = 1 << 20          # transfers up to this size skip the staging
 SLICE = 4 << 20           # host copies are split in slices this large over threads
 
 
-def copy_in_slices(pool, dst: np.ndarray, src: np.ndarray, slice_bytes: int = SLICE) -> None:
+def copy_in_slices(pool: ThreadPoolExecutor | None, dst: npt.NDArray[np.uint8], src: npt.NDArray[np.uint8],
+                   slice_bytes: int = SLICE) -> None:
     """dst[:] = src (flat bytes), in slices on the pool (numpy copies without
     the GIL; a single thread is far below memory bandwidth, and so is the
     first touch of fresh pages)."""
@@ -34,11 +41,11 @@ def copy_in_slices(pool, dst: np.ndarray, src: np.ndarray, slice_bytes: int = SL
 class Staging:
     """Two pinned buffers and their events, on one context and stream."""
 
-    def __init__(self, drv, ctx, stream, chunk: int = CHUNK):
+    def __init__(self, drv: Driver, ctx: _driver.Context, stream: _driver.Stream, chunk: int = CHUNK) -> None:
         self.drv, self.ctx, self.stream, self.chunk = drv, ctx, stream, chunk
-        self._pinned = []
-        self._views: list[np.ndarray] = []
-        self._events = []
+        self._pinned: list[_driver.PinnedBuffer] = []
+        self._views: list[npt.NDArray[np.uint8]] = []
+        self._events: list[_driver.Event] = []
         self._pending = [False, False]
         workers = min(8, os.cpu_count() or 1)
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="staging") if workers > 1 else None
@@ -48,7 +55,9 @@ class Staging:
             for _ in range(2):
                 buf = self.drv.PinnedBuffer(self.ctx, self.chunk)
                 self._pinned.append(buf)
-                self._views.append(np.frombuffer(buf, dtype=np.uint8))
+                # before Python 3.12 numpy's stubs take only the buffer types they name (there is no
+                # collections.abc.Buffer to take), not the pinned buffer, which exports the buffer protocol
+                self._views.append(np.frombuffer(buf, dtype=np.uint8))  # type: ignore[call-overload]
                 self._events.append(self.drv.Event(self.ctx))
 
     def _wait(self, slot: int) -> None:
@@ -56,7 +65,7 @@ class Staging:
             self._events[slot].synchronize()
             self._pending[slot] = False
 
-    def upload(self, dst, raw: np.ndarray, offset: int = 0) -> None:
+    def upload(self, dst: _driver.DeviceBuffer, raw: npt.NDArray[np.uint8], offset: int = 0) -> None:
         """raw (contiguous uint8) into the device buffer dst at offset, ordered on the stream."""
         n = len(raw)
         if n <= DIRECT:
@@ -73,7 +82,7 @@ class Staging:
             self._events[slot].record(self.stream)
             self._pending[slot] = True
 
-    def download(self, src, out: np.ndarray, offset: int = 0) -> None:
+    def download(self, src: _driver.DeviceBuffer, out: npt.NDArray[np.uint8], offset: int = 0) -> None:
         """out (contiguous uint8) from the device buffer src at offset, after the stream's work."""
         n = len(out)
         if n <= DIRECT:
