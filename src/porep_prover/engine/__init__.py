@@ -14,6 +14,7 @@ from .memory import host_memory_bytes
 from .registry import FifoScheduler, PluginRecord, PriorityScheduler, Registry, ResultSink, Scheduler, SynthesisProvider
 from .settings import EngineSettings
 
-__all__ = ["Cluster", "ClusterWork", "Engine", "EngineConfig", "EngineSettings", "FifoScheduler", "PriorityScheduler", "InlineCircuit", "Job", "JobHandle",
-           "JobResult", "PartitionResult", "PartitionTask", "PartitionTimings", "PluginRecord", "Registry",
-           "ResultSink", "Scheduler", "SynthesisProvider", "host_memory_bytes", "inline_job", "load_config"]
+__all__ = ["Cluster", "ClusterWork", "Engine", "EngineConfig", "EngineSettings", "FifoScheduler", "PriorityScheduler",
+           "InlineCircuit", "Job", "JobHandle", "JobResult", "PartitionResult", "PartitionTask", "PartitionTimings",
+           "PluginRecord", "Registry", "ResultSink", "Scheduler", "SynthesisProvider", "host_memory_bytes",
+           "inline_job", "load_config"]

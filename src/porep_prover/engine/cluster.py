@@ -15,9 +15,13 @@ no cluster library; a plugin brings one.
 """
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .jobs import PartitionTask, PartitionTimings
+from .jobs import Job, PartitionTask, PartitionTimings
+
+if TYPE_CHECKING:
+    from ..groth16.proof import Proof
+    from .timeline import Timeline
 
 
 @runtime_checkable
@@ -46,11 +50,29 @@ class Cluster(Protocol):
 
     def stop(self, deadline: float | None) -> None: ...
 
-    def status(self) -> dict: ...
+    def status(self) -> dict[str, Any]: ...
 
-    def preload(self, job) -> dict: ...
+    def preload(self, job: Job) -> dict[str, Any]: ...
 
     def evict_srs(self, key: str) -> int | None: ...
+
+
+class WorkTable(Protocol):
+    """What ClusterWork reads and tells of the engine's job table (a
+    job_table.JobTable; named by its parts here, as job_table's own imports
+    reach this module through the registry)."""
+    stopping: bool
+
+    def next_task(self, timeout: float) -> PartitionTask | None: ...
+
+    def is_active(self, job_id: str) -> bool: ...
+
+    def partition_proved(self, task: PartitionTask, proof: Proof, public: list[int], timings: PartitionTimings,
+                         worker: str) -> None: ...
+
+    def failed(self, task: PartitionTask, exc: BaseException, worker: str) -> None: ...
+
+    def returned(self, task: PartitionTask) -> None: ...
 
 
 class ClusterWork:
@@ -58,7 +80,7 @@ class ClusterWork:
     partition next_task hands out must come back once: proved, failed or
     returned. table: the engine's JobTable; timeline: its Timeline."""
 
-    def __init__(self, table, timeline):
+    def __init__(self, table: WorkTable, timeline: Timeline):
         self._table, self._timeline = table, timeline
 
     @property
@@ -79,7 +101,8 @@ class ClusterWork:
         """The partition left for node (a timeline event, PARTITION_SENT)."""
         self._timeline.emit("PARTITION_SENT", task.job.id, task.index, node)
 
-    def proved(self, task: PartitionTask, proof, public: list, timings: PartitionTimings, node: str) -> None:
+    def proved(self, task: PartitionTask, proof: Proof, public: list[int], timings: PartitionTimings,
+               node: str) -> None:
         """The partition's proof, verified on node: the job's on_partition,
         then its place in the job's result (the job concludes with its last)."""
         self._timeline.emit("PARTITION_PROVED", task.job.id, task.index, node)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from typing import Any
+from typing import Any, Mapping
 
 import tomllib
 
@@ -114,22 +114,23 @@ class EngineConfig:
     dict (cfg.section("engine")["threads"]). What an engine runs with, every
     default resolved on the host, is engine.settings.EngineSettings.resolve(cfg).
     sections: what it was checked against (None: default_sections()), which
-    replace() checks against too."""
-    values: dict
+    replace() checks against too. A value's type is its key's (config_schema:
+    a bool, an int, a float, a string or a list of strings)."""
+    values: dict[str, Any]
     sections: SettingsRegistry | None = dataclasses.field(default=None, compare=False, repr=False)
 
-    def get(self, key: str):
+    def get(self, key: str) -> Any:
         return self.values[key]
 
-    def section(self, name: str) -> dict:
+    def section(self, name: str) -> dict[str, Any]:
         return {k.split(".", 1)[1]: v for k, v in self.values.items() if k.startswith(name + ".")}
 
-    def replace(self, **dotted) -> "EngineConfig":
+    def replace(self, **dotted: object) -> "EngineConfig":
         """A copy with some keys changed (validated): replace(**{"engine.threads": 4})."""
         return build({**self.values, **dotted}, self.sections)
 
 
-def build(values: dict, sections: SettingsRegistry | None = None) -> EngineConfig:
+def build(values: Mapping[str, object], sections: SettingsRegistry | None = None) -> EngineConfig:
     """An EngineConfig from dotted keys (missing ones take their defaults),
     each checked against sections (None: default_sections()): ConfigError
     naming the key for one no section declares or a value it refuses."""
@@ -140,7 +141,7 @@ def build(values: dict, sections: SettingsRegistry | None = None) -> EngineConfi
     return EngineConfig(out, sections)
 
 
-def _read_toml(path: str | os.PathLike) -> dict:
+def _read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The TOML document in the file at path (TOML 1.0, as tomllib reads it)."""
     text = read_text(path, ConfigError, "the settings")
     try:
@@ -151,11 +152,11 @@ def _read_toml(path: str | os.PathLike) -> dict:
         raise ConfigError(f"{path}: arrays or tables nested too deeply to read") from None
 
 
-def _flatten(doc: dict, schema: SettingsRegistry) -> dict:
+def _flatten(doc: dict[str, Any], schema: SettingsRegistry) -> dict[str, object]:
     """A TOML document's [section] key = value as dotted keys; ConfigError for
     a table that is no section of schema (nested ones included) and a key
     outside every table."""
-    flat = {}
+    flat: dict[str, object] = {}
     for name, table in doc.items():
         if not isinstance(table, dict):
             raise ConfigError(f"setting {name!r} is outside any section ({schema.known()})", key=name)
@@ -190,7 +191,7 @@ def parse_entry(text: str, what: str = "--payload") -> tuple[str, Any]:
     return key.strip(), parse_value(raw)
 
 
-def parse_sweep(text: str, sections: SettingsRegistry | None = None) -> tuple[str, list]:
+def parse_sweep(text: str, sections: SettingsRegistry | None = None) -> tuple[str, list[Any]]:
     """'section.key=V1,V2,...' (or a TOML list) -> (key, [values]); ConfigError
     when there is no value."""
     key, raw = parse_override(text, sections)
@@ -218,7 +219,7 @@ def parse_override(text: str, sections: SettingsRegistry | None = None) -> tuple
     return key, value
 
 
-def load_config(path: str | os.PathLike | None = None, overrides: list[str] | dict | None = None,
+def load_config(path: str | os.PathLike[str] | None = None, overrides: list[str] | Mapping[str, object] | None = None,
                 sections: SettingsRegistry | None = None) -> EngineConfig:
     """Settings from a TOML file (None: defaults only), then the overrides,
     checked against sections: default_sections() when None (the engine's and
@@ -229,7 +230,7 @@ def load_config(path: str | os.PathLike | None = None, overrides: list[str] | di
     section or key, and what there is, for one that sections lacks; then as
     build() for the values."""
     schema = sections if sections is not None else _defaults()
-    values = {}
+    values: dict[str, object] = {}
     if path is not None:
         doc = _read_toml(path)
         try:

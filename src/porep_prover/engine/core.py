@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import functools
 import logging
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 from ..groth16 import load_params
-from .cluster import ClusterWork
+from .cluster import Cluster, ClusterWork
 from .config import EngineConfig, load_config
 from .devices import ProvingDevice, discover
 from .inline import default_registry
@@ -52,6 +54,11 @@ from .srs import SrsManager
 from .stages import Stages
 from .timeline import Timeline
 from .timeline_window import window as recent_window
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from ..groth16.keys import Parameters
 
 LOG = logging.getLogger("porep_prover.engine")
 
@@ -71,8 +78,9 @@ class Engine:
     engine's partitions on its nodes (else None) and `devices` is empty.
     """
 
-    def __init__(self, config: EngineConfig | None = None, registry: Registry | None = None, plugins=None,
-                 start: bool = True, devices: list[ProvingDevice] | None = None):
+    def __init__(self, config: EngineConfig | None = None, registry: Registry | None = None,
+                 plugins: pluggy.PluginManager | None = None, start: bool = True,
+                 devices: list[ProvingDevice] | None = None):
         self.config = config if config is not None else load_config()
         self.settings = settings = EngineSettings.resolve(self.config)
         self.registry = registry if registry is not None else default_registry()
@@ -88,7 +96,7 @@ class Engine:
         self.jobs = JobTable(self.registry.scheduler(settings.scheduler), self.notifications, self.timeline,
                              settings.max_retries, settings.scheduler or "builtin")
         self.cluster = self.registry.cluster(self.config)
-        self._stopped: concurrent.futures.Future = concurrent.futures.Future()   # set when the workers stop
+        self._stopped: concurrent.futures.Future[None] = concurrent.futures.Future()   # set when the workers stop
         self._stages: Stages | None = None
         self._workers: Workers | None = None
         self._switch_token: int | None = None
@@ -105,7 +113,7 @@ class Engine:
         With engine.cluster: start the cluster instead (what its start raises: EngineError when
         it cannot be reached)."""
         if self.cluster is not None:         # the nodes load srs.preload, each for itself
-            return self._start_cluster()
+            return self._start_cluster(self.cluster)
         with self._state_lock:
             if self._workers is not None or self._shut_down:
                 return self
@@ -131,12 +139,12 @@ class Engine:
                  self.settings.gpu_workers_per_device)
         return self
 
-    def _start_cluster(self) -> "Engine":
+    def _start_cluster(self, cluster: Cluster) -> "Engine":
         """start() on a cluster: its node engines prove, none of this host's workers runs."""
         with self._state_lock:
             if self._cluster_started or self._shut_down:
                 return self
-            self.cluster.start(ClusterWork(self.jobs, self.timeline))
+            cluster.start(ClusterWork(self.jobs, self.timeline))
             self._cluster_started = True
             self.jobs.open()
         self.notifications.hook("porep_prover_engine_started", engine=self)
@@ -152,7 +160,7 @@ class Engine:
 
     def _preload(self) -> None:
         for path in self.settings.srs_preload:    # .params or mapped .pmap
-            self.srs.get(f"params:{path}", lambda p=path: load_params(p, threads=self.settings.threads))
+            self.srs.get(f"params:{path}", functools.partial(load_params, path, threads=self.settings.threads))
 
     def shutdown(self, wait: bool = True, timeout: float | None = None) -> None:
         """Stop taking jobs and end the workers; every accepted job's handle
@@ -211,20 +219,21 @@ class Engine:
         now = time.monotonic()
         join_by = now + JOIN_SECONDS if deadline is None else min(max(deadline, now + STOP_GRACE_SECONDS),
                                                                   now + JOIN_SECONDS)
-        if self._cluster_started:
+        if self._cluster_started and self.cluster is not None:
             self.cluster.stop(join_by)
-        left = self._workers.stop(join_by) if self._workers is not None else []
+        workers = self._workers
+        left = workers.stop(join_by) if workers is not None else []
         if left:
             LOG.warning("shutdown: workers still running, left behind: %s", ", ".join(left))
-        if not any(self._workers.is_device_worker(name) for name in left):
+        if workers is None or not any(workers.is_device_worker(name) for name in left):
             self.srs.clear()          # (a device worker left behind may still read its parameters' device copies)
         SWITCH_INTERVAL.release(self._switch_token)
         self._switch_token = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Engine":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.shutdown(wait=exc[0] is None)
 
     # ------------------------------------------------------------ jobs
@@ -246,12 +255,12 @@ class Engine:
         """Cancel a job in the engine; True when this call cancelled it."""
         return self.jobs.cancel(job_id, "cancelled")
 
-    def job_progress(self, job_id: str) -> dict | None:
+    def job_progress(self, job_id: str) -> dict[str, int] | None:
         """{"queued", "in_flight", "proved"}: partitions of a job in the engine
         (see JobTable.progress); None when it is not (finished, or never submitted)."""
         return self.jobs.progress(job_id)
 
-    def preload(self, job: Job) -> dict:
+    def preload(self, job: Job) -> dict[str, Any]:
         """Load the parameters of job's kind and payload now (its provider's
         srs_key and load_srs; nothing is proved): {"key", "seconds",
         "bytes", "already_loaded"}. EngineError when no provider serves the
@@ -274,7 +283,7 @@ class Engine:
             return self.cluster.evict_srs(key)
         return self.srs.evict(key)
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """Devices, job counts (active, and totals by outcome), partitions
         waiting and ready, memory, parameters, plugins, and the plugin lanes
         stuck past their limit; with engine.cluster, "cluster": its nodes (Cluster.status)."""
@@ -290,7 +299,7 @@ class Engine:
             "timeline_events": {"kept": len(self.timeline), "emitted": self.timeline.emitted},
         }
 
-    def timeline_window(self, seconds: float = 60.0, now: float | None = None) -> dict:
+    def timeline_window(self, seconds: float = 60.0, now: float | None = None) -> dict[str, Any]:
         """The last `seconds` of the timeline (up to now, seconds since the
         epoch; default the present) as one lane of bars per worker, with each
         device's GPU efficiency and longest gap over it: see
@@ -300,7 +309,7 @@ class Engine:
         return recent_window(events, lanes, [(d.identity, d.label) for d in self.devices],
                              time.time() if now is None else now, seconds, whole=self.timeline.emitted == len(events))
 
-    def _release_on_devices(self, params) -> None:
+    def _release_on_devices(self, params: Parameters) -> None:
         for device in self.devices:
             for points in (params.h, params.l, params.a, params.b_g1, params.b_g2):
                 device.backend.release_points(points)

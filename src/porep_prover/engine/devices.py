@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import cuda
-from ..backend import get_backend, gpu_available, gpu_backend
+from ..backend import Backend, get_backend, gpu_available, gpu_backend
 from ..errors import EngineError
 
 
@@ -18,7 +18,7 @@ class ProvingDevice:
     identity: str   # what its lock is keyed by: a GPU's UUID, "cpu" for the host
     label: str      # short name in logs: cpu, gpu0, gpu1 ...
     kind: str       # "cpu" or "gpu"
-    backend: object = dataclasses.field(compare=False, repr=False)
+    backend: Backend = dataclasses.field(compare=False, repr=False)
 
 
 def cpu_device() -> ProvingDevice:

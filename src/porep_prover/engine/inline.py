@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast, overload
 
 from ..field.fr_array import FrArray
 from ..groth16.keys import Parameters
@@ -28,16 +28,31 @@ class InlineProvider:
         return f"inline:{id(job.payload.params):x}"
 
     def load_srs(self, job: Job) -> Parameters:
-        return job.payload.params
+        payload: InlineCircuit = job.payload
+        return payload.params
 
-    def synthesize(self, job: Job, partition: int, threads: int):
-        w = job.payload.witnesses
-        return job.payload.r1cs, (w(partition) if callable(w) else w[partition])
+    def synthesize(self, job: Job, partition: int, threads: int) -> tuple[R1CS, FrArray]:
+        payload: InlineCircuit = job.payload
+        w = payload.witnesses
+        return payload.r1cs, (w(partition) if callable(w) else w[partition])
 
 
-def inline_job(params: Parameters, r1cs: R1CS, witnesses, partitions: int | None = None, priority: int = 0) -> Job:
-    """A Job proving r1cs under params once per witness."""
-    count = partitions if partitions is not None else len(witnesses)
+@overload
+def inline_job(params: Parameters, r1cs: R1CS, witnesses: Sequence[FrArray], partitions: int | None = None,
+               priority: int = 0) -> Job: ...
+
+
+@overload
+def inline_job(params: Parameters, r1cs: R1CS, witnesses: Callable[[int], FrArray], partitions: int,
+               priority: int = 0) -> Job: ...
+
+
+def inline_job(params: Parameters, r1cs: R1CS, witnesses: Sequence[FrArray] | Callable[[int], FrArray],
+               partitions: int | None = None, priority: int = 0) -> Job:
+    """A Job proving r1cs under params once per witness (partitions: how
+    many, given with a function of the partition index)."""
+    # without partitions the witnesses are a sequence (the overloads above)
+    count = partitions if partitions is not None else len(cast("Sequence[FrArray]", witnesses))
     return Job("inline", count, InlineCircuit(params, r1cs, witnesses), priority=priority)
 
 

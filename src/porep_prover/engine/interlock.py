@@ -13,6 +13,10 @@ import contextlib
 import dataclasses
 import threading
 import time
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from .timeline import Timeline
 
 _LOCKS: dict[str, threading.Lock] = {}
 _GUARD = threading.Lock()
@@ -36,7 +40,8 @@ class Region:
 
 
 @contextlib.contextmanager
-def kernel_region(identity: str, timeline=None, job: str = "", partition: int = -1, worker: str = ""):
+def kernel_region(identity: str, timeline: Timeline | None = None, job: str = "", partition: int = -1,
+                  worker: str = "") -> Iterator[Region]:
     """Hold the device's lock for the block, which gets a Region; with a
     timeline, LOCK_WAIT when asking, GPU_START once held, GPU_END when
     released (the Region's moments are those events')."""

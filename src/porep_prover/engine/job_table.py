@@ -19,11 +19,18 @@ import collections
 import logging
 import threading
 import time
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import (EngineError, InvalidInputError, JobCancelledError, JobFailedError, KeyIntegrityError,
                       ParamsMismatchError, PluginTimeoutError, UnsatisfiedError, WitnessError)
 from .jobs import Job, JobHandle, JobResult, PartitionResult, PartitionTask, PartitionTimings
 from .scheduler_guard import GuardedScheduler
+
+if TYPE_CHECKING:
+    from ..groth16.proof import Proof
+    from .plugin_calls import Notifications
+    from .registry import Scheduler
+    from .timeline import Timeline
 
 LOG = logging.getLogger("porep_prover.engine")
 
@@ -49,9 +56,9 @@ class _JobState:
 
     def __init__(self, job: Job, handle: JobHandle):
         self.job, self.handle = job, handle
-        self.proofs: list = [None] * job.partitions
-        self.public: list = [None] * job.partitions
-        self.timings: list = [None] * job.partitions
+        self.proofs: list[Proof | None] = [None] * job.partitions
+        self.public: list[list[int] | None] = [None] * job.partitions
+        self.timings: list[PartitionTimings | None] = [None] * job.partitions
         self.left = len(job.only) if job.only is not None else job.partitions
         self.estimate = 0   # bytes of this job's last synthesized partition
         self.in_flight: set[int] = set()
@@ -66,7 +73,8 @@ class JobTable:
     notifications: the sinks and hooks a conclusion goes to; timeline: where
     JOB_SUBMIT, PARTITION_RETRY / PARTITION_FAILED and JOB_END are emitted."""
 
-    def __init__(self, scheduler, notifications, timeline, max_retries: int, scheduler_name: str = ""):
+    def __init__(self, scheduler: Scheduler, notifications: Notifications, timeline: Timeline, max_retries: int,
+                 scheduler_name: str = ""):
         # the scheduler is a plugin: behind a guard, a failing one loses no partition and stops no worker
         self._scheduler = GuardedScheduler(scheduler, scheduler_name)
         self._notifications, self._timeline = notifications, timeline
@@ -74,7 +82,7 @@ class JobTable:
         self._cond = threading.Condition()
         self._jobs: dict[str, _JobState] = {}
         self._concluding = 0                        # jobs out of the table whose handle is not resolved yet
-        self.counts = collections.Counter()         # submitted, succeeded, failed, cancelled
+        self.counts: collections.Counter[str] = collections.Counter()   # submitted, succeeded, failed, cancelled
         self.accepting = False
         self.stopping = False
         self.holding = False                        # no partition is handed out (a drain)
@@ -154,7 +162,7 @@ class JobTable:
 
     # ------------------------------------------------------------ out
 
-    def progress(self, job_id: str) -> dict | None:
+    def progress(self, job_id: str) -> dict[str, int] | None:
         """{"queued", "in_flight", "proved"}: the job's partitions waiting,
         handed out and not back, and proved in this engine (those its `only`
         left out are not counted); None when the job is not in the table."""
@@ -165,7 +173,8 @@ class JobTable:
             proved = sum(1 for p in state.proofs if p is not None)
             return {"queued": state.left - len(state.in_flight), "in_flight": len(state.in_flight), "proved": proved}
 
-    def partition_proved(self, task: PartitionTask, proof, public, timings: PartitionTimings, worker: str) -> None:
+    def partition_proved(self, task: PartitionTask, proof: Proof, public: list[int], timings: PartitionTimings,
+                         worker: str) -> None:
         """A partition's proof is made and checked: the job's on_partition
         callback gets it (an exception there fails the partition, see
         failed), then partition_done."""
@@ -178,7 +187,8 @@ class JobTable:
                 return
         self.partition_done(task, proof, public, timings)
 
-    def partition_done(self, task: PartitionTask, proof, public, timings: PartitionTimings | None = None) -> None:
+    def partition_done(self, task: PartitionTask, proof: Proof, public: list[int],
+                       timings: PartitionTimings | None = None) -> None:
         with self._cond:
             state = self._jobs.get(task.job.id)
             if state is None:
@@ -284,7 +294,7 @@ class JobTable:
         """Block until no job is in the table or concluding (True), or until deadline (False)."""
         return self._wait_until(lambda: not (self._jobs or self._concluding), deadline)
 
-    def _wait_until(self, done, deadline: float | None) -> bool:
+    def _wait_until(self, done: Callable[[], object], deadline: float | None) -> bool:
         """done() under the table's lock, waited for until deadline (time.monotonic(); None: no limit)."""
         with self._cond:
             return bool(self._cond.wait_for(done, None if deadline is None else deadline - time.monotonic()))
@@ -316,7 +326,7 @@ class JobTable:
             self._scheduler.close()
             self._cond.notify_all()
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, int]:
         with self._cond:
             return {"jobs_active": len(self._jobs), "jobs_total": self.counts["submitted"],
                     "jobs_succeeded": self.counts["succeeded"], "jobs_failed": self.counts["failed"],

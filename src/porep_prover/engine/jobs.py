@@ -7,16 +7,19 @@ import concurrent.futures
 import dataclasses
 import itertools
 import uuid
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Generator, Protocol
 
 from ..errors import InvalidInputError, JobCancelledError
+
+if TYPE_CHECKING:
+    from ..groth16.proof import Proof
 
 _SEQ = itertools.count()
 MAX_PARTITIONS = 1 << 16           # a job's partitions (a 32 GiB PoRep has 10)
 MAX_TIMEOUT_SECONDS = 365 * 86400.0
 
 
-def check_timeout(timeout) -> float | None:
+def check_timeout(timeout: object) -> float | None:
     """A wait's timeout: None (no limit) or a number of seconds from 0 to
     MAX_TIMEOUT_SECONDS (NaN and infinities refused); InvalidInputError saying so."""
     if timeout is None:
@@ -63,7 +66,7 @@ class Job:
     # set by the engine when the job concludes (proved, failed or cancelled): see `ended`
     ended: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if isinstance(self.partitions, bool) or not isinstance(self.partitions, int) or \
                 not 1 <= self.partitions <= MAX_PARTITIONS:
             raise InvalidInputError(f"job partitions must be an integer from 1 to {MAX_PARTITIONS}, "
@@ -119,8 +122,8 @@ class PartitionResult:
     inputs (without the leading one) and its timings."""
     job: Job
     index: int
-    proof: Any
-    public_inputs: list
+    proof: Proof
+    public_inputs: list[int]
     timings: PartitionTimings
 
 
@@ -145,23 +148,29 @@ class JobResult:
     (PartitionTimings) per partition, None for a partition the job's `only`
     left out (or the error)."""
     job: Job
-    proofs: list = dataclasses.field(default_factory=list)
-    public_inputs: list = dataclasses.field(default_factory=list)
+    proofs: list[Proof | None] = dataclasses.field(default_factory=list)
+    public_inputs: list[list[int] | None] = dataclasses.field(default_factory=list)
     error: BaseException | None = None
     seconds: float = 0.0
-    timings: list = dataclasses.field(default_factory=list)
+    timings: list[PartitionTimings | None] = dataclasses.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
 
+class Canceller(Protocol):
+    """Where a handle's cancel() goes: the engine that holds its job."""
+
+    def cancel(self, job_id: str) -> bool: ...
+
+
 class JobHandle:
     """What submit returns: result() blocks; `await handle` in asyncio; cancel()."""
 
-    def __init__(self, job: Job, engine):
+    def __init__(self, job: Job, engine: Canceller):
         self.job = job
-        self.future: concurrent.futures.Future = concurrent.futures.Future()
+        self.future: concurrent.futures.Future[JobResult] = concurrent.futures.Future()
         self._engine = engine
 
     def result(self, timeout: float | None = None) -> JobResult:
@@ -176,7 +185,7 @@ class JobHandle:
         """Cancel the job if it has not finished; True when it was cancelled by this call."""
         return self._engine.cancel(self.job.id)
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, None, JobResult]:
         return asyncio.wrap_future(self.future).__await__()
 
     # engine side -------------------------------------------------------------

@@ -9,8 +9,16 @@ import queue
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Callable, TypeVarTuple
 
 from .stages import STOP
+
+if TYPE_CHECKING:
+    from .devices import ProvingDevice
+    from .settings import EngineSettings
+    from .stages import Stages
+
+_Ts = TypeVarTuple("_Ts")
 
 LOG = logging.getLogger("porep_prover.engine")
 
@@ -33,10 +41,10 @@ class SwitchInterval:
     own), and when the last holder lets go the interval is put back, unless
     someone else changed it meanwhile (theirs is kept)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._held: dict[int, float] = {}
-        self._original: float | None = None
+        self._original = sys.getswitchinterval()    # what to put back (read again as the first holder asks)
         self._set: float | None = None     # what this knob last set
         self._tokens = iter(range(1, sys.maxsize))
 
@@ -63,7 +71,7 @@ class SwitchInterval:
                 return
             if sys.getswitchinterval() == self._set:
                 sys.setswitchinterval(self._original)
-            self._original = self._set = None
+            self._set = None
 
     def _apply(self) -> None:
         if self._set is not None and sys.getswitchinterval() != self._set:
@@ -87,7 +95,7 @@ class Workers:
     spin). A synthesis worker stalled in a provider's call gets a stand-in
     (stand_in: synth0.1, ...), for at most partition_workers stalled at once."""
 
-    def __init__(self, stages, settings, devices):
+    def __init__(self, stages: Stages, settings: EngineSettings, devices: list[ProvingDevice]):
         self.stages, self.settings, self.devices = stages, settings, devices
         self._synthesis: list[threading.Thread] = []
         self._device: list[threading.Thread] = []
@@ -126,12 +134,12 @@ class Workers:
     def is_device_worker(self, name: str) -> bool:
         return any(t.name == name for t in self._device)
 
-    def _spawn(self, name: str, target, *args) -> threading.Thread:
+    def _spawn(self, name: str, target: Callable[[str, *_Ts], None], *args: *_Ts) -> threading.Thread:
         thread = threading.Thread(target=self._supervise, args=(name, target, args), name=name, daemon=True)
         thread.start()
         return thread
 
-    def _supervise(self, name: str, target, args) -> None:
+    def _supervise(self, name: str, target: Callable[[str, *_Ts], None], args: tuple[*_Ts]) -> None:
         """target(name, *args) until it returns; started again while it raises and the engine runs."""
         failures = 0
         while True:

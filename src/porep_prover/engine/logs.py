@@ -12,9 +12,13 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+from typing import TYPE_CHECKING
 
 from .timeline import LOG as TIMELINE_LOG
 from .timeline import RECORD_FIELDS
+
+if TYPE_CHECKING:
+    from .config import EngineConfig
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 TIMELINE_FORMAT = "%(asctime)s %(message)s"
@@ -55,12 +59,12 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, separators=(",", ":"), default=str)
 
 
-def formatter(config, text_format: str = FORMAT) -> logging.Formatter:
+def formatter(config: EngineConfig, text_format: str = FORMAT) -> logging.Formatter:
     """The formatter logging.format names (text_format: the text form's line)."""
     return JsonFormatter() if config.get("logging.format") == "json" else logging.Formatter(text_format)
 
 
-def configure_logging(config) -> list[logging.Handler]:
+def configure_logging(config: EngineConfig) -> list[logging.Handler]:
     """Set the package loggers up (porep_prover.*); returns the handlers added,
     for remove_handlers() when the run ends."""
     root = logging.getLogger("porep_prover")
@@ -69,7 +73,7 @@ def configure_logging(config) -> list[logging.Handler]:
     handler = logging.FileHandler(path) if path else logging.StreamHandler()
     handler.setFormatter(formatter(config))
     root.addHandler(handler)
-    added = [handler]
+    added: list[logging.Handler] = [handler]
     timeline = config.get("logging.timeline")
     if timeline:
         th = logging.FileHandler(timeline)

@@ -14,7 +14,10 @@ import logging
 import os
 import threading
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from ..groth16.keys import Parameters
 
 LOG = logging.getLogger("porep_prover.engine")
 WAIT_NOTICE_SECONDS = 5.0        # a synthesis waiting this long for memory is logged (the GPU may idle for it)
@@ -41,7 +44,7 @@ def host_available_bytes() -> int | None:
     return None
 
 
-def partition_bytes(params, abc_on_device: bool = False) -> int:
+def partition_bytes(params: Parameters, abc_on_device: bool = False) -> int:
     """Host bytes one synthesized partition of this circuit holds: a, b, c over
     the domain and the scalars of the l, a and b queries; or, when the device
     evaluates A, B, C and takes the scalars from the witness, the witness."""
@@ -139,7 +142,7 @@ class MemoryAdmission:
             self._closed = True
             self._cond.notify_all()
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, int]:
         with self._cond:
             return {"memory_in_flight": self.in_flight, "memory_budget": self.budget(),
                     "memory_pending": self.pending}

@@ -25,9 +25,21 @@ import logging
 import queue
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED
+from concurrent.futures import FIRST_COMPLETED, Future
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar, TypeVarTuple
 
 from ..errors import PluginError, PluginTimeoutError
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from .jobs import JobResult
+    from .registry import ResultSink
+
+_R = TypeVar("_R")
+_Ts = TypeVarTuple("_Ts")
+# a call queued on a lane: its future, the function and its arguments (a lane runs calls of any type)
+_Call = tuple[Future[Any], Callable[..., object], tuple[object, ...]]
 
 LOG = logging.getLogger("porep_prover.engine")
 
@@ -44,28 +56,32 @@ class PluginLane:
     once, while the wait goes on (None: never); setting: where the limit
     comes from, for the error's message."""
 
-    def __init__(self, name: str, limit: float | None, stall: float | None = None, on_stall=None,
-                 setting: str = "engine.provider_timeout_seconds"):
+    def __init__(self, name: str, limit: float | None, stall: float | None = None,
+                 on_stall: Callable[[str], None] | None = None, setting: str = "engine.provider_timeout_seconds"):
         self.name, self.limit, self.setting = name, limit, setting
         self.stall, self.on_stall = stall, on_stall
         self._lock = threading.Lock()
-        self._inbox: queue.SimpleQueue | None = None
+        self._inbox: queue.SimpleQueue[_Call | None] | None = None
         self._busy_since: float | None = None     # when the call running now started
 
-    def submit(self, fn, *args) -> concurrent.futures.Future | None:
+    def submit(self, fn: Callable[[*_Ts], _R], *args: *_Ts) -> Future[_R] | None:
         """fn(*args) queued on the lane: a future of its result; None when
         the lane is stuck (a call of it past its limit has not returned)."""
         with self._lock:
             if self.stuck_for() is not None:
                 return None
-            if self._inbox is None:
-                self._inbox = queue.SimpleQueue()
-                threading.Thread(target=self._serve, args=(self._inbox,), name=self.name, daemon=True).start()
-            future = concurrent.futures.Future()
-            self._inbox.put((future, fn, args))
+            return self._queue(fn, args)
+
+    def _queue(self, fn: Callable[[*_Ts], _R], args: tuple[*_Ts]) -> Future[_R]:
+        """fn(*args) queued (caller holds the lock), on a fresh thread when the lane has none."""
+        if self._inbox is None:
+            self._inbox = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(self._inbox,), name=self.name, daemon=True).start()
+        future: Future[_R] = concurrent.futures.Future()
+        self._inbox.put((future, fn, args))
         return future
 
-    def call(self, what: str, stopped: concurrent.futures.Future, fn, *args):
+    def call(self, what: str, stopped: Future[None], fn: Callable[[*_Ts], _R], *args: *_Ts) -> _R:
         """fn(*args) on the lane, waited for: its result, or what it raised
         (PluginError in place of a BaseException that is not an Exception:
         no plugin ends a worker); PluginTimeoutError after the limit, Stopped
@@ -76,8 +92,9 @@ class PluginLane:
             raise Stopped(what)
         future = self.submit(fn, *args)
         if future is None:          # the last call ended past the limit as it was being waited for
-            self.abandon()
-            future = self.submit(fn, *args)
+            self.abandon()          # (a fresh thread, so not stuck)
+            with self._lock:
+                future = self._queue(fn, args)
         done = self._wait_for(what, future, stopped)
         if future in done:
             exc = future.exception()
@@ -87,23 +104,23 @@ class PluginLane:
         self.abandon()
         if stopped in done:
             raise Stopped(what)
+        # (reached with a limit only: a wait without one ends with the call or the stop)
         raise PluginTimeoutError(f"{what} did not return within {self.limit:g} s ({self.setting}; "
-                                 "its thread is left running)", what, self.limit)
+                                 "its thread is left running)", what, self.limit or 0.0)
 
-    def _wait_for(self, what: str, future, stopped) -> set:
+    def _wait_for(self, what: str, future: Future[_R], stopped: Future[None]) -> set[Future[Any]]:
         """The wait of call(): until the call or stopped is done, or the
         limit; on_stall(what) at `stall` seconds (when before the limit)."""
         first = FIRST_COMPLETED
-        stall = self.stall if self.on_stall is not None and self.stall is not None and \
-            (self.limit is None or self.stall < self.limit) else None
-        if stall is None:
-            return concurrent.futures.wait((future, stopped), self.limit, first)[0]
-        done = concurrent.futures.wait((future, stopped), stall, first)[0]
+        waited: tuple[Future[Any], ...] = (future, stopped)
+        limit, stall, on_stall = self.limit, self.stall, self.on_stall
+        if on_stall is None or stall is None or not (limit is None or stall < limit):
+            return concurrent.futures.wait(waited, limit, first)[0]
+        done = concurrent.futures.wait(waited, stall, first)[0]
         if done:
             return done
-        self.on_stall(what)
-        return concurrent.futures.wait((future, stopped), None if self.limit is None else self.limit - stall,
-                                       first)[0]
+        on_stall(what)
+        return concurrent.futures.wait(waited, None if limit is None else limit - stall, first)[0]
 
     def stuck_for(self) -> float | None:
         """Seconds the running call is past its limit; None when it is not."""
@@ -122,7 +139,7 @@ class PluginLane:
 
     close = abandon
 
-    def _serve(self, inbox: queue.SimpleQueue) -> None:
+    def _serve(self, inbox: queue.SimpleQueue[_Call | None]) -> None:
         while True:
             item = inbox.get()
             if item is None:
@@ -152,22 +169,22 @@ class Notifications:
     sinks: [(name, sink)]; plugins: a pluggy manager (None: no hooks);
     limit: seconds a sink's or a hook's call may take."""
 
-    def __init__(self, sinks, plugins, limit: float):
+    def __init__(self, sinks: Iterable[tuple[str, ResultSink]], plugins: pluggy.PluginManager | None, limit: float):
         self.limit = limit
         self._sinks = [(name, sink, PluginLane(f"sink.{name}", limit)) for name, sink in sinks]
         self._plugins = plugins
         self._hooks = PluginLane("hooks", limit)
         self._cond = threading.Condition()
-        self._posted: collections.deque = collections.deque()
+        self._posted: collections.deque[tuple[Callable[..., None], tuple[object, ...]]] = collections.deque()
         self._busy = False                  # the post office is making a delivery now
         self._closed = False
         self._office: threading.Thread | None = None
 
-    def deliver(self, result) -> None:
+    def deliver(self, result: JobResult) -> None:
         """result posted to every sink (returns at once)."""
         self._post(self._deliver_now, result)
 
-    def hook(self, hook_name: str, **kwargs) -> None:
+    def hook(self, hook_name: str, **kwargs: object) -> None:
         """A notification hook (every plugin's implementation) posted (returns at once)."""
         if self._plugins is not None:
             self._post(self._hook_now, hook_name, kwargs)
@@ -202,7 +219,7 @@ class Notifications:
 
     # ------------------------------------------------------------ the post office
 
-    def _post(self, fn, *args) -> None:
+    def _post(self, fn: Callable[[*_Ts], None], *args: *_Ts) -> None:
         with self._cond:
             if self._closed:
                 LOG.error("%s after the engine stopped: not delivered", _what(fn, args))
@@ -232,11 +249,11 @@ class Notifications:
             del fn, args            # an idle post office holds no result
         self._close_lanes()
 
-    def _deliver_now(self, result) -> None:
+    def _deliver_now(self, result: JobResult) -> None:
         """result to every sink at once; returns when each returned or at its
         limit; a sink that raised, did not return, or is stuck is logged and
         the others are not held up."""
-        futures = {}
+        futures: dict[Future[None], str] = {}
         for name, sink, lane in self._sinks:
             future = lane.submit(sink.deliver, result)
             if future is None:
@@ -246,14 +263,17 @@ class Notifications:
                 futures[future] = f"result sink {name} on job {result.job.id}"
         self._wait(futures)
 
-    def _hook_now(self, hook_name: str, kwargs: dict) -> None:
-        future = self._hooks.submit(lambda: getattr(self._plugins.hook, hook_name)(**kwargs))
+    def _hook_now(self, hook_name: str, kwargs: dict[str, object]) -> None:
+        plugins = self._plugins
+        if plugins is None:         # (hook() posts none without a manager)
+            return
+        future = self._hooks.submit(lambda: getattr(plugins.hook, hook_name)(**kwargs))
         if future is None:
             LOG.error("hook %s skipped: an earlier hook is in a call past its limit (%.3g s)", hook_name, self.limit)
             return
         self._wait({future: f"hook {hook_name}"})
 
-    def _wait(self, futures: dict) -> None:
+    def _wait(self, futures: dict[Future[None], str]) -> None:
         """Wait for the calls (future -> what was called, for the log) within the limit."""
         if not futures:
             return
@@ -270,7 +290,7 @@ class Notifications:
         self._hooks.close()
 
 
-def _what(fn, args) -> str:
+def _what(fn: Callable[..., None], args: tuple[object, ...]) -> str:
     """A posted call, for the log."""
     if args and hasattr(args[0], "job"):
         return f"delivery of job {args[0].job.id}"

@@ -10,10 +10,20 @@ import collections
 import heapq
 import dataclasses
 import threading
-from typing import Protocol, runtime_checkable
+from typing import (TYPE_CHECKING, Callable, Iterable, Mapping, NotRequired, Protocol, TypedDict, TypeVar,
+                    runtime_checkable)
 
 from ..errors import EngineError, InvalidInputError
 from .cluster import Cluster
+from .jobs import Job, JobResult, PartitionTask
+
+if TYPE_CHECKING:
+    from ..field.fr_array import FrArray
+    from ..groth16.keys import Parameters
+    from ..r1cs.system import R1CS
+    from .config import EngineConfig
+
+_T = TypeVar("_T")
 
 
 @runtime_checkable
@@ -42,13 +52,15 @@ class SynthesisProvider(Protocol):
         this payload (as parse_payload returned it), cheaply: what a host
         admitting jobs by cost weighs (the daemon: partitions x constraints
         against daemon.max_job_constraints). Without it: not weighed."""
-    kinds: tuple
 
-    def srs_key(self, job) -> str: ...
+    @property
+    def kinds(self) -> tuple[str, ...]: ...
 
-    def load_srs(self, job): ...
+    def srs_key(self, job: Job) -> str: ...
 
-    def synthesize(self, job, partition: int, threads: int): ...
+    def load_srs(self, job: Job) -> Parameters: ...
+
+    def synthesize(self, job: Job, partition: int, threads: int) -> tuple[R1CS, FrArray]: ...
 
 
 @runtime_checkable
@@ -63,9 +75,9 @@ class Scheduler(Protocol):
     is logged and set aside: the engine hands out what it held first come,
     first served (engine/scheduler_guard.py)."""
 
-    def push(self, task) -> None: ...
+    def push(self, task: PartitionTask) -> None: ...
 
-    def pop(self): ...
+    def pop(self) -> PartitionTask | None: ...
 
     def __len__(self) -> int: ...
 
@@ -79,7 +91,12 @@ class ResultSink(Protocol):
     job's handle resolves; a call past engine.sink_timeout_seconds is logged,
     the job goes on without it, and the sink gets nothing until it returns."""
 
-    def deliver(self, result) -> None: ...
+    def deliver(self, result: JobResult) -> None: ...
+
+
+# what registers a scheduler (a class, or any function making one) and a cluster (factory(config, registry))
+SchedulerFactory = Callable[[], Scheduler]
+ClusterFactory = Callable[["EngineConfig", "Registry"], Cluster]
 
 
 class FifoScheduler:
@@ -87,13 +104,13 @@ class FifoScheduler:
 
     name = "builtin"
 
-    def __init__(self):
-        self._q = collections.deque()
+    def __init__(self) -> None:
+        self._q: collections.deque[PartitionTask] = collections.deque()
 
-    def push(self, task) -> None:
+    def push(self, task: PartitionTask) -> None:
         self._q.append(task)
 
-    def pop(self):
+    def pop(self) -> PartitionTask | None:
         return self._q.popleft() if self._q else None
 
     def __len__(self) -> int:
@@ -107,15 +124,16 @@ class PriorityScheduler:
 
     name = "priority"
 
-    def __init__(self):
-        self._heap: list = []
+    def __init__(self) -> None:
+        # (-priority, seq, partition, the order pushed, the task): the order pushed breaks every tie
+        self._heap: list[tuple[int, int, int, int, PartitionTask]] = []
         self._n = 0
 
-    def push(self, task) -> None:
+    def push(self, task: PartitionTask) -> None:
         self._n += 1
         heapq.heappush(self._heap, (-task.job.priority, task.job.seq, task.index, self._n, task))
 
-    def pop(self):
+    def pop(self) -> PartitionTask | None:
         return heapq.heappop(self._heap)[-1] if self._heap else None
 
     def __len__(self) -> int:
@@ -134,20 +152,34 @@ class PluginRecord:
     why: str | None = None
 
 
+class PluginEntry(TypedDict):
+    """A plugin in Registry.plugin_report: what it registered when it was
+    loaded, why when it was skipped."""
+    name: str
+    distribution: str
+    registered: NotRequired[list[str]]
+    why: NotRequired[str]
+
+
+class PluginReport(TypedDict):
+    loaded: list[PluginEntry]
+    skipped: list[PluginEntry]
+
+
 class Registry:
     """Providers, schedulers and sinks, as plugins register them; plugins: the
     record of the plugins that were loaded into it or skipped."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.providers: dict[str, SynthesisProvider] = {}
-        self.schedulers: dict[str, type] = {"builtin": FifoScheduler, "priority": PriorityScheduler}
+        self.schedulers: dict[str, SchedulerFactory] = {"builtin": FifoScheduler, "priority": PriorityScheduler}
         self.sinks: dict[str, ResultSink] = {}
-        self.clusters: dict[str, object] = {}
+        self.clusters: dict[str, ClusterFactory] = {}
         self.plugins: list[PluginRecord] = []
         self._owners: dict[str, str] = {}      # "scheduler NAME" -> the plugin that added it through merge
         self._lock = threading.Lock()
 
-    def add_provider(self, provider) -> None:
+    def add_provider(self, provider: SynthesisProvider) -> None:
         if not isinstance(provider, SynthesisProvider):
             raise InvalidInputError(f"{provider!r} is not a synthesis provider (kinds, srs_key, load_srs, synthesize)")
         with self._lock:
@@ -156,14 +188,14 @@ class Registry:
                     raise InvalidInputError(f"two synthesis providers for job kind {kind!r}")
                 self.providers[kind] = provider
 
-    def add_scheduler(self, name: str, factory) -> None:
+    def add_scheduler(self, name: str, factory: SchedulerFactory) -> None:
         """factory() makes a Scheduler; selected by the setting engine.scheduler = name."""
         with self._lock:
             if name in self.schedulers and self.schedulers[name] is not factory:
                 raise InvalidInputError(f"two schedulers named {name!r}")
             self.schedulers[name] = factory
 
-    def add_sink(self, name: str, sink) -> None:
+    def add_sink(self, name: str, sink: ResultSink) -> None:
         """sink.deliver(result) gets the finished jobs of the engines whose
         setting engine.result_sinks names it."""
         if not isinstance(name, str) or not name:
@@ -175,7 +207,7 @@ class Registry:
                 raise InvalidInputError(f"two result sinks named {name!r}")
             self.sinks[name] = sink
 
-    def add_cluster(self, name: str, factory) -> None:
+    def add_cluster(self, name: str, factory: ClusterFactory) -> None:
         """factory(config, registry) makes an engine.cluster.Cluster; selected by
         the setting engine.cluster = name."""
         if not isinstance(name, str) or not name or not callable(factory):
@@ -185,30 +217,42 @@ class Registry:
                 raise InvalidInputError(f"two clusters named {name!r}")
             self.clusters[name] = factory
 
-    def merge(self, other: "Registry", owner: str = "") -> tuple:
+    def merge(self, other: "Registry", owner: str = "") -> tuple[str, ...]:
         """Add everything other holds that this one does not, all or nothing:
         InvalidInputError naming the first kind or name both hold with
         different objects (and the plugin that registered it first, when it
         came through merge). owner: the plugin other's entries come from.
         Returns what was added ("provider KIND", "scheduler NAME", "result sink NAME", "cluster NAME")."""
         with self._lock:
-            tables = (("provider", self.providers, other.providers), ("scheduler", self.schedulers, other.schedulers),
-                      ("result sink", self.sinks, other.sinks), ("cluster", self.clusters, other.clusters))
-            new = []
-            for what, mine, theirs in tables:
-                for name, obj in theirs.items():
-                    if name in mine and mine[name] is not obj:
-                        first = self._owners.get(f"{what} {name}")
-                        by = f" by plugin {first!r}" if first else ""
-                        raise InvalidInputError(f"{what} {name!r} is registered already{by}")
-                    if name not in mine:
-                        new.append((what, mine, name, obj))
-            for what, mine, name, obj in new:
-                mine[name] = obj
-                self._owners[f"{what} {name}"] = owner
-            return tuple(f"{what} {name}" for what, _, name, _ in new)
+            providers = self._missing("provider", self.providers, other.providers)
+            schedulers = self._missing("scheduler", self.schedulers, other.schedulers)
+            sinks = self._missing("result sink", self.sinks, other.sinks)
+            clusters = self._missing("cluster", self.clusters, other.clusters)
+            self.providers.update(providers)
+            self.schedulers.update(schedulers)
+            self.sinks.update(sinks)
+            self.clusters.update(clusters)
+            added = tuple(f"{what} {name}" for what, table in (("provider", providers), ("scheduler", schedulers),
+                                                               ("result sink", sinks), ("cluster", clusters))
+                          for name in table)
+            for entry in added:
+                self._owners[entry] = owner
+            return added
 
-    def enabled_sinks(self, names) -> list[tuple[str, ResultSink]]:
+    def _missing(self, what: str, mine: dict[str, _T], theirs: dict[str, _T]) -> dict[str, _T]:
+        """What theirs holds that mine does not, in theirs' order (caller holds the
+        lock); InvalidInputError for a name both hold with different objects."""
+        new: dict[str, _T] = {}
+        for name, obj in theirs.items():
+            if name in mine and mine[name] is not obj:
+                first = self._owners.get(f"{what} {name}")
+                by = f" by plugin {first!r}" if first else ""
+                raise InvalidInputError(f"{what} {name!r} is registered already{by}")
+            if name not in mine:
+                new[name] = obj
+        return new
+
+    def enabled_sinks(self, names: Iterable[str]) -> list[tuple[str, ResultSink]]:
         """The sinks named (the setting engine.result_sinks), in that order;
         EngineError naming one that is not registered."""
         missing = [n for n in names if n not in self.sinks]
@@ -218,24 +262,25 @@ class Registry:
                               "lists them and any plugin that was skipped)")
         return [(n, self.sinks[n]) for n in dict.fromkeys(names)]
 
-    def contents(self) -> dict:
+    def contents(self) -> dict[str, dict[str, str]]:
         """Everything registered, by what it is: {"providers": {kind: owner},
         "schedulers", "result_sinks", "clusters": {name: owner}}, owner the
         plugin that registered it or "built in"."""
         with self._lock:
-            tables = (("providers", "provider", self.providers), ("schedulers", "scheduler", self.schedulers),
-                      ("result_sinks", "result sink", self.sinks), ("clusters", "cluster", self.clusters))
+            tables: tuple[tuple[str, str, Mapping[str, object]], ...] = (
+                ("providers", "provider", self.providers), ("schedulers", "scheduler", self.schedulers),
+                ("result_sinks", "result sink", self.sinks), ("clusters", "cluster", self.clusters))
             return {key: {name: self._owners.get(f"{what} {name}", "built in") for name in sorted(table)}
                     for key, what, table in tables}
 
-    def plugin_report(self) -> dict:
+    def plugin_report(self) -> PluginReport:
         """{"loaded": [{name, distribution, registered}], "skipped": [{name, distribution, why}]}."""
         return {"loaded": [{"name": p.name, "distribution": p.distribution, "registered": list(p.registered)}
                            for p in self.plugins if p.why is None],
                 "skipped": [{"name": p.name, "distribution": p.distribution, "why": p.why}
                             for p in self.plugins if p.why is not None]}
 
-    def payload_from_json(self, kind: str, obj, partitions: int):
+    def payload_from_json(self, kind: str, obj: object, partitions: int) -> object:
         """The payload of a job of kind with `partitions` partitions, from a
         JSON object: the provider's parse_payload(obj, partitions), or obj
         itself when it has none. EngineError when no provider serves kind;
@@ -246,7 +291,7 @@ class Registry:
         parse = getattr(provider, "parse_payload", None)
         return parse(obj, partitions) if parse is not None else obj
 
-    def partition_constraints(self, kind: str, payload) -> int | None:
+    def partition_constraints(self, kind: str, payload: object) -> int | None:
         """The constraints of one partition of a job of kind with this
         payload (its provider's constraints(payload)); None when the provider
         does not say. InvalidInputError when what it says is not a count (or it raises)."""
@@ -275,7 +320,7 @@ class Registry:
             raise EngineError(f"no synthesis provider for job kind {kind!r} "
                               f"(registered: {', '.join(sorted(self.providers)) or 'none'})") from None
 
-    def cluster(self, config):
+    def cluster(self, config: EngineConfig) -> Cluster | None:
         """The Cluster the setting engine.cluster names, made from config
         (None when it names none: this host proves); EngineError when no
         plugin registered that name; what its factory raises (ConfigError)."""

@@ -16,15 +16,23 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+from typing import TYPE_CHECKING, Callable, TypeVar, TypeVarTuple
 
 from .plugin_calls import PluginLane
 
+if TYPE_CHECKING:
+    from .jobs import PartitionTask
+    from .registry import Scheduler
+
+_R = TypeVar("_R")
+_Ts = TypeVarTuple("_Ts")
+
 LOG = logging.getLogger("porep_prover.engine")
 CALL_SECONDS = 5.0       # a scheduler's push or pop is a queue's operation: microseconds, not seconds
-_NEVER: concurrent.futures.Future = concurrent.futures.Future()    # a scheduler's calls are not stopped early
+_NEVER: concurrent.futures.Future[None] = concurrent.futures.Future()    # a scheduler's calls are not stopped early
 
 
-def _key(task) -> tuple:
+def _key(task: PartitionTask) -> tuple[str, int, int]:
     return task.job.id, task.index, task.attempt
 
 
@@ -32,9 +40,10 @@ class GuardedScheduler:
     """scheduler's push / pop / len until it fails, then the guard's own
     order (see the module); name: the one it is registered by, for the log."""
 
-    def __init__(self, scheduler, name: str = ""):
+    def __init__(self, scheduler: Scheduler, name: str = ""):
         self._inner, self._name = scheduler, name
-        self._held: dict[tuple, object] = {}    # the partitions given and not taken back, in the order given
+        # the partitions given and not taken back, in the order given
+        self._held: dict[tuple[str, int, int], PartitionTask] = {}
         self.failed: str | None = None          # what went wrong with the scheduler, once it did
         self._lane = PluginLane(f"scheduler.{self.name}", CALL_SECONDS, setting="a scheduler's limit")
 
@@ -42,10 +51,10 @@ class GuardedScheduler:
     def name(self) -> str:
         return self._name or getattr(self._inner, "name", type(self._inner).__name__)
 
-    def push(self, task) -> None:
+    def push(self, task: PartitionTask) -> None:
         self.push_all([task])
 
-    def push_all(self, tasks: list) -> None:
+    def push_all(self, tasks: list[PartitionTask]) -> None:
         """The tasks to the scheduler, in order, in one call of its lane."""
         for task in tasks:
             self._held[_key(task)] = task
@@ -55,7 +64,7 @@ class GuardedScheduler:
             except Exception as exc:  # noqa: BLE001 - a plugin's failure is the plugin's
                 self._fail(f"push raised {type(exc).__name__}: {exc}")
 
-    def pop(self):
+    def pop(self) -> PartitionTask | None:
         """The next partition, or None when none waits."""
         if not self._held:
             return None
@@ -84,7 +93,7 @@ class GuardedScheduler:
         self.failed = self.failed or "closed"
         self._lane.close()
 
-    def _call(self, what: str, fn, *args):
+    def _call(self, what: str, fn: Callable[[*_Ts], _R], *args: *_Ts) -> _R:
         return self._lane.call(f"scheduler {self.name}'s {what}", _NEVER, fn, *args)
 
     def _fail(self, what: str) -> None:
@@ -94,6 +103,6 @@ class GuardedScheduler:
                   "handed out first come, first served", self.name, what, len(self._held))
 
 
-def _push_each(scheduler, tasks: list) -> None:
+def _push_each(scheduler: Scheduler, tasks: list[PartitionTask]) -> None:
     for task in tasks:
         scheduler.push(task)

@@ -13,21 +13,34 @@ import contextlib
 import dataclasses
 import threading
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Iterator, TypedDict
 
 from ..groth16.params_mapped import is_mapped
 
+if TYPE_CHECKING:
+    from ..groth16.keys import Parameters
 
-def params_bytes(params) -> int:
+
+def params_bytes(params: Parameters) -> int:
     """Anonymous host bytes of a parameter set's points (mapped ones are page
     cache the kernel reclaims, not counted)."""
-    arrays = (getattr(params, q).limbs for q in ("h", "l", "a", "b_g1", "b_g2"))
+    arrays = (q.limbs for q in (params.h, params.l, params.a, params.b_g1, params.b_g2))
     return sum(a.nbytes for a in arrays if not is_mapped(a))
+
+
+class SrsSetStatus(TypedDict):
+    """A parameter set in SrsManager.status (idle_seconds: None before its first lease ends)."""
+    key: str
+    bytes: int
+    leases: int
+    loads: int
+    idle_seconds: float | None
+    loading: bool
 
 
 @dataclasses.dataclass
 class _Entry:
-    params: object = None
+    params: Parameters | None = None     # None while loading
     nbytes: int = 0
     leases: int = 0
     last_used: float = 0.0
@@ -39,24 +52,25 @@ class SrsManager:
     """Parameters by key, loaded on first use (concurrent askers wait for one load)."""
 
     def __init__(self, budget_bytes: int = 0, idle_evict_seconds: float = 0.0,
-                 on_evict: Callable[[object], None] | None = None):
+                 on_evict: Callable[[Parameters], None] | None = None):
         self.budget, self.idle = budget_bytes, idle_evict_seconds
         self.on_evict = on_evict
         self._entries: dict[str, _Entry] = {}
         self._cond = threading.Condition()
 
-    def _load(self, key: str, loader: Callable[[], object]) -> _Entry:
+    def _load(self, key: str, loader: Callable[[], Parameters]) -> tuple[_Entry, Parameters]:
+        """The entry of key, leased, and its parameters."""
         with self._cond:
             while True:
                 entry = self._entries.get(key)
                 if entry is None:
                     entry = self._entries[key] = _Entry(loading=True)
                     break
-                if entry.loading:
+                if entry.params is None:        # loading (a load that fails leaves no entry)
                     self._cond.wait()
                     continue
                 entry.leases += 1
-                return entry
+                return entry, entry.params
         try:
             params = loader()
         except BaseException:
@@ -70,20 +84,20 @@ class SrsManager:
             entry.leases += 1
             self._cond.notify_all()
             self._make_room(keep=key)
-        return entry
+        return entry, params
 
     @contextlib.contextmanager
-    def lease(self, key: str, loader: Callable[[], object]):
+    def lease(self, key: str, loader: Callable[[], Parameters]) -> Iterator[Parameters]:
         """The parameters for key (loaded by loader() if absent), held for the block."""
-        entry = self._load(key, loader)
+        entry, params = self._load(key, loader)
         try:
-            yield entry.params
+            yield params
         finally:
             with self._cond:
                 entry.leases -= 1
                 entry.last_used = time.monotonic()
 
-    def get(self, key: str, loader: Callable[[], object]):
+    def get(self, key: str, loader: Callable[[], Parameters]) -> Parameters:
         """Load (or find) without holding a lease."""
         with self.lease(key, loader) as params:
             return params
@@ -93,7 +107,7 @@ class SrsManager:
         with self._cond:
             return sum(e.nbytes for e in self._entries.values())
 
-    def preload(self, items: dict[str, Callable[[], object]]) -> None:
+    def preload(self, items: dict[str, Callable[[], Parameters]]) -> None:
         for key, loader in items.items():
             self.get(key, loader)
 
@@ -139,7 +153,7 @@ class SrsManager:
 
     def _drop(self, key: str) -> None:
         entry = self._entries.pop(key)
-        if self.on_evict is not None:
+        if self.on_evict is not None and entry.params is not None:      # (only loaded sets are dropped)
             self.on_evict(entry.params)
 
     def clear(self) -> None:
@@ -147,7 +161,7 @@ class SrsManager:
             for key in [k for k, e in self._entries.items() if e.params is not None]:
                 self._drop(key)
 
-    def status(self) -> list[dict]:
+    def status(self) -> list[SrsSetStatus]:
         now = time.monotonic()
         with self._cond:
             return [{"key": k, "bytes": e.nbytes, "leases": e.leases, "loads": e.loads,

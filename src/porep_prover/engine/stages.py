@@ -19,21 +19,41 @@ one worker.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
+import enum
 import queue
 import time
+from typing import TYPE_CHECKING, Callable, Final
 
 from ..backend import get_backend
 from ..groth16.proof_check import bellman_suspects, check_proof
 from ..groth16.prover import HostAssignment, MsmSums, WitnessAssignment, finish, prove_device, synthesize
 from .devices import ProvingDevice
 from .interlock import kernel_region
-from .jobs import PartitionTask, PartitionTimings
+from .jobs import Job, PartitionTask, PartitionTimings
 from .memory import Reservation, partition_bytes
 from .plugin_calls import PluginLane, Stopped
 
-STOP = object()
+if TYPE_CHECKING:
+    from ..field.fr_array import FrArray
+    from ..groth16.keys import Parameters
+    from ..r1cs.system import R1CS
+    from .job_table import JobTable
+    from .memory import MemoryAdmission
+    from .registry import Registry, SynthesisProvider
+    from .settings import EngineSettings
+    from .srs import SrsManager
+    from .timeline import Timeline
+
+
+class Stop(enum.Enum):
+    """What STOP is: the mark that ends one worker when it comes out of a queue."""
+    STOP = "STOP"
+
+
+STOP: Final = Stop.STOP
 IDLE_SECONDS = 0.5       # a synthesis worker without work looks for idle parameters to drop this often
 
 
@@ -44,7 +64,7 @@ class SynthesizedPartition:
     synthesis started and ended (seconds since the epoch) and the seconds it
     waited for its parameters."""
     task: PartitionTask
-    provider: object
+    provider: SynthesisProvider
     assignment: HostAssignment | WitnessAssignment
     public: list[int]
     reservation: Reservation
@@ -69,21 +89,23 @@ class Stages:
     stopped: a future set when the engine stops (a wait for a provider's
     call ends then); abc_on_device: the devices evaluate A, B, C."""
 
-    def __init__(self, settings, table, memory, srs, timeline, registry, stopped, abc_on_device: bool):
+    def __init__(self, settings: EngineSettings, table: JobTable, memory: MemoryAdmission, srs: SrsManager,
+                 timeline: Timeline, registry: Registry, stopped: concurrent.futures.Future[None], abc_on_device: bool):
         self.settings, self.table, self.memory, self.srs = settings, table, memory, srs
         self.timeline, self.registry, self.stopped = timeline, registry, stopped
         self.abc_on_device = abc_on_device
         # stand_in(name): a synthesis worker stalled in a provider's call asks for a stand-in (the
         # engine's Workers set it); True when one started, and the stalled worker ends after its call
-        self.stand_in = lambda name: False
+        self.stand_in: Callable[[str], bool] = lambda name: False
         self.cpu = get_backend("cpu")      # the host's backend: B_2, assembly, A's input rows
-        self.ready: queue.Queue = queue.Queue(maxsize=settings.synthesis_lookahead)
-        self.proved: queue.SimpleQueue = queue.SimpleQueue()
+        self.ready: queue.Queue[SynthesizedPartition | Stop] = queue.Queue(maxsize=settings.synthesis_lookahead)
+        self.proved: queue.SimpleQueue[ProvedPartition | Stop] = queue.SimpleQueue()
 
     def _lane(self, name: str) -> PluginLane:
         return PluginLane(f"{name}.provider", self.settings.provider_timeout)
 
-    def _params(self, provider, job, lane: PluginLane):
+    def _params(self, provider: SynthesisProvider, job: Job,
+                lane: PluginLane) -> contextlib.AbstractContextManager[Parameters]:
         """A lease on the job's parameters, loaded through the lane when absent
         (the provider's srs_key too is a call on the lane, within its limit)."""
         name = type(provider).__name__
@@ -97,7 +119,7 @@ class Stages:
         """Synthesis until the engine stops, or until this worker, stalled in
         a provider's call past engine.provider_stall_seconds, has a stand-in
         and its call has returned (or failed at its limit)."""
-        relieved = []
+        relieved: list[str] = []
 
         def stalled(what: str) -> None:
             if not relieved and self.stand_in(name):
@@ -225,8 +247,8 @@ class Stages:
         self.proved.put(ProvedPartition(partition, sums, device, seconds))
         return True
 
-    def _kernel_region(self, device: ProvingDevice, name: str, task: PartitionTask, params,
-                       assignment) -> tuple[MsmSums, float]:
+    def _kernel_region(self, device: ProvingDevice, name: str, task: PartitionTask, params: Parameters,
+                       assignment: HostAssignment | WitnessAssignment) -> tuple[MsmSums, float]:
         """Prepare (host work: the backend's pinning, outside the lock), then the
         kernel region under the device's lock: its sums, and its seconds."""
         backend, job = device.backend, task.job
@@ -288,7 +310,7 @@ class Stages:
             _fail_up(self.table, task, exc, name, None)
             raise
 
-    def _circuit(self, partition: SynthesizedPartition, lane: PluginLane):
+    def _circuit(self, partition: SynthesizedPartition, lane: PluginLane) -> tuple[R1CS, FrArray]:
         """The partition's circuit and witness again, for a failed proof's check
         (kept by a partition whose device evaluates A, B, C, else synthesized anew)."""
         if isinstance(partition.assignment, WitnessAssignment):
@@ -299,7 +321,7 @@ class Stages:
                          self.settings.synthesis_threads)
 
 
-def _fail_up(table, task: PartitionTask, exc: BaseException, worker: str,
+def _fail_up(table: JobTable, task: PartitionTask, exc: BaseException, worker: str,
              partition: SynthesizedPartition | None) -> None:
     """A worker's step raised (not a partition's failure, which the step
     handles): the partition fails with it (tried again while retries last)
@@ -309,7 +331,7 @@ def _fail_up(table, task: PartitionTask, exc: BaseException, worker: str,
     table.failed(task, exc, worker)
 
 
-def _timings(job, proved: ProvedPartition, end: float) -> PartitionTimings:
+def _timings(job: Job, proved: ProvedPartition, end: float) -> PartitionTimings:
     """A proved partition's timings (its job's submission to `end`, the
     moment its proof's check ended)."""
     p = proved.partition

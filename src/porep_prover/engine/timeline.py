@@ -30,9 +30,12 @@ import dataclasses
 import itertools
 import json
 import logging
+import os
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
 
 PREFIX = "TIMELINE "
 LOG = logging.getLogger("porep_prover.timeline")
@@ -93,10 +96,11 @@ class Timeline:
         return len(self._events)
 
 
-_FIELD_TYPES = {"event": str, "ts": (int, float), "job": str, "partition": int, "worker": str, "device": str}
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {"event": str, "ts": (int, float), "job": str, "partition": int,
+                                                    "worker": str, "device": str}
 
 
-def read_log(path) -> list[Event]:
+def read_log(path: str | os.PathLike[str]) -> list[Event]:
     """The events in a log file, in either of its formats (engine.logs): text
     lines holding `TIMELINE {json}`, and JSON records (one object a line)
     holding an "event" and a "ts" (or "t", as logs of version 0.1.0 wrote
@@ -143,9 +147,11 @@ def stage_pairs(events: list[Event], start: str, end: str) -> list[tuple[Event, 
     return _pairs(events, start, end)
 
 
-def _pairs(events, start: str, end: str, key=lambda e: (e.job, e.partition, e.worker)):
+def _pairs(events: Iterable[Event], start: str, end: str,
+           key: Callable[[Event], Hashable] = lambda e: (e.job, e.partition, e.worker)) -> list[tuple[Event, Event]]:
     """(start event, end event) pairs, matched in order per key."""
-    open_, out = defaultdict(list), []
+    open_: defaultdict[Hashable, list[Event]] = defaultdict(list)
+    out: list[tuple[Event, Event]] = []
     for ev in sorted(events, key=lambda e: e.t):
         if ev.event == start:
             open_[key(ev)].append(ev)
@@ -165,7 +171,7 @@ def kernel_regions(events: list[Event]) -> tuple[list[tuple[Event, Event]], list
 
 def _queue_waits(events: list[Event]) -> list[float]:
     """From each GPU_QUEUE to the first device-worker event (PREP_START or LOCK_WAIT) of that partition."""
-    taken = defaultdict(list)
+    taken: defaultdict[tuple[str, int], list[float]] = defaultdict(list)
     for e in events:
         if e.event in ("PREP_START", "LOCK_WAIT"):
             taken[(e.job, e.partition)].append(e.t)
@@ -206,14 +212,15 @@ def busy_over_span(spans: list[tuple[float, float]]) -> tuple[float, float, floa
     return (busy / span if span > 0 else 1.0), busy, span
 
 
-def summary_stats(values: list[float]) -> dict:
+def summary_stats(values: list[float]) -> dict[str, float]:
     if not values:
         return {"count": 0}
     s = sorted(values)
     return {"count": len(s), "mean": sum(s) / len(s), "min": s[0], "max": s[-1], "median": s[len(s) // 2]}
 
 
-def _longest_gap(events: list[Event], gpu, idle) -> dict | None:
+def _longest_gap(events: list[Event], gpu: list[tuple[Event, Event]],
+                 idle: list[tuple[float, float]]) -> dict[str, Any] | None:
     """The longest idle stretch of a device and what the partition whose kernel
     region ended it was doing: when its synthesis ended, its preparation
     ended and its worker asked for the lock, in seconds from the gap's
@@ -225,7 +232,7 @@ def _longest_gap(events: list[Event], gpu, idle) -> dict | None:
     nxt = min((s for s, _ in gpu if s.t >= end), key=lambda s: s.t)
     mine = [e for e in events if (e.job, e.partition) == (nxt.job, nxt.partition) and e.t <= nxt.t]
 
-    def last(kind):
+    def last(kind: str) -> float | None:
         times = [e.t for e in mine if e.event == kind]
         return max(times) - start if times else None
 
@@ -233,7 +240,7 @@ def _longest_gap(events: list[Event], gpu, idle) -> dict | None:
             "prepared": last("PREP_END"), "lock_asked": last("LOCK_WAIT")}
 
 
-def describe_gap(gap: dict) -> str:
+def describe_gap(gap: dict[str, Any]) -> str:
     """One line for _longest_gap's record (ms from the gap's start)."""
     marks = ", ".join(f"{key.replace('_', ' ')} {gap[key] * 1e3:+.1f} ms"
                       for key in ("synthesized", "prepared", "lock_asked") if gap[key] is not None)
@@ -241,10 +248,10 @@ def describe_gap(gap: dict) -> str:
             + (f" ({marks} from its start)" if marks else ""))
 
 
-def analyze(events: list[Event]) -> dict:
+def analyze(events: list[Event]) -> dict[str, Any]:
     """The numbers `porep-prover timeline` reports (seconds)."""
     gpu = _pairs(events, "GPU_START", "GPU_END")
-    devices = {}
+    devices: dict[str, dict[str, Any]] = {}
     for device in sorted({s.device for s, _ in gpu}):
         spans = [(s.t, e.t) for s, e in gpu if s.device == device]
         efficiency, busy, span = busy_over_span(spans)
@@ -277,7 +284,7 @@ def analyze(events: list[Event]) -> dict:
     }
 
 
-def format_report(stats: dict) -> str:
+def format_report(stats: dict[str, Any]) -> str:
     lines = []
     for device, d in stats["devices"].items():
         g = d["gaps"]

@@ -14,7 +14,7 @@ the window's start is found from the worker's last event before it.
 from __future__ import annotations
 
 import collections
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..errors import InvalidInputError
 from .timeline import Event, busy_over_span, describe_gap, idle_stretches
@@ -28,7 +28,7 @@ MAX_WINDOW_SECONDS = 3600.0
 
 
 def window(events: Sequence[Event], lanes: Iterable[tuple[str, str, str]], devices: Iterable[tuple[str, str]],
-           now: float, seconds: float, whole: bool = True) -> dict:
+           now: float, seconds: float, whole: bool = True) -> dict[str, Any]:
     """The window (now - seconds, now] of events (oldest first, as
     Timeline.events() gives them; t in seconds since the epoch).
 
@@ -62,9 +62,10 @@ def window(events: Sequence[Event], lanes: Iterable[tuple[str, str, str]], devic
     inside, before, complete = _split(events, start, now, [w for w, _, _ in lanes], whole)
     known = {w: (role, device) for w, role, device in lanes}
     names = list(known) + sorted(w for w in set(inside) | set(before) if w not in known)
-    out_lanes = [{"worker": w, "role": known.get(w, ("other", ""))[0], "device": known.get(w, ("", ""))[1],
-                  "bars": _bars(before.get(w), inside.get(w, []))} for w in names]
-    kernels = collections.defaultdict(list)
+    out_lanes: list[dict[str, Any]] = [
+        {"worker": w, "role": known.get(w, ("other", ""))[0], "device": known.get(w, ("", ""))[1],
+         "bars": _bars(before.get(w), inside.get(w, []))} for w in names]
+    kernels: collections.defaultdict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for lane in out_lanes:
         for bar in lane["bars"]:
             if bar["stage"] == "kernel" and bar["end"] is not None and bar["end"] >= start:
@@ -78,7 +79,8 @@ def window(events: Sequence[Event], lanes: Iterable[tuple[str, str, str]], devic
             "complete": complete}
 
 
-def _split(events: Sequence[Event], start: float, now: float, workers: list[str], whole: bool):
+def _split(events: Sequence[Event], start: float, now: float, workers: list[str],
+           whole: bool) -> tuple[dict[str, list[Event]], dict[str, Event], bool]:
     """Each worker's events in the window (oldest first); each worker's last
     event before it; whether that is known for every worker (found, or none
     was ever emitted)."""
@@ -103,8 +105,9 @@ def _split(events: Sequence[Event], start: float, now: float, workers: list[str]
     return inside, before, complete
 
 
-def _bars(last_before: Event | None, events: list[Event]) -> list[dict]:
-    bars, open_ = [], None
+def _bars(last_before: Event | None, events: list[Event]) -> list[dict[str, Any]]:
+    bars: list[dict[str, Any]] = []
+    open_: Event | None = None
     if last_before is not None and last_before.event in STAGE_OF:
         open_ = last_before
     for ev in events:
@@ -118,15 +121,15 @@ def _bars(last_before: Event | None, events: list[Event]) -> list[dict]:
     return bars[-MAX_BARS_PER_LANE:]
 
 
-def _bar(ev: Event, end: float | None) -> dict:
+def _bar(ev: Event, end: float | None) -> dict[str, Any]:
     return {"stage": STAGE_OF[ev.event], "job": ev.job, "partition": ev.partition, "start": ev.t, "end": end,
             "device_identity": ev.device}
 
 
-def _stage_times(lanes: list[dict]) -> dict:
+def _stage_times(lanes: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, float]]:
     """(job, partition) -> {"synthesized", "prepared", "lock_asked"}: the last such moment in the bars."""
     marks = {"synthesis": ("synthesized", "end"), "prepare": ("prepared", "end"), "lock_wait": ("lock_asked", "start")}
-    out: dict = collections.defaultdict(dict)
+    out: collections.defaultdict[tuple[str, int], dict[str, float]] = collections.defaultdict(dict)
     for lane in lanes:
         for bar in lane["bars"]:
             if bar["stage"] in marks:
@@ -137,9 +140,10 @@ def _stage_times(lanes: list[dict]) -> dict:
     return out
 
 
-def _device(identity: str, label: str, regions: list[dict], by_partition: dict) -> dict:
-    out = {"label": label, "identity": identity, "regions": len(regions), "efficiency": None, "busy_seconds": 0.0,
-           "span_seconds": 0.0, "longest_gap": None}
+def _device(identity: str, label: str, regions: list[dict[str, Any]],
+            by_partition: dict[tuple[str, int], dict[str, float]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"label": label, "identity": identity, "regions": len(regions), "efficiency": None,
+                           "busy_seconds": 0.0, "span_seconds": 0.0, "longest_gap": None}
     if not regions:
         return out
     spans = [(r["start"], r["end"]) for r in regions]
@@ -152,7 +156,7 @@ def _device(identity: str, label: str, regions: list[dict], by_partition: dict) 
     return out
 
 
-def _gap(start: float, end: float, ender: dict, times: dict) -> dict:
+def _gap(start: float, end: float, ender: dict[str, Any], times: dict[str, float]) -> dict[str, Any]:
     gap = {"length": end - start, "job": ender["job"], "partition": ender["partition"]}
     for key in ("synthesized", "prepared", "lock_asked"):
         gap[key] = times[key] - start if key in times else None
