@@ -12,7 +12,7 @@ equation always, and subgroup membership unless `check=False`.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Self
 
 import numpy as np
 
@@ -36,6 +36,14 @@ class _PointArray:
     WIDTH = 0
     COMPRESSED = 0
     NAME = ""
+    if TYPE_CHECKING:
+        # each group's array names its one-point type and its array type (set after the classes), and how an
+        # affine point's int coordinates are listed (G1Array._coords, G2Array._coords)
+        POINT: ClassVar[type[_Point]]
+        ARRAY_TYPE: ClassVar[type[_PointArray]]
+
+        @staticmethod
+        def _coords(pt: Any) -> list[int]: ...
 
     __slots__ = ("limbs", "__weakref__")
 
@@ -43,14 +51,14 @@ class _PointArray:
         self.limbs = limbs_array(limbs_, self.WIDTH, type(self).__name__)
 
     @classmethod
-    def zeros(cls, n: int):
+    def zeros(cls, n: int) -> Self:
         """n points at infinity."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise InvalidInputError(f"{cls.__name__}.zeros needs a count (an int >= 0), got {n!r}")
         return cls(np.zeros((int(n), cls.WIDTH), dtype=np.uint64))
 
     @classmethod
-    def generator(cls, n: int = 1):
+    def generator(cls, n: int = 1) -> Self:
         out = cls.zeros(1)
         _curve.generator(cls.GROUP, out.limbs)
         if n != 1:
@@ -58,7 +66,7 @@ class _PointArray:
         return out
 
     @classmethod
-    def from_bytes(cls, buf, compressed: bool = True, check: bool = True, threads: int | None = None):
+    def from_bytes(cls, buf, compressed: bool = True, check: bool = True, threads: int | None = None) -> Self:
         """Points from back-to-back encodings in any contiguous bytes-like buf.
         Raises EncodingError (or its NotOnCurveError / NotInSubgroupError
         subclasses) naming the first bad index; InvalidInputError when buf is
@@ -77,7 +85,7 @@ class _PointArray:
         return out
 
     @classmethod
-    def concat(cls, parts):
+    def concat(cls, parts) -> Self:
         return cls(np.concatenate([p.limbs for p in parts])) if parts else cls.zeros(0)
 
     def to_bytes(self, compressed: bool = True, threads: int | None = None) -> bytes:
@@ -105,7 +113,7 @@ class _PointArray:
                 raise NotInSubgroupError(f"{self.NAME} point {bad} is not in the prime-order subgroup")
 
     def is_infinity(self) -> np.ndarray:
-        return ~self.limbs.any(axis=1)
+        return np.logical_not(self.limbs.any(axis=1))
 
     def __len__(self) -> int:
         return self.limbs.shape[0]
@@ -121,7 +129,7 @@ class _PointArray:
     def __eq__(self, other) -> bool:
         return type(other) is type(self) and np.array_equal(self.limbs, other.limbs)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable on purpose: equal by value, over a mutable buffer
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n={len(self)})"
@@ -181,8 +189,18 @@ class _PointArray:
         return [_affine_ints(row, self.GROUP) for row in self.limbs]
 
 
-class _Point:
+if TYPE_CHECKING:
+    # _Point is mixed in before a group's array (G1Point(_Point, G1Array)): it reads and extends that array
+    _PointBase = _PointArray
+else:
+    _PointBase = object
+
+
+class _Point(_PointBase):
     """One point: a length-1 array with scalar-like behaviour."""
+
+    if TYPE_CHECKING:
+        ARRAY: ClassVar[type[_PointArray]]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.to_bytes().hex()})"
@@ -202,8 +220,9 @@ class _Point:
             raise InvalidInputError(f"{type(self).__name__} needs one point, a uint64 array of shape "
                                     f"(1, {self.WIDTH}); got {self.limbs.shape[0]} rows")
 
+    # narrower than the array's: one encoding, decoded on the calling thread (no threads argument)
     @classmethod
-    def from_bytes(cls, buf, compressed: bool = True, check: bool = True):
+    def from_bytes(cls, buf, compressed: bool = True, check: bool = True) -> Self:  # type: ignore[override]
         """One point from its encoding (see the arrays' from_bytes)."""
         data = byte_view(buf, f"{cls.NAME} point")
         size = cls.COMPRESSED * (1 if compressed else 2)
@@ -212,11 +231,12 @@ class _Point:
         return cls(cls.ARRAY.from_bytes(data, compressed, check).limbs)
 
     @classmethod
-    def identity(cls):
+    def identity(cls) -> Self:
         return cls(np.zeros((1, cls.WIDTH), dtype=np.uint64))
 
+    # narrower than the array's: one point, no count
     @classmethod
-    def generator(cls):
+    def generator(cls) -> Self:  # type: ignore[override]
         return cls(cls.ARRAY.generator().limbs)
 
 

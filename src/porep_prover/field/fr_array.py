@@ -153,7 +153,7 @@ class FrArray:
     def __eq__(self, other) -> bool:
         return isinstance(other, FrArray) and np.array_equal(self.limbs, other.limbs)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable on purpose: equal by value, over a mutable buffer
 
     def __repr__(self) -> str:
         head = ", ".join(hex(v) for v in self[:3].to_ints())
@@ -199,4 +199,4 @@ class FrArray:
 
     def is_zero(self) -> np.ndarray:
         """Boolean mask of the zero elements."""
-        return ~self.limbs.any(axis=1)
+        return np.logical_not(self.limbs.any(axis=1))
