@@ -59,7 +59,7 @@ def remove_stale(path: str | os.PathLike) -> list[str]:
         return []
     folder, name = os.path.split(path)
     pattern = re.compile(re.escape(name) + r"\.tmp([0-9]{1,7})")
-    removed = []
+    removed: list[str] = []
     try:
         entries = os.listdir(folder or ".")
     except OSError:

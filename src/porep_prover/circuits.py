@@ -19,6 +19,7 @@ integers from 0 to 2^64 - 1. InvalidInputError says the range otherwise.
 from __future__ import annotations
 
 import random
+from typing import Protocol
 
 import numpy as np
 
@@ -93,7 +94,9 @@ def porep_like(num_constraints: int, num_public: int = 4, seed: int = 0) -> tupl
     if n_xor < 0 or n_bool < 0:
         raise InvalidInputError(f"porep_like: {m} constraints is too few for {num_public} public inputs")
     k = 1 + num_public
-    rows = {"a": ([], [], []), "b": ([], [], []), "c": ([], [], [])}
+    # per matrix: its entries' rows, columns and coefficients, in blocks
+    rows: dict[str, tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = {
+        "a": ([], [], []), "b": ([], [], []), "c": ([], [], [])}
     values: list[np.ndarray] = []   # small aux values in variable order, None marks the full block
     nxt = {"var": k, "row": 0}
 
@@ -164,4 +167,11 @@ def porep_like(num_constraints: int, num_public: int = 4, seed: int = 0) -> tupl
     return R1CS(k, nxt["var"] - k, *mats), witness, public
 
 
-CIRCUITS = {"porep-like": porep_like, "square-chain": square_chain}   # the demo circuits by name
+class DemoCircuit(Protocol):
+    """A demo circuit: (R1CS, witness, public inputs) for about num_constraints constraints, drawn from seed."""
+
+    def __call__(self, num_constraints: int, *, seed: int = 0) -> tuple[R1CS, FrArray, list[int]]: ...
+
+
+# the demo circuits by name
+CIRCUITS: dict[str, DemoCircuit] = {"porep-like": porep_like, "square-chain": square_chain}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 from .errors import ConfigError
 
@@ -59,12 +59,18 @@ class Setting:
     def name(self) -> str:
         return self.key.split(".", 1)[1]
 
+    def _bounds(self) -> tuple[float, float]:
+        """low and high, which an integer or a number always has (Section.integer and Section.number set
+        both); read only for those kinds."""
+        return cast(float, self.low), cast(float, self.high)
+
     def wanted(self) -> str:
         """What the key takes, as the error message says it."""
         if self.kind == "integer":
             return f"an integer from {self.low} to {self.high}"
         if self.kind == "number":
-            return f"a finite number from {_plain(self.low)} to {_plain(self.high)}"
+            low, high = self._bounds()
+            return f"a finite number from {_plain(low)} to {_plain(high)}"
         if self.kind == "boolean":
             return "true or false"
         if self.kind == "choice":
@@ -77,9 +83,11 @@ class Setting:
     def accepts(self, value) -> bool:
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if self.kind == "integer":
-            return number and isinstance(value, int) and self.low <= value <= self.high
+            low, high = self._bounds()
+            return number and isinstance(value, int) and low <= value <= high
         if self.kind == "number":       # NaN and infinities fail the comparison
-            return number and self.low <= value <= self.high
+            low, high = self._bounds()
+            return number and low <= value <= high
         if self.kind == "boolean":
             return isinstance(value, bool)
         if self.kind == "choice":
@@ -175,7 +183,7 @@ class Section:
         if setting.name in self.settings:
             raise ConfigError(f"setting {key!r} is declared twice", key=key)
         _one_line(setting.doc, f"setting {key!r}")
-        if setting.low is not None and not setting.low <= setting.high:
+        if setting.low is not None and not setting.low <= setting._bounds()[1]:
             raise ConfigError(f"setting {key!r}: low {setting.low!r} is above high {setting.high!r}", key=key)
         default = list(setting.default) if setting.kind == "strings" else setting.default
         if not setting.accepts(default) or (setting.kind == "choice" and default not in setting.options):

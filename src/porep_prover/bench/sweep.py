@@ -7,13 +7,13 @@ import csv
 import statistics
 from typing import Callable
 
-from ..engine import Job
+from ..engine import Engine, Job
 from .batch import BatchReport, run_batch
 
 Rows = list[tuple[object, list[BatchReport]]]
 
 
-def sweep(key: str, values: list, make_engine: Callable[[dict], object], make_job: Callable[[int], Job],
+def sweep(key: str, values: list, make_engine: Callable[[dict], Engine], make_job: Callable[[int], Job],
           count: int, concurrency: int, repeats: int = 1,
           progress: Callable[[str, int, int], None] | None = None) -> Rows:
     """For each value of a setting, a fresh engine (make_engine({key: value}))
@@ -27,14 +27,25 @@ def sweep(key: str, values: list, make_engine: Callable[[dict], object], make_jo
         try:
             reports = []
             for r in range(repeats):
-                report = run_batch(engine, make_job, count, concurrency, progress=progress and (
-                    lambda _step, done, _total, base=r * count, step=step: progress(step, base + done,
-                                                                                    count * repeats)))
+                report = run_batch(engine, make_job, count, concurrency,
+                                   progress=_batch_progress(progress, step, r * count, count * repeats))
                 reports.append(report)
             rows.append((value, reports))
         finally:
             engine.shutdown(wait=True)
     return rows
+
+
+def _batch_progress(progress: Callable[[str, int, int], None] | None, step: str, base: int,
+                    total: int) -> Callable[[str, int, int], None] | None:
+    """A batch's progress told as the sweep's: as progress(step, jobs ended before this batch (base) + those
+    of the batch, total); None without progress."""
+    if progress is None:
+        return None
+
+    def told(_step: str, done: int, _total: int) -> None:
+        progress(step, base + done, total)
+    return told
 
 
 def table(key: str, rows: Rows) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any, Literal, overload
 
 import grpc
 
@@ -79,8 +80,8 @@ def channel_options(max_message_bytes: int, tls_server_name: str | None) -> list
     if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int) \
             or not 1 <= max_message_bytes <= (1 << 31) - 1:
         raise InvalidInputError(f"max_message_bytes must be an integer from 1 to 2^31 - 1, got {max_message_bytes!r}")
-    options = [("grpc.max_receive_message_length", max_message_bytes),
-               ("grpc.max_send_message_length", max_message_bytes)]
+    options: list[tuple[str, int | str]] = [("grpc.max_receive_message_length", max_message_bytes),
+                                            ("grpc.max_send_message_length", max_message_bytes)]
     if tls_server_name is not None:
         if not isinstance(tls_server_name, str) or not tls_server_name:
             raise InvalidInputError(f"tls_server_name must be a host name, got {tls_server_name!r}")
@@ -112,7 +113,15 @@ def open_channel(channels, address, *, token, tls, tls_server_name, max_message_
     return channel, metadata
 
 
-def seconds(name: str, value, allow_none: bool = False) -> float | None:
+@overload
+def seconds(name: str, value: Any, allow_none: Literal[False] = False) -> float: ...
+
+
+@overload
+def seconds(name: str, value: Any, allow_none: bool) -> float | None: ...
+
+
+def seconds(name: str, value: Any, allow_none: bool = False) -> float | None:
     """A duration argument: a finite number of seconds above 0 (or None when
     allowed); InvalidInputError otherwise."""
     if value is None and allow_none:

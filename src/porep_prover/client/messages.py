@@ -9,6 +9,7 @@ import dataclasses
 import enum
 import json
 import re
+from typing import Any, cast
 
 from ..daemon.v1 import proving_pb2 as pb
 from ..errors import InvalidInputError, ProofFormatError, PublicInputsError
@@ -68,19 +69,21 @@ def _member(enum_cls, value, what: str, choices):
     return member
 
 
-def priority_value(priority) -> int:
+def priority_value(priority) -> pb.Priority:
     """The wire value of a priority (a Priority or its name, any case)."""
     member = _member(Priority, priority, "a priority", list(Priority))
-    return pb.Priority.Value(f"PRIORITY_{member.name}")
+    # the generated stub types Value() as a bare int: the value is the enum's, which the stub calls pb.Priority
+    return cast(pb.Priority, pb.Priority.Value(f"PRIORITY_{member.name}"))
 
 
-def state_values(states) -> list[int]:
+def state_values(states) -> list[pb.JobState]:
     """The wire values of job states (JobState members or their names); None: []."""
     if states is None:
         return []
     choices = [s for s in JobState if s is not JobState.UNSPECIFIED]
     members = [_member(JobState, s, "a job state", choices) for s in ([states] if isinstance(states, str) else states)]
-    return [pb.JobState.Value(f"JOB_STATE_{m.name}") for m in members]
+    # as in priority_value: Value() returns the enum's value, typed a bare int by the generated stub
+    return [cast(pb.JobState, pb.JobState.Value(f"JOB_STATE_{m.name}")) for m in members]
 
 
 def payload_bytes(payload) -> bytes:
@@ -256,7 +259,7 @@ class Eviction:
 def message_dict(message) -> dict:
     """A reply as plain data: every field by its name (defaults included),
     enums by their short lower-case names ("high", "running")."""
-    out = {}
+    out: dict[str, Any] = {}
     for field in message.DESCRIPTOR.fields:
         value = getattr(message, field.name)
         if field.message_type is not None:

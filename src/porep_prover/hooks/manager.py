@@ -99,12 +99,12 @@ def collect_registry(pm: pluggy.PluginManager | None = None) -> Registry:
     registry = default_registry()
     if pm is None:
         return registry
-    ours = isinstance(pm, PluginManager)
-    skipped = pm.skipped if ours else []
+    ours = pm if isinstance(pm, PluginManager) else None
+    skipped = ours.skipped if ours is not None else []
     loaded = []
     plugins = pm.list_name_plugin()
     for name, plugin in plugins:
-        dist = pm.distributions.get(name, "") if ours else ""
+        dist = ours.distributions.get(name, "") if ours is not None else ""
         others = [p for _, p in plugins if p is not plugin]
         staged, settings = Registry(), SettingsRegistry()
         try:

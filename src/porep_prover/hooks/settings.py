@@ -30,18 +30,18 @@ def collect_settings(pm: pluggy.PluginManager | None = None) -> SettingsRegistry
     registry = default_sections()
     if pm is None:
         return registry
-    ours = isinstance(pm, PluginManager)
+    ours = pm if isinstance(pm, PluginManager) else None
     plugins = pm.list_name_plugin()
     for name, plugin in plugins:
-        dist = pm.distributions.get(name, "") if ours else ""
+        dist = ours.distributions.get(name, "") if ours is not None else ""
         owner = dist.rsplit(" ", 1)[0] if dist else name
         staged = SettingsRegistry()
         try:
             pm.subset_hook_caller(SETTINGS_HOOK, [p for _, p in plugins if p is not plugin])(settings=staged)
         except Exception as exc:  # noqa: BLE001 - a plugin's declaration fails only that plugin
             pm.unregister(plugin)
-            _skip(pm.skipped if ours else [], PluginRecord(name, dist, why=f"declaring its settings failed: "
-                                                                           f"{type(exc).__name__}: {exc}"))
+            why = f"declaring its settings failed: {type(exc).__name__}: {exc}"
+            _skip(ours.skipped if ours is not None else [], PluginRecord(name, dist, why=why))
             continue
         registry.merge(staged, owner)
     return registry

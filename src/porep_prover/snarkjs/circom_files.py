@@ -97,6 +97,7 @@ def read_r1cs(path: str | os.PathLike, threads: int | None = None) -> CircomR1CS
     if rc:
         raise CircuitFormatError(f"{f.path}: constraints section, {_PARSE_ERRORS.get(rc, rc)} at byte "
                                  f"{f.offset(2) + where}")
+    assert mats is not None                   # code 0: the three matrices
     if where != len(body):
         raise CircuitFormatError(f"{f.path}: constraints section has {len(body) - where} bytes after "
                                  f"{n_constraints} constraints")

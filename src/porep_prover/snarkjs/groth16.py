@@ -73,7 +73,9 @@ def prove(zkey: ZKey, witness: FrArray, backend: str = "cpu", threads: int | Non
         r1cs.check(witness, threads)
         check_circuit(zkey, r1cs, threads)
     sums = device_part(be, zkey, witness, threads, clock)
-    sums.b2_acc, _ = be.msm(zkey.b_g2, witness, threads)
+    b2_acc, _ = be.msm(zkey.b_g2, witness, threads)
+    assert isinstance(b2_acc, G2Point)      # the sum of G2 points
+    sums.b2_acc = b2_acc
     clock.lap("msm_g2")
     proof = assemble(zkey.vk, sums, rng, clock)
     public = witness[1:zkey.n_public + 1].to_ints()
@@ -185,14 +187,23 @@ def insecure_zkey(circuit: CircomR1CS, rng=None, backend: str = "cpu", threads: 
     g1, g2 = G1Array.generator(), G2Array.generator()
 
     def g1_mul(s: FrArray) -> G1Array:
-        return be.fixed_base(g1, s, threads) if len(s) else G1Array.zeros(0)
+        if not len(s):
+            return G1Array.zeros(0)
+        out = be.fixed_base(g1, s, threads)
+        assert isinstance(out, G1Array)     # multiples of a G1 point
+        return out
+
+    def g2_mul(s: FrArray) -> G2Array:
+        out = be.fixed_base(g2, s, threads)
+        assert isinstance(out, G2Array)     # multiples of a G2 point
+        return out
 
     vk = VerifyingKey(alpha_g1=G1Point((g1 * alpha).limbs), beta_g1=G1Point((g1 * beta).limbs),
                       beta_g2=G2Point((g2 * beta).limbs), gamma_g2=G2Point(g2.limbs),
                       delta_g1=G1Point((g1 * delta).limbs), delta_g2=G2Point((g2 * delta).limbs),
                       ic=g1_mul(lin[:k]))
     return ZKey(n_vars=r1cs.num_variables, n_public=circuit.n_public, domain_size=n, vk=vk, a_matrix=a_m,
-                b_matrix=b_m, a=g1_mul(at), b_g1=g1_mul(bt), b_g2=be.fixed_base(g2, bt, threads),
+                b_matrix=b_m, a=g1_mul(at), b_g1=g1_mul(bt), b_g2=g2_mul(bt),
                 c=g1_mul(lin[k:] * delta_inv), h=g1_mul(h_scalars))
 
 
