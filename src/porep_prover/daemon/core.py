@@ -23,9 +23,10 @@ import logging
 import os
 import threading
 import time
+from typing import IO
 
 from .._version import __version__
-from ..engine import Engine, Job
+from ..engine import Engine, Job, Registry
 from ..errors import ConfigError
 from ..hooks import collect_registry, plugin_manager
 from . import payloads
@@ -52,11 +53,11 @@ class Daemon:
         self.settings = DaemonSettings.resolve(config)
         self.started = time.time()
         self.engine: Engine | None = None
-        self.registry = None
+        self.registry: Registry | None = None
         self.jobs: JobBook | None = None
         self.journal: Journal | None = None
-        self.metrics = None
-        self._lock_file = None
+        self.metrics: DaemonMetrics | None = None
+        self._lock_file: IO[str] | None = None
         self._sweeping = threading.Event()
         self._sweeper: threading.Thread | None = None
 
@@ -121,10 +122,12 @@ class Daemon:
         os.environ.setdefault("POREP_PROVER_RESULT_DIR", os.path.join(state, "dir-sink"))
 
     def _sweep_loop(self) -> None:
+        journal = self.journal
+        assert journal is not None              # start() opens it before the sweep starts
         every = max(1.0, min(SWEEP_SECONDS, self.settings.result_retention / 4))
         while not self._sweeping.wait(every):
             try:
-                removed = self.journal.sweep(self.settings.result_retention, self.settings.fetched_retention)
+                removed = journal.sweep(self.settings.result_retention, self.settings.fetched_retention)
                 if removed:
                     LOG.info("removed %d finished jobs past their retention", len(removed))
             except Exception:  # noqa: BLE001 - the next sweep tries again
@@ -139,6 +142,7 @@ class Daemon:
         start. Waits for a job end now."""
         if self.jobs is None:
             return
+        assert self.engine is not None          # start() makes the engine before the jobs
         self.jobs.close()
         LOG.info("draining: %d jobs unfinished, up to %.3g s for the partitions in flight", len(self.jobs.live()),
                  self.settings.drain_timeout)
@@ -162,15 +166,17 @@ class Daemon:
 
     def status(self) -> dict:
         """The status dict (its keys: status_http.StatusServer's docstring)."""
+        jobs = self.jobs
+        assert jobs is not None, "Daemon.start() first"
         out = {"version": __version__, "uptime_seconds": time.time() - self.started}
         out.update(engine_status_view(self.engine))
-        out["accepting"] = bool(out["accepting"] and self.jobs.accepting)
-        queue = collections.Counter()
-        counts = collections.Counter({"queued": 0, "running": 0, **self.jobs.finished})
+        out["accepting"] = bool(out["accepting"] and jobs.accepting)
+        queue: collections.Counter[str] = collections.Counter()
+        counts = collections.Counter({"queued": 0, "running": 0, **jobs.finished})
         active = []
-        for live in self.jobs.live():
+        for live in jobs.live():
             record = live.record
-            progress = self.jobs.progress(record)
+            progress = jobs.progress(record)
             if progress["state"] not in ("queued", "running"):
                 continue           # ended just now
             counts[progress["state"]] += 1
@@ -191,6 +197,8 @@ class Daemon:
         preload answer. The payload is read as a job's of as many partitions
         as its longest list of paths has entries (one per partition), else
         one. Raises as JobBook.payload."""
+        assert self.registry is not None and self.jobs is not None and self.engine is not None, \
+            "Daemon.start() first"
         obj = payloads.decode(data)
         lists = [len(v) for k, v in obj.items() if isinstance(v, list) and k in self.registry.payload_paths(kind)] \
             if kind in self.registry.providers else []
@@ -199,5 +207,6 @@ class Daemon:
         return self.engine.preload(Job(kind, partitions, payload))
 
     def evict(self, key: str) -> int | None:
+        assert self.engine is not None, "Daemon.start() first"
         return self.engine.evict_srs(key)
 

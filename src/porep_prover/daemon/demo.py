@@ -69,7 +69,7 @@ class DemoProvider:
         return {"folder": self.folder}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["folder"])
+        type(self).__init__(self, state["folder"])
 
     @staticmethod
     def parse_payload(obj: dict, partitions: int) -> dict:

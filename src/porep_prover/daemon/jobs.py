@@ -17,8 +17,9 @@ import logging
 import threading
 import time
 import uuid
+from typing import cast
 
-from ..engine import Job
+from ..engine import Job, JobHandle
 from ..engine.jobs import MAX_PARTITIONS
 from ..errors import CapacityError, EngineError, InvalidInputError, JobCancelledError
 from . import payloads
@@ -34,7 +35,7 @@ class LiveJob:
     whether its owner cancelled it, its partitions proved (this run's and
     those journaled before a restart)."""
     record: JobRecord
-    handle: object = None
+    handle: JobHandle | None = None
     cancelled: bool = False
     proved: int = 0
 
@@ -131,6 +132,7 @@ class JobBook:
                    on_partition=self._partition_proved)
 
     def _watch(self, live: LiveJob) -> None:
+        assert live.handle is not None          # submitted to the engine
         live.handle.future.add_done_callback(lambda future: self._concluded(live, future))
 
     def resume(self) -> int:
@@ -197,7 +199,7 @@ class JobBook:
             return
         self.finished[state] += 1
         if self.metrics is not None:
-            done = self.journal.get(record.id)
+            done = cast(JobRecord, self.journal.get(record.id))     # finished just now: its row is there
             stages = timings(done, self.journal.partitions(record.id, with_proofs=False))
             self.metrics.job_finished(record.kind, state, stages.pop("total"), stages)
 

@@ -31,6 +31,7 @@ import shutil
 import sqlite3
 import threading
 import time
+from typing import cast
 
 from ..atomic import atomic_write
 
@@ -169,7 +170,9 @@ class Journal:
         added = self._write(insert)
         if added is not None:
             return added, False
-        return self.by_request(record.request_id), True
+        assert record.request_id is not None    # insert() raised otherwise
+        # the insert broke request_id's uniqueness: that job's row is there
+        return cast(JobRecord, self.by_request(record.request_id)), True
 
     def get(self, job_id: str) -> JobRecord | None:
         row = self._con().execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
@@ -238,7 +241,8 @@ class Journal:
         whose file is missing or of the wrong size is removed (that
         partition is proved again)."""
         rows = self._con().execute("SELECT idx FROM partitions WHERE job_id = ?", (job_id,)).fetchall()
-        good, lost = set(), []
+        good: set[int] = set()
+        lost: list[int] = []
         for (index,) in rows:
             try:
                 ok = os.path.getsize(self._proof_path(job_id, index)) == PROOF_BYTES

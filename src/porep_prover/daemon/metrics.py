@@ -242,7 +242,9 @@ class DaemonMetrics:
     def _set_gauges(self, status: dict) -> None:
         uptime = _number(status, "uptime_seconds")
         self.uptime.set(uptime if uptime is not None else time.monotonic() - self._started)
-        queue = status.get("queue") if isinstance(status.get("queue"), dict) else {}
+        queue = status.get("queue")
+        if not isinstance(queue, dict):
+            queue = {}
         for priority in dict.fromkeys(PRIORITIES + tuple(queue)):
             self.queue_depth.labels(str(priority)).set(_number(queue, priority) or 0)
         for gauge, path in ((self.accepting, ("accepting",)), (self.running, ("jobs", "counts", "running")),
@@ -270,7 +272,9 @@ class DaemonMetrics:
         """Each node's gauges from the cluster's status (engine.Cluster.status):
         a live node's all, a lost one's partition counts for
         lost_node_series_seconds; the series of nodes no longer there removed."""
-        series, lost_at, now = {}, {}, time.monotonic()
+        series: dict[tuple[Gauge, tuple[str, ...]], float | None] = {}     # (gauge, labels) -> its sample
+        lost_at: dict[str, float] = {}
+        now = time.monotonic()
         nodes = cluster.get("nodes") if isinstance(cluster, dict) else None
         for n in nodes if isinstance(nodes, list) else []:
             if not isinstance(n, dict):
@@ -288,12 +292,12 @@ class DaemonMetrics:
                     series[(self.node_efficiency, device)] = _number(f, "efficiency")
                     series[(self.node_busy, device)] = _number(f, "busy_seconds")
                     series[(self.node_regions, device)] = _number(f, "regions")
-        series = {k: v for k, v in series.items() if v is not None}   # no figure: no sample (not a stale one)
-        for gauge, labels in self._node_series - set(series):
+        samples = {k: v for k, v in series.items() if v is not None}   # no figure: no sample (not a stale one)
+        for gauge, labels in self._node_series - set(samples):
             gauge.remove(*labels)
-        for (gauge, labels), value in series.items():
+        for (gauge, labels), value in samples.items():
             gauge.labels(*labels).set(value)
-        self._node_series, self._lost_at = set(series), lost_at
+        self._node_series, self._lost_at = set(samples), lost_at
         ready = _number(cluster, "nodes_ready") if isinstance(cluster, dict) else None
         if ready is not None:
             self.nodes_ready.set(ready)

@@ -174,7 +174,8 @@ def serve(config, stop: threading.Event, announce=print) -> None:
         for name in ("", SERVICE):
             health_service.set(name, health_pb2.HealthCheckResponse.SERVING)
         listen = settings.listen.target(port)
-        status = f"{settings.status_listen.host}:{status_server.port}" if status_server is not None else ""
+        status = f"{settings.status_listen.host}:{status_server.port}" \
+            if status_server is not None and settings.status_listen is not None else ""
         address_file = _write_address(settings.state_dir, listen, status)
         announce(f"porep-prover daemon {listen} ({'TLS' if settings.tls else 'plaintext'}"
                  f"{', bearer token' if settings.token else ''}); status "

@@ -22,7 +22,7 @@ import socket
 import socketserver
 import threading
 import urllib.parse
-from typing import Callable
+from typing import Callable, cast
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -75,11 +75,13 @@ def _device(device, workers: int) -> dict:
     read now: free and total, resident, and the process's budget, planned
     peak, allocated now and peak since the plan, streamed and pinned bytes;
     None for the host, or a backend that does not tell)."""
-    backend, memory = device.backend, None
+    backend = device.backend
+    memory: dict[str, int | None] | None = None
     if device.kind == "gpu" and hasattr(backend, "memory") and hasattr(backend, "resident_bytes"):
         try:
             free, total = backend.memory()
-            memory = {"total_bytes": int(total), "free_bytes": int(free), "resident_bytes": int(backend.resident_bytes())}
+            memory = {"total_bytes": int(total), "free_bytes": int(free),
+                      "resident_bytes": int(backend.resident_bytes())}
             planned = backend.memory_status() if hasattr(backend, "memory_status") else None
             if planned:      # the budget and the plan (planned None before one), held and at most held
                 memory.update({f"{key}_bytes": None if value is None else int(value) for key, value in planned.items()
@@ -271,11 +273,13 @@ class _Server(http.server.ThreadingHTTPServer):
     def server_bind(self):
         # HTTPServer's own looks the host's name up (a DNS query that can stall); the name is not needed
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[0], self.server_address[1]
+        # bound, the address is getsockname()'s of an AF_INET or AF_INET6 socket: its host a str
+        self.server_name, self.server_port = cast(str, self.server_address[0]), self.server_address[1]
 
 
 def _handler(owner: StatusServer) -> type:
     class Handler(http.server.BaseHTTPRequestHandler):
+        server: _Server                          # the server it is made for (StatusServer.start)
         timeout = owner.timeout                  # the socket's: every read and write of the connection
         server_version = "porep-prover"
         sys_version = ""
