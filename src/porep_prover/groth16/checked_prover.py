@@ -8,6 +8,8 @@ above the two.
 """
 from __future__ import annotations
 
+import random
+
 from ..backend import get_backend
 from ..config import resolve_threads
 from ..errors import InvalidInputError
@@ -22,8 +24,8 @@ MATVEC = ("host", "device")
 
 
 def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu", threads: int | None = None,
-          rng=None, check: bool = True, timings: dict | None = None, matvec: str = "host",
-          verify: bool = True) -> Proof:
+          rng: random.Random | None = None, check: bool = True, timings: dict[str, float] | None = None,
+          matvec: str = "host", verify: bool = True) -> Proof:
     """A proof that witness satisfies r1cs, under params (synthesize, prove_device, finish).
 
     witness: the full assignment (the constant one, the public inputs, then aux).

@@ -8,6 +8,7 @@ failure is the caller's named error, with the file, line and column."""
 from __future__ import annotations
 
 import json
+import os
 
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import EncodingError, PorepProverError
@@ -15,20 +16,20 @@ from ..field.constants import P
 from ..text import decode_utf8, read_text
 
 
-def short(value, limit: int = 40) -> str:
+def short(value: object, limit: int = 40) -> str:
     """repr(value), cut to about limit characters (error messages quote
     values from files, which may be megabytes long)."""
     text = repr(value) if not isinstance(value, (list, dict)) else f"a {type(value).__name__} of {len(value)}"
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def parse_json(data, error: type[PorepProverError], where: str):
+def parse_json(data: str | bytes | bytearray | memoryview, error: type[PorepProverError], where: str) -> object:
     """The JSON value in data (UTF-8 bytes, a leading BOM allowed, or str).
     Raises `error` starting with `where` and saying the line and column when
     the bytes are not UTF-8 or the text not JSON, and when it nests deeper
     than Python's recursion allows or holds a number too long to convert."""
     if isinstance(data, (bytes, bytearray, memoryview)):
-        data = decode_utf8(data, error, where)
+        data = decode_utf8(bytes(data), error, where)  # the one copy decode_utf8 made itself
     try:
         return json.loads(data)
     except json.JSONDecodeError as exc:
@@ -40,13 +41,13 @@ def parse_json(data, error: type[PorepProverError], where: str):
         raise error(f"{where}: not valid JSON: a number too long to read") from None
 
 
-def read_json_file(path, error: type[PorepProverError], what: str):
+def read_json_file(path: str | os.PathLike[str], error: type[PorepProverError], what: str) -> object:
     """The JSON value in the file at path; `error` naming the file when it
     cannot be read or is not UTF-8 JSON (see parse_json)."""
     return parse_json(read_text(path, error, what), error, f"{path}")
 
 
-def json_object(obj, error: type[EncodingError], what: str) -> dict:
+def json_object(obj: object, error: type[EncodingError], what: str) -> dict[str, object]:
     """obj, or the object parsed from JSON text; `error` when it is neither."""
     if isinstance(obj, (str, bytes, bytearray, memoryview)):
         obj = parse_json(obj, error, f"{what} JSON")
@@ -55,7 +56,7 @@ def json_object(obj, error: type[EncodingError], what: str) -> dict:
     return obj
 
 
-def _int(value) -> int:
+def _int(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise EncodingError(f"coordinate {short(value)} is not a decimal string")
     # ASCII digits only: int() would also take spaces, "_" and other scripts' digits
@@ -67,12 +68,12 @@ def _int(value) -> int:
     return v
 
 
-def g1_to_json(point: G1Point) -> list:
+def g1_to_json(point: G1Point) -> list[str]:
     pt = point.to_affine_ints()[0]
     return ["0", "1", "0"] if pt is None else [str(pt[0]), str(pt[1]), "1"]
 
 
-def g2_to_json(point: G2Point) -> list:
+def g2_to_json(point: G2Point) -> list[list[str]]:
     pt = point.to_affine_ints()[0]
     if pt is None:
         return [["0", "0"], ["1", "0"], ["0", "0"]]
@@ -80,7 +81,7 @@ def g2_to_json(point: G2Point) -> list:
     return [[str(x0), str(x1)], [str(y0), str(y1)], ["1", "0"]]
 
 
-def g1_from_json(obj) -> G1Point:
+def g1_from_json(obj: object) -> G1Point:
     if not isinstance(obj, (list, tuple)) or len(obj) != 3:
         raise EncodingError(f"G1 JSON point must be [x, y, z], got {short(obj)}")
     x, y, z = (_int(v) for v in obj)
@@ -93,7 +94,7 @@ def g1_from_json(obj) -> G1Point:
     return G1Point(pts.limbs)
 
 
-def g2_from_json(obj) -> G2Point:
+def g2_from_json(obj: object) -> G2Point:
     if not isinstance(obj, (list, tuple)) or len(obj) != 3 or not all(
             isinstance(c, (list, tuple)) and len(c) == 2 for c in obj):
         raise EncodingError(f"G2 JSON point must be [[x0, x1], [y0, y1], [z0, z1]], got {short(obj)}")

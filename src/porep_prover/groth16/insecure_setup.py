@@ -12,8 +12,10 @@ and fixed-base scalar multiplication (signed windows, batch-affine).
 """
 from __future__ import annotations
 
+import random
 import secrets
 import warnings
+from typing import Callable, overload
 
 import numpy as np
 
@@ -43,13 +45,14 @@ def lagrange_basis(tau: int, log_n: int, snarkjs: bool, threads: int | None) -> 
     return out
 
 
-def _column_evals(r1cs: R1CS, lagrange: FrArray, threads: int):
+def _column_evals(r1cs: R1CS, lagrange: FrArray, threads: int) -> list[FrArray]:
     """A_j(tau), B_j(tau), C_j(tau) for every variable j, including bellman's
     extra constraints input_k * 1 = 0 at rows m + k (they add L_{m+k} to A_k)."""
     out = []
-    for m in (r1cs.a, r1cs.b, r1cs.c):
+    for matrix in (r1cs.a, r1cs.b, r1cs.c):
         col = FrArray.zeros(r1cs.num_variables)
-        rc = _r1cs.eval_columns(m.indptr, m.col, m.coeff.limbs, lagrange.limbs, col.limbs, threads, m.coeff_id)
+        rc = _r1cs.eval_columns(matrix.indptr, matrix.col, matrix.coeff.limbs, lagrange.limbs, col.limbs, threads,
+                                matrix.coeff_id)
         if rc:
             raise NativeMemoryError("column evaluation: out of memory")
         out.append(col)
@@ -61,8 +64,8 @@ def _column_evals(r1cs: R1CS, lagrange: FrArray, threads: int):
 CHUNK = 1 << 22      # scalars per fixed-base call when progress is reported
 
 
-def insecure_setup(r1cs: R1CS, rng=None, backend: str = "cpu", threads: int | None = None,
-                   warn: bool = True, progress=None) -> Parameters:
+def insecure_setup(r1cs: R1CS, rng: random.Random | None = None, backend: str = "cpu", threads: int | None = None,
+                   warn: bool = True, progress: Callable[[str, int, int], None] | None = None) -> Parameters:
     """Parameters for r1cs from fresh random toxic waste. FOR TESTING ONLY.
 
     rng: a random.Random-like object for reproducible parameters (default: secrets).
@@ -74,7 +77,8 @@ def insecure_setup(r1cs: R1CS, rng=None, backend: str = "cpu", threads: int | No
                       "never use them to secure anything", InsecureSetupWarning, stacklevel=2)
     threads = resolve_threads(threads)
     be = get_backend(backend)
-    draw = (lambda: rng.randrange(2, R)) if rng is not None else (lambda: 2 + secrets.randbelow(R - 2))
+    draw: Callable[[], int] = ((lambda: rng.randrange(2, R)) if rng is not None
+                               else (lambda: 2 + secrets.randbelow(R - 2)))
     n = r1cs.domain_size
     log_n = n.bit_length() - 1
     tau, alpha, beta, gamma, delta = (draw() for _ in range(5))
@@ -98,7 +102,13 @@ def insecure_setup(r1cs: R1CS, rng=None, backend: str = "cpu", threads: int | No
 
     g1, g2 = G1Array.generator(), G2Array.generator()
 
-    def mul(name: str, base, s: FrArray):
+    @overload
+    def mul(name: str, base: G1Array, s: FrArray) -> G1Array: ...
+
+    @overload
+    def mul(name: str, base: G2Array, s: FrArray) -> G2Array: ...
+
+    def mul(name: str, base: G1Array | G2Array, s: FrArray) -> G1Array | G2Array:
         if not len(s):
             return type(base).zeros(0)
         if progress is None:

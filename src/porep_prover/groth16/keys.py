@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+from typing import TypeVar
 
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import EncodingError, ParamsMismatchError, VerifyingKeyFormatError
@@ -23,6 +24,7 @@ from ..r1cs.system import R1CS
 
 VK_POINTS = (("alpha_g1", G1Point), ("beta_g1", G1Point), ("beta_g2", G2Point), ("gamma_g2", G2Point),
              ("delta_g1", G1Point), ("delta_g2", G2Point))
+PointT = TypeVar("PointT", G1Point, G2Point)
 
 
 @dataclasses.dataclass(eq=True)
@@ -47,7 +49,7 @@ class VerifyingKey:
         return b"".join(parts) + struct.pack(">I", len(self.ic)) + self.ic.to_bytes(compressed=False)
 
     @classmethod
-    def from_bytes(cls, data, check: bool = True) -> "VerifyingKey":
+    def from_bytes(cls, data: bytes | bytearray | memoryview, check: bool = True) -> "VerifyingKey":
         vk, used = cls.read_prefix(memoryview(data).cast("B"), check)
         if used != len(data):
             raise VerifyingKeyFormatError(f"verifying key: {len(data) - used} trailing bytes")
@@ -58,14 +60,22 @@ class VerifyingKey:
         """Parse a key at the start of buf (bytes); returns it and the bytes used.
         The ic count is checked against the bytes left in buf before anything
         is decoded or allocated: VerifyingKeyFormatError when they cannot hold it."""
-        fields, pos = {}, 0
+        pos = 0
+
+        def point(name: str, kind: type[PointT]) -> PointT:
+            """The point of VK_POINTS called name, at pos (moved past it)."""
+            nonlocal pos
+            size = kind.COMPRESSED * 2
+            if pos + size > len(buf):
+                raise VerifyingKeyFormatError(f"verifying key truncated in {name} (offset {pos})")
+            found = kind.from_bytes(buf[pos:pos + size], compressed=False, check=check)
+            pos += size
+            return found
+
         try:
-            for name, kind in VK_POINTS:
-                size = kind.COMPRESSED * 2
-                if pos + size > len(buf):
-                    raise VerifyingKeyFormatError(f"verifying key truncated in {name} (offset {pos})")
-                fields[name] = kind.from_bytes(buf[pos:pos + size], compressed=False, check=check)
-                pos += size
+            alpha_g1, beta_g1 = point("alpha_g1", G1Point), point("beta_g1", G1Point)
+            beta_g2, gamma_g2 = point("beta_g2", G2Point), point("gamma_g2", G2Point)
+            delta_g1, delta_g2 = point("delta_g1", G1Point), point("delta_g2", G2Point)
             if pos + 4 > len(buf):
                 raise VerifyingKeyFormatError(f"verifying key truncated before the ic count (offset {pos})")
             (count,) = struct.unpack(">I", buf[pos:pos + 4])
@@ -73,17 +83,17 @@ class VerifyingKey:
             if pos + 96 * count > len(buf):
                 raise VerifyingKeyFormatError(f"verifying key truncated in ic: {count} points need "
                                               f"{96 * count} bytes at offset {pos}")
-            fields["ic"] = G1Array.from_bytes(buf[pos:pos + 96 * count], compressed=False, check=check)
+            ic = G1Array.from_bytes(buf[pos:pos + 96 * count], compressed=False, check=check)
         except VerifyingKeyFormatError:
             raise
         except EncodingError as exc:
             raise VerifyingKeyFormatError(f"verifying key: {exc}") from None
-        return cls(**fields), pos + 96 * count
+        return cls(alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2, ic), pos + 96 * count
 
     # JSON: snarkjs's key names (decimal coordinates), plus beta_1 / delta_1 which
     # bellman keys carry.
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "protocol": "groth16",
             "curve": "bls12381",
@@ -98,20 +108,22 @@ class VerifyingKey:
         }
 
     @classmethod
-    def from_json(cls, obj) -> "VerifyingKey":
+    def from_json(cls, obj: object) -> "VerifyingKey":
         obj = json_object(obj, VerifyingKeyFormatError, "verifying key")
         try:
             if obj.get("protocol") != "groth16" or obj.get("curve") not in ("bls12381", "bls12_381"):
                 raise VerifyingKeyFormatError("verifying key JSON: not a groth16 bls12381 key")
-            if not isinstance(obj.get("IC"), list) or not obj["IC"]:
+            ic_json = obj.get("IC")
+            if not isinstance(ic_json, list) or not ic_json:
                 raise VerifyingKeyFormatError("verifying key JSON: IC must be a list of at least one point")
-            ic = G1Array.concat([g1_from_json(p) for p in obj["IC"]])
+            ic = G1Array.concat([g1_from_json(p) for p in ic_json])
             n_public = obj.get("nPublic", len(ic) - 1)
             if isinstance(n_public, bool) or n_public != len(ic) - 1:
                 raise VerifyingKeyFormatError(f"verifying key JSON: nPublic is {short(n_public)}, but IC holds "
                                               f"{len(ic)} points (nPublic + 1)")
             # snarkjs keys omit beta_1 / delta_1 (provers need them, verifiers not)
-            g1_or_zero = lambda key: g1_from_json(obj[key]) if key in obj else G1Point.identity()  # noqa: E731
+            def g1_or_zero(key: str) -> G1Point:
+                return g1_from_json(obj[key]) if key in obj else G1Point.identity()
             return cls(alpha_g1=g1_from_json(obj["vk_alpha_1"]), beta_g1=g1_or_zero("vk_beta_1"),
                        beta_g2=g2_from_json(obj["vk_beta_2"]), gamma_g2=g2_from_json(obj["vk_gamma_2"]),
                        delta_g1=g1_or_zero("vk_delta_1"), delta_g2=g2_from_json(obj["vk_delta_2"]), ic=ic)
@@ -134,7 +146,7 @@ class Parameters:
     b_g1: G1Array
     b_g2: G2Array
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, int]:
         return {
             "inputs": len(self.vk.ic),
             "h": len(self.h), "l": len(self.l), "a": len(self.a), "b_g1": len(self.b_g1), "b_g2": len(self.b_g2),

@@ -20,6 +20,7 @@ import dataclasses
 import logging
 import os
 import re
+from typing import Container
 
 from ..config import params_cache_bytes, params_cache_dir
 from ..errors import InvalidInputError
@@ -41,7 +42,7 @@ class ParamsCache:
     """The files of folder (default params_cache_dir()), at most max_bytes
     together (default params_cache_bytes(); 0: no bound)."""
 
-    def __init__(self, folder: str | os.PathLike | None = None, max_bytes: int | None = None):
+    def __init__(self, folder: str | os.PathLike[str] | None = None, max_bytes: int | None = None) -> None:
         self.folder = os.path.abspath(os.fspath(folder) if folder is not None else params_cache_dir())
         self.max_bytes = params_cache_bytes() if max_bytes is None else max_bytes
         if isinstance(self.max_bytes, bool) or not isinstance(self.max_bytes, int) or self.max_bytes < 0:
@@ -86,7 +87,7 @@ class ParamsCache:
     def total_bytes(self) -> int:
         return sum(e.bytes for e in self.entries())
 
-    def prune(self, max_bytes: int | None = None, keep=()) -> list[CacheEntry]:
+    def prune(self, max_bytes: int | None = None, keep: Container[str] = ()) -> list[CacheEntry]:
         """Remove the least recently used files (never those named in keep)
         until the rest take at most max_bytes (default the cache's bound; 0
         with the default: nothing removed). The entries removed."""

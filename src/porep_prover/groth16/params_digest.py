@@ -40,7 +40,7 @@ MAX_DIGEST_SOURCE_BYTES = 1 << 24      # a sidecar or parameters.json larger tha
 Progress = Callable[[str, int, int], None]
 
 
-def file_digest(path: str | os.PathLike, progress: Progress | None = None) -> str:
+def file_digest(path: str | os.PathLike[str], progress: Progress | None = None) -> str:
     """Filecoin's digest of the file at path: the first 32 hex characters of
     the BLAKE2b-512 hash of its bytes. progress, when given, is called as
     progress("digest", bytes_done, bytes_total) after every chunk. Raises
@@ -58,7 +58,7 @@ def file_digest(path: str | os.PathLike, progress: Progress | None = None) -> st
     return h.hexdigest()[:DIGEST_CHARS]
 
 
-def normalize_digest(value, source: str = "digest") -> str:
+def normalize_digest(value: object, source: str = "digest") -> str:
     """value as a digest (32 hex characters, lower case, surrounding space
     dropped); InvalidInputError naming source when it is not one."""
     if not isinstance(value, str):
@@ -81,12 +81,12 @@ def _read_small_text(path: str) -> str:
         raise InvalidInputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def sidecar_path(path: str | os.PathLike) -> str:
+def sidecar_path(path: str | os.PathLike[str]) -> str:
     """Where the sidecar digest of path is kept: `<path>.digest`."""
     return os.fspath(path) + SIDECAR_SUFFIX
 
 
-def read_sidecar(sidecar: str | os.PathLike) -> str:
+def read_sidecar(sidecar: str | os.PathLike[str]) -> str:
     """The digest in a sidecar file (its first word); InvalidInputError when
     there is none, OSError when it cannot be read."""
     words = _read_small_text(os.fspath(sidecar)).split()
@@ -95,7 +95,7 @@ def read_sidecar(sidecar: str | os.PathLike) -> str:
     return normalize_digest(words[0], os.fspath(sidecar))
 
 
-def write_sidecar(path: str | os.PathLike, digest: str) -> str:
+def write_sidecar(path: str | os.PathLike[str], digest: str) -> str:
     """Write digest to path's sidecar (replacing one there); returns its path."""
     out = sidecar_path(path)
     with open(out, "w") as f:
@@ -119,7 +119,7 @@ def _listed_digest(parameters_json: str, name: str) -> str | None:
     return normalize_digest(entry["digest"], f"{parameters_json}: {name}")
 
 
-def digest_from_parameters_json(parameters_json: str | os.PathLike, name: str) -> str:
+def digest_from_parameters_json(parameters_json: str | os.PathLike[str], name: str) -> str:
     """The digest that a Filecoin-style parameters.json gives for the file
     called name (its base name). InvalidInputError, naming the JSON file,
     when it is not such a file or has no digest for name; OSError when it
@@ -130,7 +130,7 @@ def digest_from_parameters_json(parameters_json: str | os.PathLike, name: str) -
     return digest
 
 
-def digest_beside(path: str | os.PathLike) -> tuple[str, str] | None:
+def digest_beside(path: str | os.PathLike[str]) -> tuple[str, str] | None:
     """The digest kept beside path and where it was found: its sidecar
     `<path>.digest` first, then a parameters.json in its folder with an entry
     for its name; None when neither is there. A sidecar or parameters.json
@@ -146,7 +146,7 @@ def digest_beside(path: str | os.PathLike) -> tuple[str, str] | None:
     return None
 
 
-def check_digest(path: str | os.PathLike, expected: str | None = None, progress: Progress | None = None) -> str:
+def check_digest(path: str | os.PathLike[str], expected: str | None = None, progress: Progress | None = None) -> str:
     """Check the file at path against its expected digest: expected when
     given, else the one kept beside it (digest_beside). Returns the digest.
     Raises ParamsDigestError, naming the file, when they differ;

@@ -27,7 +27,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from typing import Callable
+from typing import Callable, TypeVar
 
 from ..atomic import atomic_write
 from ..config import resolve_threads
@@ -40,10 +40,11 @@ SECTIONS = (("h", G1Array), ("l", G1Array), ("a", G1Array), ("b_g1", G1Array), (
 CHUNK_POINTS = 1 << 18
 
 Progress = Callable[[str, int, int], None]
+ArrayT = TypeVar("ArrayT", G1Array, G2Array)
 
 
-def _read_section(buf: memoryview, pos: int, name: str, kind, check_subgroup: bool, threads: int,
-                  progress: Progress | None):
+def _read_section(buf: memoryview, pos: int, name: str, kind: type[ArrayT], check_subgroup: bool, threads: int,
+                  progress: Progress | None) -> tuple[ArrayT, int]:
     if pos + 4 > len(buf):
         raise ParamsFormatError(f"params truncated before the {name} count (offset {pos}, file {len(buf)} bytes)")
     (count,) = struct.unpack(">I", buf[pos:pos + 4])
@@ -68,7 +69,7 @@ def _read_section(buf: memoryview, pos: int, name: str, kind, check_subgroup: bo
     return kind.concat(parts), pos + count * size
 
 
-def read_params(path: str | os.PathLike, check_subgroup: bool = False, threads: int | None = None,
+def read_params(path: str | os.PathLike[str], check_subgroup: bool = False, threads: int | None = None,
                 progress: Progress | None = None) -> Parameters:
     """Read a bellperson parameters file (this format only: load_params reads
     it or a mapped .pmap, told apart by the magic, and is the one to use
@@ -89,20 +90,27 @@ def read_params(path: str | os.PathLike, check_subgroup: bool = False, threads: 
     return params
 
 
-def _parse(buf: memoryview, check_subgroup: bool, threads: int, progress: Progress | None, path) -> Parameters:
+def _parse(buf: memoryview, check_subgroup: bool, threads: int, progress: Progress | None,
+           path: str | os.PathLike[str]) -> Parameters:
     try:
         vk, pos = VerifyingKey.read_prefix(buf, check=check_subgroup)
     except EncodingError as exc:
         raise ParamsFormatError(f"{path}: {exc}") from None
-    sections = {}
-    for name, kind in SECTIONS:
-        sections[name], pos = _read_section(buf, pos, name, kind, check_subgroup, threads, progress)
+
+    def section(name: str, kind: type[ArrayT]) -> ArrayT:
+        """The section of SECTIONS called name, at pos (moved past it)."""
+        nonlocal pos
+        points, pos = _read_section(buf, pos, name, kind, check_subgroup, threads, progress)
+        return points
+
+    params = Parameters(vk=vk, h=section("h", G1Array), l=section("l", G1Array), a=section("a", G1Array),
+                        b_g1=section("b_g1", G1Array), b_g2=section("b_g2", G2Array))
     if pos != len(buf):
         raise ParamsFormatError(f"{path}: {len(buf) - pos} trailing bytes after b_g2 (offset {pos})")
-    return Parameters(vk=vk, **sections)
+    return params
 
 
-def write_params(path: str | os.PathLike, params: Parameters, threads: int | None = None,
+def write_params(path: str | os.PathLike[str], params: Parameters, threads: int | None = None,
                  progress: Progress | None = None) -> None:
     """Write params in the bellperson layout, atomically (temporary file, then rename)."""
     threads = resolve_threads(threads)

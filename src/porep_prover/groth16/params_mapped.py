@@ -57,7 +57,7 @@ import mmap
 import os
 import struct
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
+from typing import IO, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -67,25 +67,28 @@ from ..curve.points import G1Array, G2Array
 from ..errors import EncodingError, ParamsFormatError
 from .keys import Parameters, VerifyingKey
 from .params_digest import check_digest, normalize_digest
-from .params_file import read_params
+from .params_file import Progress, read_params
 
 LOG = logging.getLogger("porep_prover.params")
 MAGIC = b"PPRMAP02"
 OLD_MAGICS = (b"PPRMAP01",)
-SECTIONS = (("h", G1Array), ("l", G1Array), ("a", G1Array), ("b_g1", G1Array), ("b_g2", G2Array))
+SECTIONS: tuple[tuple[str, type[G1Array] | type[G2Array]], ...] = (
+    ("h", G1Array), ("l", G1Array), ("a", G1Array), ("b_g1", G1Array), ("b_g2", G2Array))
 HEADER = struct.Struct("<8sQ" + "QQ" * len(SECTIONS) + "16s" + "32s" * (len(SECTIONS) + 2))
 HEADER_SUMMED = HEADER.size - 32          # the header checksum covers the bytes before it
 ALIGN = 4096
 SAMPLE = 4096
 CHUNK_BYTES = 1 << 24
 SUFFIX = ".pmap"
+ArrayT = TypeVar("ArrayT", G1Array, G2Array)
+Section = tuple[str, type[G1Array] | type[G2Array], int, int]      # name, kind, count, offset
 
 
 def _align(n: int) -> int:
     return -(-n // ALIGN) * ALIGN
 
 
-def tree_sha256(buffers, threads: int | None = None) -> list[bytes]:
+def tree_sha256(buffers: Sequence[np.ndarray | memoryview], threads: int | None = None) -> list[bytes]:
     """The checksum of each buffer (1-D, C-contiguous bytes): the SHA-256 of
     the SHA-256 digests of its CHUNK_BYTES chunks in order (the last one
     shorter; none for an empty buffer). The chunks of all buffers are hashed
@@ -93,9 +96,10 @@ def tree_sha256(buffers, threads: int | None = None) -> list[bytes]:
     threads = resolve_threads(threads)
     jobs = [(i, lo) for i, buf in enumerate(buffers) for lo in range(0, len(buf), CHUNK_BYTES)]
 
-    def chunk(job) -> bytes:
+    def chunk(job: tuple[int, int]) -> bytes:
         i, lo = job
-        with memoryview(buffers[i])[lo:lo + CHUNK_BYTES] as part:
+        # numpy's stubs give ndarray its __buffer__ from Python 3.12 only; memoryview takes one on 3.11 too
+        with memoryview(buffers[i])[lo:lo + CHUNK_BYTES] as part:  # type: ignore[arg-type]
             return hashlib.sha256(part).digest()
     if threads == 1 or len(jobs) < 2:
         digests = [chunk(job) for job in jobs]
@@ -116,8 +120,8 @@ def _source_field(source_digest: str | None) -> bytes:
     return bytes(16) if source_digest is None else bytes.fromhex(normalize_digest(source_digest))
 
 
-def write_mapped(path: str | os.PathLike, params: Parameters, threads: int | None = None,
-                 source_digest: str | None = None, progress=None) -> None:
+def write_mapped(path: str | os.PathLike[str], params: Parameters, threads: int | None = None,
+                 source_digest: str | None = None, progress: Progress | None = None) -> None:
     """Write params in the mapped layout with its checksums (hashed on
     `threads` threads), atomically (temporary file, then rename).
     source_digest, when given, is recorded as the Filecoin digest the
@@ -127,7 +131,7 @@ def write_mapped(path: str | os.PathLike, params: Parameters, threads: int | Non
     vk = params.vk.to_bytes()
     arrays = [_limb_bytes(getattr(params, name).limbs) for name, _ in SECTIONS]
     pos, table = _align(HEADER.size + len(vk)), []
-    for (name, kind), data in zip(SECTIONS, arrays):
+    for (name, _), data in zip(SECTIONS, arrays):
         table += [len(getattr(params, name)), pos]
         pos = _align(pos + len(data))
     sums = tree_sha256(arrays, threads)
@@ -147,7 +151,8 @@ def write_mapped(path: str | os.PathLike, params: Parameters, threads: int | Non
         f.truncate(f.tell())
 
 
-def _read_header(path, f) -> tuple:
+def _read_header(path: str | os.PathLike[str], f: IO[bytes]) -> tuple[int, list[tuple[int, int]], bytes,
+                                                                   tuple[bytes, ...], bool]:
     """(vk length in bytes, [(count, offset)] per section, source digest field,
     checksums (vk, then sections), whether the header checksum holds) of the
     open file f, its magic checked."""
@@ -165,13 +170,14 @@ def _read_header(path, f) -> tuple:
         fields[3 + 2 * n:-1], summed
 
 
-def _layout(path, vk_len: int, table, size: int) -> list[tuple[str, type, int, int]]:
+def _layout(path: str | os.PathLike[str], vk_len: int, table: list[tuple[int, int]], size: int) -> list[Section]:
     """The sections' (name, kind, count, offset), every size checked against
     the file's before anything is read, mapped or allocated."""
     if vk_len > size - HEADER.size:
         raise ParamsFormatError(f"{path}: the header gives the verifying key {vk_len} bytes; the file has "
                                 f"{size - HEADER.size} after the header")
-    layout, start, stop = [], _align(HEADER.size + vk_len), HEADER.size + vk_len
+    layout: list[Section] = []
+    start, stop = _align(HEADER.size + vk_len), HEADER.size + vk_len
     for (name, kind), (count, offset) in zip(SECTIONS, table):
         if offset != start:
             raise ParamsFormatError(f"{path}: section {name} at offset {offset}, expected {start}")
@@ -186,7 +192,8 @@ def _layout(path, vk_len: int, table, size: int) -> list[tuple[str, type, int, i
     return layout
 
 
-def _verify_sections(path, f, layout, sums, threads: int | None) -> None:
+def _verify_sections(path: str | os.PathLike[str], f: IO[bytes], layout: list[Section], sums: tuple[bytes, ...],
+                     threads: int | None) -> None:
     mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     # A private map, not the sections' copy-on-write ones: hashing reads the
     # pages without keeping them mapped into the process afterwards.
@@ -199,7 +206,7 @@ def _verify_sections(path, f, layout, sums, threads: int | None) -> None:
             raise ParamsFormatError(f"{path}: section {name}: checksum mismatch: the file is damaged")
 
 
-def read_mapped(path: str | os.PathLike, verify: bool = True, threads: int | None = None) -> Parameters:
+def read_mapped(path: str | os.PathLike[str], verify: bool = True, threads: int | None = None) -> Parameters:
     """Map a file written by write_mapped; the sections are copy-on-write views
     of the file. verify=True (the default) checks the header's, the verifying
     key's and every section's checksum, hashing the file once on `threads`
@@ -211,14 +218,21 @@ def read_mapped(path: str | os.PathLike, verify: bool = True, threads: int | Non
         vk, layout, sums = _open_checked(path, f, verify)
         if verify:
             _verify_sections(path, f, layout, sums, threads)
-        sections = {}
-        for name, kind, count, offset in layout:
-            sections[name] = kind(_map(f, offset, count, kind.WIDTH)) if count else kind.zeros(0)
-            _check_sample(path, name, sections[name])
-    return Parameters(vk=vk, **sections)
+        places = {name: (count, offset) for name, _, count, offset in layout}
+
+        def section(name: str, kind: type[ArrayT]) -> ArrayT:
+            """The section of SECTIONS called name, mapped, its sample checked."""
+            count, offset = places[name]
+            points = kind(_map(f, offset, count, kind.WIDTH)) if count else kind.zeros(0)
+            _check_sample(path, name, points)
+            return points
+
+        params = Parameters(vk=vk, h=section("h", G1Array), l=section("l", G1Array), a=section("a", G1Array),
+                            b_g1=section("b_g1", G1Array), b_g2=section("b_g2", G2Array))
+    return params
 
 
-def read_mapped_vk(path: str | os.PathLike, verify: bool = True) -> VerifyingKey:
+def read_mapped_vk(path: str | os.PathLike[str], verify: bool = True) -> VerifyingKey:
     """The verifying key of a file written by write_mapped, without mapping or
     hashing its sections: the header and the key are checked as read_mapped
     checks them (their checksums when verify), the sections' sizes against
@@ -227,7 +241,8 @@ def read_mapped_vk(path: str | os.PathLike, verify: bool = True) -> VerifyingKey
         return _open_checked(path, f, verify)[0]
 
 
-def _open_checked(path, f, verify: bool) -> tuple[VerifyingKey, list, tuple]:
+def _open_checked(path: str | os.PathLike[str], f: IO[bytes], verify: bool) -> tuple[VerifyingKey, list[Section],
+                                                                                   tuple[bytes, ...]]:
     """The verifying key, the sections' layout and their stored checksums of
     the mapped file open as f, its header and key checked."""
     size = os.fstat(f.fileno()).st_size
@@ -241,7 +256,7 @@ def _open_checked(path, f, verify: bool) -> tuple[VerifyingKey, list, tuple]:
     return _decode_vk(path, vk_bytes), layout, sums[1:]
 
 
-def _decode_vk(path, vk_bytes: bytes) -> VerifyingKey:
+def _decode_vk(path: str | os.PathLike[str], vk_bytes: bytes) -> VerifyingKey:
     try:
         vk, used = VerifyingKey.read_prefix(memoryview(vk_bytes), check=True)
     except EncodingError as exc:
@@ -251,7 +266,7 @@ def _decode_vk(path, vk_bytes: bytes) -> VerifyingKey:
     return vk
 
 
-def mapped_source_digest(path: str | os.PathLike) -> str | None:
+def mapped_source_digest(path: str | os.PathLike[str]) -> str | None:
     """The Filecoin digest recorded in a mapped file as the one its source
     .params file was checked against; None when it was not checked.
     ParamsFormatError when the header is not a sound mapped header."""
@@ -262,11 +277,11 @@ def mapped_source_digest(path: str | os.PathLike) -> str | None:
     return None if source == bytes(16) else source.hex()
 
 
-def _map(f, offset: int, count: int, width: int) -> np.ndarray:
+def _map(f: IO[bytes], offset: int, count: int, width: int) -> np.ndarray:
     return np.memmap(f, dtype=np.uint64, mode="c", offset=offset, shape=(count, width))
 
 
-def _check_sample(path, name: str, points) -> None:
+def _check_sample(path: str | os.PathLike[str], name: str, points: G1Array | G2Array) -> None:
     n = len(points)
     if not n:
         return
@@ -281,7 +296,7 @@ def _check_sample(path, name: str, points) -> None:
 def is_mapped(array: np.ndarray) -> bool:
     """Whether array's memory is a file mapping (page cache the kernel can
     reclaim) rather than anonymous memory."""
-    base = array
+    base: object = array
     while base is not None:
         if isinstance(base, mmap.mmap):
             return True
@@ -289,21 +304,21 @@ def is_mapped(array: np.ndarray) -> bool:
     return False
 
 
-def _mirror_name(source, cache_dir, tag: str = "") -> str:
+def _mirror_name(source: str | os.PathLike[str], cache_dir: str | os.PathLike[str], tag: str = "") -> str:
     st = os.stat(source)
     key = f"{os.path.realpath(source)}|{st.st_size}|{st.st_mtime_ns}{tag}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     return os.path.join(os.fspath(cache_dir), f"{os.path.basename(os.fspath(source))}.{digest}{SUFFIX}")
 
 
-def mirror_path(source: str | os.PathLike, cache_dir: str | os.PathLike) -> str:
+def mirror_path(source: str | os.PathLike[str], cache_dir: str | os.PathLike[str]) -> str:
     """Where the mapped mirror of a parameters file goes: named by the source's
     real path, size and modification time, so that a changed source misses
     (and not by the layout: a mirror of an older layout is rewritten in place)."""
     return _mirror_name(source, cache_dir)
 
 
-def mapped_copy(path: str | os.PathLike, make: Callable[[], Parameters], threads: int | None = None,
+def mapped_copy(path: str | os.PathLike[str], make: Callable[[], Parameters], threads: int | None = None,
                 verify: bool = True, source_digest: str | None = None) -> Parameters:
     """The parameters mapped from path when a sound file is there (checked as
     read_mapped(verify=verify) checks it); else (none, a damaged one or one of
@@ -328,9 +343,9 @@ def mapped_copy(path: str | os.PathLike, make: Callable[[], Parameters], threads
     return read_mapped(path, verify=False)
 
 
-def read_params_mapped(source: str | os.PathLike, cache_dir: str | os.PathLike, progress=None,
-                       check_subgroup: bool = False, threads: int | None = None, digest: str | None = None,
-                       verify: bool = True) -> Parameters:
+def read_params_mapped(source: str | os.PathLike[str], cache_dir: str | os.PathLike[str],
+                       progress: Progress | None = None, check_subgroup: bool = False, threads: int | None = None,
+                       digest: str | None = None, verify: bool = True) -> Parameters:
     """A bellperson parameters file, loaded mapped: from its mirror in cache_dir
     when one is there and sound (its checksums verified unless verify=False;
     a damaged one, or one of an old layout, is rewritten), else decoded once
@@ -354,14 +369,14 @@ def read_params_mapped(source: str | os.PathLike, cache_dir: str | os.PathLike, 
     return params
 
 
-def is_mapped_file(path: str | os.PathLike) -> bool:
+def is_mapped_file(path: str | os.PathLike[str]) -> bool:
     """Whether path starts with a mapped layout's magic (this one's or an old one's)."""
     with open(path, "rb") as f:
         return f.read(len(MAGIC)) in (MAGIC, *OLD_MAGICS)
 
 
-def load_params(path: str | os.PathLike, check_subgroup: bool = False, threads: int | None = None,
-                progress=None, digest: str | None = None, verify_digest: bool = False,
+def load_params(path: str | os.PathLike[str], check_subgroup: bool = False, threads: int | None = None,
+                progress: Progress | None = None, digest: str | None = None, verify_digest: bool = False,
                 verify: bool = True) -> Parameters:
     """A bellperson .params file (decoded) or a mapped one (mapped), told apart
     by the magic; check_subgroup checks every point of either. digest (the

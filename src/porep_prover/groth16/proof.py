@@ -8,11 +8,15 @@ snarkjs's proof.json form (pi_a, pi_b, pi_c as decimal coordinates).
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from ..curve.points import G1Point, G2Point
 from ..errors import EncodingError, ProofFormatError
 from ..field.fr_array import byte_view
 from .encoding_json import g1_from_json, g1_to_json, g2_from_json, g2_to_json, json_object
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 PROOF_BYTES = 192
 
@@ -27,7 +31,7 @@ class Proof:
         return self.a.to_bytes() + self.b.to_bytes() + self.c.to_bytes()
 
     @classmethod
-    def from_bytes(cls, data) -> "Proof":
+    def from_bytes(cls, data: Buffer) -> "Proof":
         """Decode 192 bytes (any contiguous bytes-like object), checking every
         point is on the curve and in its subgroup; ProofFormatError otherwise."""
         data = bytes(byte_view(data, "a proof", ProofFormatError))
@@ -39,19 +43,19 @@ class Proof:
             raise ProofFormatError(f"proof: {exc}") from None
 
     @staticmethod
-    def split(data) -> list["Proof"]:
+    def split(data: Buffer) -> list["Proof"]:
         """The partition proofs of a concatenated multi-partition proof."""
         data = bytes(byte_view(data, "a proof", ProofFormatError))
         if not data or len(data) % PROOF_BYTES:
             raise ProofFormatError(f"{len(data)} bytes is not a whole number of {PROOF_BYTES}-byte proofs")
         return [Proof.from_bytes(data[i:i + PROOF_BYTES]) for i in range(0, len(data), PROOF_BYTES)]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"pi_a": g1_to_json(self.a), "pi_b": g2_to_json(self.b), "pi_c": g1_to_json(self.c),
                 "protocol": "groth16", "curve": "bls12381"}
 
     @classmethod
-    def from_json(cls, obj) -> "Proof":
+    def from_json(cls, obj: object) -> "Proof":
         obj = json_object(obj, ProofFormatError, "proof")
         try:
             if obj.get("protocol", "groth16") != "groth16":

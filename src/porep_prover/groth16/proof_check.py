@@ -27,38 +27,43 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from typing import Callable
+from typing import Callable, Generic, Sequence, TypeVar, cast
 
 import numpy as np
 from py_arkworks_bls12381 import GT, G1Point as ArkG1, G2Point as ArkG2
 
-from ..backend import get_backend
+from ..backend import Backend, get_backend
 from ..config import resolve_threads
-from ..curve.points import G1Point, G2Point
+from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import DeviceResultError, KeyIntegrityError, PorepProverError, UnsatisfiedError, WitnessOrKeyError
 from ..field.fr_array import FrArray
 from .keys import Parameters, VerifyingKey
 from .proof import Proof
 from .prover import MsmSums, Stopwatch, assemble, prove_device, synthesize
-from ..r1cs.system import R1CS
+from ..r1cs.system import R1CS, SparseMatrix
 from .verifier import PreparedVerifyingKey, verify
 
 FINITE, INFINITY, EITHER = 1, 0, -1      # what a key's point must be, by what the circuit uses
 SUMS = (("a_acc", "A"), ("lh_acc", "L + H"), ("b1_acc", "B_1"), ("b2_acc", "B_2"))
 MAX_LISTED = 3                            # points named per finding
+PointsT = TypeVar("PointsT", G1Array, G2Array)
+CircuitT = TypeVar("CircuitT", bound=R1CS | None)     # the circuit a check has at hand (None: none)
 
 
 @dataclasses.dataclass
-class Query:
+class Query(Generic[PointsT]):
     """One array of the key's points and where each must be finite: FINITE,
     INFINITY or EITHER for all, or an int8 array of them, one a point."""
     name: str
-    points: object
+    points: PointsT
     expect: int | np.ndarray = FINITE
 
 
+KeyQuery = Query[G1Array] | Query[G2Array]      # a query of either group
+
+
 @dataclasses.dataclass
-class Suspects:
+class Suspects(Generic[CircuitT]):
     """What a failed check examines; none of it is computed unless a proof fails.
 
     circuit(): the circuit (None where none is at hand) and the witness.
@@ -68,14 +73,15 @@ class Suspects:
     queries(r1cs): the key's point arrays with their expectations.
     pairs: (G1 query, G2 query) pairs that hold the same multiples (B_1, B_2).
     """
-    circuit: Callable[[], tuple[R1CS | None, FrArray]]
-    queries: Callable[[R1CS | None], list[Query]]
-    pairs: list[tuple[Query, Query]]
+    circuit: Callable[[], tuple[CircuitT, FrArray]]
+    queries: Callable[[CircuitT], list[KeyQuery]]
+    pairs: list[tuple[Query[G1Array], Query[G2Array]]]
     device: MsmSums | None = None
-    redo: Callable[[R1CS | None, FrArray, int], MsmSums] | None = None
+    redo: Callable[[CircuitT, FrArray, int], MsmSums] | None = None
 
 
-def check_proof(vk: VerifyingKey, public, proof: Proof, suspects: Suspects, threads: int | None = None) -> None:
+def check_proof(vk: VerifyingKey, public: Sequence[int] | FrArray, proof: Proof, suspects: Suspects[CircuitT],
+                threads: int | None = None) -> None:
     """Return when proof verifies for public (the inputs after the constant
     one) under vk; else raise what is at fault: UnsatisfiedError (the witness,
     at its first failing constraint), DeviceResultError (the device: the CPU's
@@ -116,7 +122,7 @@ def prepared(vk: VerifyingKey) -> PreparedVerifyingKey:
         raise KeyIntegrityError("the proving key is damaged: " + "; ".join(found), found) from None
 
 
-def proof_verifies(pvk: PreparedVerifyingKey, public, proof: Proof) -> bool:
+def proof_verifies(pvk: PreparedVerifyingKey, public: Sequence[int] | FrArray, proof: Proof) -> bool:
     """verify(), with a proof point off the curve or outside its subgroup
     (garbage from a damaged key or device) a failure rather than an exception."""
     try:
@@ -127,7 +133,8 @@ def proof_verifies(pvk: PreparedVerifyingKey, public, proof: Proof) -> bool:
         return False
 
 
-def device_differs(pvk, vk: VerifyingKey, public, suspects: Suspects, r1cs, witness, threads: int) -> list[str]:
+def device_differs(pvk: PreparedVerifyingKey, vk: VerifyingKey, public: Sequence[int] | FrArray,
+                   suspects: Suspects[CircuitT], r1cs: CircuitT, witness: FrArray, threads: int) -> list[str]:
     """The sums the device made that differ from the CPU's ([] when the CPU
     made them); DeviceResultError when they differ and the CPU's proof verifies."""
     dev = suspects.device
@@ -148,7 +155,8 @@ def device_differs(pvk, vk: VerifyingKey, public, suspects: Suspects, r1cs, witn
 # ------------------------------------------------------------ the key's own tests
 
 
-def key_findings(vk: VerifyingKey, queries: list[Query], pairs: list[tuple[Query, Query]], threads: int) -> list[str]:
+def key_findings(vk: VerifyingKey, queries: list[KeyQuery], pairs: list[tuple[Query[G1Array], Query[G2Array]]],
+                 threads: int) -> list[str]:
     """What the key's points show of damage: points off the curve, at infinity
     where the circuit needs a point (or finite where it needs none), the vk's
     beta and delta pairs and each pair of queries disagreeing. [] when none."""
@@ -183,7 +191,7 @@ def vk_findings(vk: VerifyingKey) -> list[str]:
     return found
 
 
-def point_findings(q: Query, threads: int) -> list[str]:
+def point_findings(q: KeyQuery, threads: int) -> list[str]:
     """q's points off the curve, and at infinity (or finite) against q.expect."""
     bad = q.points.first_not_on_curve(threads)
     if bad >= 0:
@@ -200,7 +208,7 @@ def point_findings(q: Query, threads: int) -> list[str]:
     return found
 
 
-def pair_findings(g1: Query, g2: Query, threads: int) -> list[str]:
+def pair_findings(g1: Query[G1Array], g2: Query[G2Array], threads: int) -> list[str]:
     """Whether g1.points[j] and g2.points[j] are the same multiples of their
     generators: e(sum rho_j g1_j, G2) = e(G1, sum rho_j g2_j) for random rho,
     then halved down to the first j that differs (about two MSMs of each)."""
@@ -210,7 +218,7 @@ def pair_findings(g1: Query, g2: Query, threads: int) -> list[str]:
     def agree(lo: int, hi: int) -> bool:
         s1, _ = cpu.msm(g1.points[lo:hi], rho[lo:hi], threads)
         s2, _ = cpu.msm(g2.points[lo:hi], rho[lo:hi], threads)
-        return same_multiple(s1, s2)
+        return same_multiple(cast(G1Point, s1), cast(G2Point, s2))     # sums of G1 points, of G2 points
 
     if not n or agree(0, n):
         return []
@@ -246,8 +254,8 @@ def same_multiple(p1: G1Point, p2: G2Point) -> bool:
 # ------------------------------------------------------------ bellman's parameters
 
 
-def bellman_suspects(params: Parameters, circuit: Callable[[], tuple[R1CS, FrArray]], backend=None,
-                     device: MsmSums | None = None) -> Suspects:
+def bellman_suspects(params: Parameters, circuit: Callable[[], tuple[R1CS, FrArray]], backend: Backend | None = None,
+                     device: MsmSums | None = None) -> Suspects[R1CS]:
     """Suspects for a proof under bellman-flavoured params: circuit() gives the
     circuit and witness; backend and device the backend that made the sums and
     its result (redone on the CPU unless the backend is the reference)."""
@@ -262,7 +270,7 @@ def bellman_suspects(params: Parameters, circuit: Callable[[], tuple[R1CS, FrArr
                     device=device if on_device else None, redo=redo if on_device else None)
 
 
-def bellman_queries(params: Parameters, r1cs: R1CS) -> list[Query]:
+def bellman_queries(params: Parameters, r1cs: R1CS) -> list[KeyQuery]:
     """Every query of bellman's params: all points finite (the a and b queries
     keep only the variables their matrices use) but l's, finite exactly where
     the aux variable appears in a constraint."""
@@ -272,7 +280,7 @@ def bellman_queries(params: Parameters, r1cs: R1CS) -> list[Query]:
             Query("vk.ic", params.vk.ic)]
 
 
-def columns_used(*matrices, width: int) -> np.ndarray:
+def columns_used(*matrices: SparseMatrix, width: int) -> np.ndarray:
     """bool[width]: the variables some row of the matrices uses."""
     used = np.zeros(width, dtype=bool)
     for m in matrices:

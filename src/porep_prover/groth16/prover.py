@@ -27,14 +27,16 @@ runs them in a row and checks the proof):
 from __future__ import annotations
 
 import dataclasses
+import random
 import secrets
 import time
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ..backend import Backend, Flavor
 from ..config import resolve_threads
-from ..curve.points import G1Point, G2Point
+from ..curve.points import G1Array, G1Point, G2Point
 from ..errors import InvalidInputError
 from ..field.constants import R
 from ..field.fr_array import FrArray
@@ -42,6 +44,9 @@ from ..r1cs import _r1cs
 from .keys import Parameters, VerifyingKey
 from .proof import Proof
 from ..r1cs.system import R1CS
+
+if TYPE_CHECKING:
+    from ..backend.base import Scalars
 
 
 # ------------------------------------------------------------ what the stages hand each other
@@ -94,7 +99,10 @@ class WitnessAssignment:
 @dataclasses.dataclass
 class MsmSums:
     """What the kernel region computes: the G1 sums of A, L + H and B_1, and
-    the G2 sum of B when the region did it too (else finish does)."""
+    the G2 sum of B when the region did it too (else finish does).
+
+    A backend's MSMs are typed G1Point | G2Point (a sum is of its points'
+    group); the stages cast each sum to the group of the points they sum."""
     a_acc: G1Point
     lh_acc: G1Point
     b1_acc: G1Point
@@ -157,7 +165,7 @@ def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | W
 
 
 def finish(be: Backend, params: Parameters, assignment: HostAssignment | WitnessAssignment, sums: MsmSums,
-           threads: int, rng=None, clock: "Stopwatch | None" = None) -> Proof:
+           threads: int, rng: random.Random | None = None, clock: "Stopwatch | None" = None) -> Proof:
     """After the lock: the B_2 MSM on be (unless the region did it; kept in
     sums, which a failed check compares with the CPU's), then the proof's
     assembly with fresh r, s."""
@@ -167,7 +175,8 @@ def finish(be: Backend, params: Parameters, assignment: HostAssignment | Witness
             b_scalars = query_scalars(assignment.r1cs, assignment.witness, "b", threads)
         else:
             b_scalars = assignment.b_scalars
-        sums.b2_acc, _ = be.msm(params.b_g2, b_scalars, threads)
+        b2_acc, _ = be.msm(params.b_g2, b_scalars, threads)
+        sums.b2_acc = cast(G2Point, b2_acc)
         clock.lap("msm_g2")
     return assemble(params.vk, sums, rng, clock)
 
@@ -182,7 +191,8 @@ def sums_from_host(be: Backend, params: Parameters, assignment: HostAssignment, 
                          h=params.h, l=(params.l, assignment.l_scalars), a=(params.a, assignment.a_scalars),
                          b1=(params.b_g1, assignment.b_scalars))
     if b_g2:
-        sums.b2_acc, _ = be.msm(params.b_g2, assignment.b_scalars, threads)
+        b2_acc, _ = be.msm(params.b_g2, assignment.b_scalars, threads)
+        sums.b2_acc = cast(G2Point, b2_acc)
         clock.lap("msm_g2")
     return sums
 
@@ -214,7 +224,7 @@ def sums_from_witness(be: Backend, host: Backend, params: Parameters, assignment
         else:
             (b1_acc, _), b2_acc = be.msm(params.b_g1, b, threads), None
             clock.lap("msm_g1")
-    return MsmSums(a_acc, l_acc + h_acc, b1_acc, b2_acc)
+    return MsmSums(a_acc, l_acc + h_acc, cast(G1Point, b1_acc), cast("G2Point | None", b2_acc))
 
 
 def overlapped_sums(be: Backend, host: Backend | None, params: Parameters,
@@ -237,7 +247,7 @@ def overlapped_sums(be: Backend, host: Backend | None, params: Parameters,
                 clock.lap("h_poly")
                 a_acc, _ = side.msm(params.a, assignment.a_scalars, threads)
                 l_acc, _ = side.msm(params.l, assignment.l_scalars, threads)
-                b = assignment.b_scalars
+                b: Scalars = assignment.b_scalars
             else:
                 r1cs, k = assignment.r1cs, assignment.r1cs.num_inputs
                 h, w = side.h_from_witness(r1cs, assignment.witness, threads, Flavor.BELLMAN,
@@ -245,7 +255,8 @@ def overlapped_sums(be: Backend, host: Backend | None, params: Parameters,
                 arrays.keep(h, w)
                 clock.lap("h_poly")
                 l_acc, a_acc = side.msm_shared([(params.l, None), (params.a, r1cs.query_rows("a"))], w[k:], threads)
-                a_acc = a_acc + a_input_rows(host, params, assignment, threads)
+                # prove_device overlaps a WitnessAssignment only with host given (its `known`)
+                a_acc = a_acc + a_input_rows(cast(Backend, host), params, assignment, threads)
                 b = arrays.keep(side.take(w, r1cs.query_index("b", np.uint32)))
             if b_g2 and isinstance(assignment, WitnessAssignment):      # as sums_from_witness: one sort
                 b1_acc, b2_acc = side.msm_shared([(params.b_g1, None), (params.b_g2, None)], b, threads)
@@ -255,7 +266,7 @@ def overlapped_sums(be: Backend, host: Backend | None, params: Parameters,
                     b2_acc, _ = side.msm(params.b_g2, b, threads)
         h_acc, _ = be.msm(params.h, h, threads)      # after the join: H's scalars are complete
     clock.lap("msm_g1")
-    return MsmSums(a_acc, l_acc + h_acc, b1_acc, b2_acc)
+    return MsmSums(cast(G1Point, a_acc), l_acc + h_acc, cast(G1Point, b1_acc), cast("G2Point | None", b2_acc))
 
 
 def a_input_rows(host: Backend, params: Parameters, assignment: WitnessAssignment, threads: int) -> G1Point:
@@ -264,11 +275,12 @@ def a_input_rows(host: Backend, params: Parameters, assignment: WitnessAssignmen
     first = int(np.searchsorted(idx, assignment.r1cs.num_inputs))
     if not first:
         return G1Point.identity()
-    return host.msm(params.a[:first], FrArray(assignment.witness.limbs[idx[:first]]), threads)[0]
+    return cast(G1Point, host.msm(params.a[:first], FrArray(assignment.witness.limbs[idx[:first]]), threads)[0])
 
 
 def h_and_g1_sums(be: Backend, abc: tuple[FrArray, FrArray, FrArray], flavor: Flavor, threads: int,
-                  clock: "Stopwatch", h, l, a, b1) -> MsmSums:
+                  clock: "Stopwatch", h: G1Array, l: tuple[G1Array, FrArray],  # noqa: E741 (callers name it l=)
+                  a: tuple[G1Array, FrArray], b1: tuple[G1Array, FrArray]) -> MsmSums:
     """H's scalars of flavor from a, b, c (consumed; left on the device where
     the backend keeps them there), then g1_sums with h H's points; l, a, b1
     are (points, scalars). Both flavours' kernel region."""
@@ -280,7 +292,9 @@ def h_and_g1_sums(be: Backend, abc: tuple[FrArray, FrArray, FrArray], flavor: Fl
     return sums
 
 
-def g1_sums(be: Backend, threads: int, h, l, a, b1) -> MsmSums:
+def g1_sums(be: Backend, threads: int, h: tuple[G1Array, Scalars],
+            l: tuple[G1Array, Scalars], a: tuple[G1Array, Scalars],  # noqa: E741 (callers name it l=)
+            b1: tuple[G1Array, Scalars]) -> MsmSums:
     """The G1 MSMs, shared by both flavours; each argument is (points, scalars).
 
     The delta terms of C cancel once B_1 is expanded:
@@ -292,10 +306,10 @@ def g1_sums(be: Backend, threads: int, h, l, a, b1) -> MsmSums:
     a_acc, _ = be.msm(a[0], a[1], threads)
     lh_acc = be.msm_many([l, h], threads)
     b1_acc, _ = be.msm(b1[0], b1[1], threads)
-    return MsmSums(a_acc, lh_acc, b1_acc)
+    return MsmSums(cast(G1Point, a_acc), cast(G1Point, lh_acc), cast(G1Point, b1_acc))
 
 
-def assemble(vk: VerifyingKey, sums: MsmSums, rng, clock: "Stopwatch") -> Proof:
+def assemble(vk: VerifyingKey, sums: MsmSums, rng: random.Random | None, clock: "Stopwatch") -> Proof:
     """A, B, C from the sums (B_2's included) with fresh r, s (see g1_sums for C)."""
     draw = rng.randrange if rng is not None else secrets.randbelow
     r, s = draw(R), draw(R)
@@ -322,22 +336,25 @@ class DeviceArrays:
     copy, a query's), given back to it (release_scalars) when the region
     ends, whichever way, or one early with release."""
 
-    def __init__(self, backend: Backend):
+    backend: Backend
+    _kept: list[Scalars]
+
+    def __init__(self, backend: Backend) -> None:
         self.backend, self._kept = backend, []
 
-    def keep(self, *arrays):
+    def keep(self, *arrays: Scalars) -> Scalars:
         """Own arrays until the region ends; returns the last one."""
         self._kept += arrays
         return arrays[-1]
 
-    def release(self, array) -> None:
+    def release(self, array: Scalars) -> None:
         self._kept.remove(array)
         self.backend.release_scalars(array)
 
     def __enter__(self) -> "DeviceArrays":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         kept, self._kept = self._kept, []
         for array in kept:
             self.backend.release_scalars(array)
@@ -346,7 +363,7 @@ class DeviceArrays:
 class Stopwatch:
     """Seconds per stage, added to a dict (or dropped when it is None)."""
 
-    def __init__(self, sink: dict | None):
+    def __init__(self, sink: dict[str, float] | None) -> None:
         self.sink, self.t = sink, time.perf_counter()
 
     def lap(self, name: str) -> None:

@@ -29,7 +29,7 @@ class PreparedVerifyingKey:
     checks, and arkworks' checked decompression costs ~60 us a point, which
     for keys with many public inputs outweighs the pairings."""
 
-    def __init__(self, vk: VerifyingKey):
+    def __init__(self, vk: VerifyingKey) -> None:
         if not isinstance(vk, VerifyingKey):
             raise InvalidInputError(f"a verifying key must be a VerifyingKey, got {type(vk).__name__}")
         self.num_inputs = len(vk.ic)
@@ -43,7 +43,7 @@ class PreparedVerifyingKey:
                    for i in range(len(vk.ic))]
 
 
-def _inputs(public_inputs) -> list[int]:
+def _inputs(public_inputs: Sequence[int] | FrArray) -> list[int]:
     if isinstance(public_inputs, FrArray):
         return public_inputs.to_ints()
     if isinstance(public_inputs, (str, bytes)):

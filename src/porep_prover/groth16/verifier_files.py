@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from typing import Callable, TypeVar
 
 from ..errors import ProofFormatError, VerifyingKeyFormatError
 from .encoding_json import parse_json
@@ -26,9 +27,11 @@ from .proof import Proof
 # (at most 0x1a) or flag bits 0x40 / 0x80 / 0xc0; 0xef would be every flag at
 # once, which no encoding has.
 JSON_STARTS = (b"{", b"[", b" ", b"\xef")
+ArgT = TypeVar("ArgT")
+ReadT = TypeVar("ReadT")
 
 
-def read_verifying_key(path: str | os.PathLike) -> VerifyingKey:
+def read_verifying_key(path: str | os.PathLike[str]) -> VerifyingKey:
     """The verifying key in the file at path (see the module docstring for the
     formats, told apart by their first bytes). VerifyingKeyFormatError naming
     the file when it cannot be read or holds no valid key; ParamsFormatError
@@ -51,7 +54,7 @@ def read_verifying_key(path: str | os.PathLike) -> VerifyingKey:
     return _named(path, VerifyingKeyFormatError, lambda b: VerifyingKey.read_prefix(b)[0], buf)
 
 
-def read_proofs(path: str | os.PathLike) -> list[Proof]:
+def read_proofs(path: str | os.PathLike[str]) -> list[Proof]:
     """The proofs in the file at path, at least one (see the module docstring
     for the formats). ProofFormatError naming the file when it cannot be read,
     is empty, or holds anything but valid proofs."""
@@ -70,7 +73,8 @@ def read_proofs(path: str | os.PathLike) -> list[Proof]:
     return [_named(path, ProofFormatError, Proof.from_json, obj)]
 
 
-def _named(path, error: type[ProofFormatError | VerifyingKeyFormatError], read, arg):
+def _named(path: str | os.PathLike[str], error: type[ProofFormatError | VerifyingKeyFormatError],
+           read: Callable[[ArgT], ReadT], arg: ArgT) -> ReadT:
     """read(arg), its `error` prefixed with the path."""
     try:
         return read(arg)
