@@ -22,6 +22,7 @@ import dataclasses
 import functools
 import json
 import sys
+from typing import Any
 
 from ..errors import InvalidInputError
 from . import arguments
@@ -251,7 +252,7 @@ def cmd_evict(args) -> int:
 
 def _connection(p: argparse.ArgumentParser, again: bool) -> None:
     """The connection options; again (on an action): optional, and only set when given there."""
-    default = {"default": argparse.SUPPRESS} if again else {}
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if again else {}
     p.add_argument("--address", metavar="HOST:PORT", help="the daemon (or unix:/path); default: the one the "
                    "default state folder's daemon.json records, else daemon.listen's default, 127.0.0.1:9820",
                    **default)

@@ -14,7 +14,7 @@ import sys
 import time
 import warnings
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..atomic import atomic_write
@@ -237,7 +237,7 @@ def cmd_params_info(args) -> int:
     with progress.display(args) as shown:
         params = load_params(args.params, check_subgroup=args.check_subgroup, threads=args.threads,
                              progress=shown.callback(prefix="load "))
-    info = params.summary()
+    info: dict[str, Any] = params.summary()
     info["read_seconds"] = round(time.perf_counter() - t, 3)
     info["subgroup_checked"] = args.check_subgroup
     info["mapped"] = is_mapped(params.h.limbs)

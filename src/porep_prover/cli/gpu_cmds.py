@@ -4,6 +4,7 @@ CUDA support it uses when it runs)."""
 from __future__ import annotations
 
 import time
+from typing import TypedDict
 
 from ..config import kernel_cache_dir
 from ..errors import BackendUnavailableError, CudaError
@@ -63,16 +64,26 @@ def cmd_warm(args) -> int:
     return 0
 
 
+class CircuitStats(TypedDict):
+    """A circuit by its statistics (backend.device_plan.Workload.estimated's arguments)."""
+    constraints: int
+    inputs: int
+    aux: int
+    a_density: float
+    b_density: float
+    nonzeros: tuple[float, float, float]
+
+
 # A 32 GiB PoRep partition's statistics (bellperson's StackedCircuit; the porep-shaped circuit mimics them):
 # constraints, inputs with the constant one, aux variables, A's and B's shares of the aux, nonzeros a row
-POREP_32G = {"constraints": 130_278_869, "inputs": 329, "aux": 130_169_893, "a_density": 0.997,
-             "b_density": 0.254, "nonzeros": (2.4, 1.0, 2.2)}
+POREP_32G: CircuitStats = {"constraints": 130_278_869, "inputs": 329, "aux": 130_169_893, "a_density": 0.997,
+                           "b_density": 0.254, "nonzeros": (2.4, 1.0, 2.2)}
 
 
 def cmd_plan(args) -> int:
     """The device-memory plan of a workload under a budget, without a GPU."""
     from ..backend.device_plan import GIB, Workload, plan
-    stats = dict(POREP_32G)
+    stats = POREP_32G.copy()
     stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
     stats["aux"] = max(1, round(stats["aux"] * args.scale))
     workload = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rich import box
 from rich.columns import Columns
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -60,7 +60,7 @@ def lane_cells(bars: list[dict], start: float, now: float, cells: int) -> list[s
     one whose bars cover most of the cell (None: idle). An open bar (end
     None) runs to now."""
     width = (now - start) / cells
-    filled = [dict() for _ in range(cells)]
+    filled: list[dict[str, float]] = [dict() for _ in range(cells)]
     for bar in bars:
         a, b = max(bar["start"], start), min(now if bar["end"] is None else bar["end"], now)
         if b <= a or width <= 0:
@@ -69,7 +69,7 @@ def lane_cells(bars: list[dict], start: float, now: float, cells: int) -> list[s
         for i in range(first, last + 1):
             cover = min(b, start + (i + 1) * width) - max(a, start + i * width)
             filled[i][bar["stage"]] = filled[i].get(bar["stage"], 0.0) + max(cover, 1e-12)
-    return [max(f, key=f.get) if f else None for f in filled]
+    return [max(f, key=f.__getitem__) if f else None for f in filled]
 
 
 def lanes(window: dict | None, width: int) -> Table | Text:
@@ -83,7 +83,7 @@ def lanes(window: dict | None, width: int) -> Table | Text:
     for lane in window["lanes"]:
         text = Text()
         for stage in lane_cells(lane["bars"], window["start"], window["now"], cells):
-            letter, style = STAGE_STYLE.get(stage, ("·", "dim"))
+            letter, style = STAGE_STYLE[stage] if stage in STAGE_STYLE else ("·", "dim")
             text.append(letter, style=style)
         table.add_row(Text(lane["worker"], style="dim" if lane["role"] == "finalizer" else ""), text)
     seconds = round(window["seconds"])
@@ -226,7 +226,8 @@ def render(live: dict, width: int = 100, source: str = "") -> Group:
                          ("accepting jobs" if s["accepting"] else "not accepting (draining)",
                           "green" if s["accepting"] else "bold red"),
                          f"  up {duration(s['uptime_seconds'])}", (f"  {source}" if source else "", "dim"))
-    parts = [head, Text(f"Timeline, last {round(w['seconds']) if w else 60} s", style="bold"), lanes(w, width)]
+    parts: list[RenderableType] = [head, Text(f"Timeline, last {round(w['seconds']) if w else 60} s", style="bold"),
+                                   lanes(w, width)]
     if w is not None and not w["complete"]:
         parts.append(Text("stages open before the window may be missing: older events have left the engine's "
                           "memory", style="dim"))
