@@ -9,16 +9,21 @@ There is no silent fallback: a backend asked for by name either runs or raises.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from .. import cuda
 from ..config import gpu_environment
 from ..errors import BackendUnavailableError, UnknownBackendError
-from .base import Backend, Capabilities, Flavor, MsmOptions, Prepared
+from ..ntt.flavor import Flavor
+from .base import Backend, Capabilities, MsmOptions, Prepared
 from .cpu import CpuBackend
+
+if TYPE_CHECKING:
+    from .gpu import GpuBackend
 
 BACKENDS = ("cpu", "gpu", "auto")
 _CPU = CpuBackend()
-_GPU: dict = {}
+_GPU: dict[int, GpuBackend] = {}       # ordinal -> its backend
 _GPU_LOCK = threading.Lock()
 
 
@@ -27,7 +32,7 @@ def gpu_available() -> bool:
     return cuda.available()
 
 
-def gpu_backend(ordinal: int = 0):
+def gpu_backend(ordinal: int = 0) -> GpuBackend:
     """The process's backend for GPU `ordinal`, made on first use with the
     environment's settings (config.gpu_environment); the reason as
     BackendUnavailableError / CudaError when there is none."""

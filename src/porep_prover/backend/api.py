@@ -2,6 +2,8 @@
 """Public kernel functions: validate, pick the backend, run."""
 from __future__ import annotations
 
+from typing import cast
+
 from ..config import resolve_threads
 from ..curve.points import G1Array, G1Point, G2Array, G2Point, _PointArray
 from ..errors import DomainSizeError, InvalidInputError, LengthMismatchError
@@ -10,13 +12,13 @@ from ..field.fr_array import FrArray
 from . import get_backend
 
 
-def _points(points, what: str) -> G1Array | G2Array:
+def _points(points: object, what: str) -> G1Array | G2Array:
     if not isinstance(points, _PointArray):
         raise InvalidInputError(f"{what}: points must be a G1Array or G2Array, got {type(points).__name__}")
-    return points
+    return cast("G1Array | G2Array", points)     # every point array is one of the two groups' (or their points)
 
 
-def _scalars(scalars, what: str) -> FrArray:
+def _scalars(scalars: object, what: str) -> FrArray:
     if isinstance(scalars, FrArray):
         return scalars
     if isinstance(scalars, (list, tuple)):
@@ -24,7 +26,8 @@ def _scalars(scalars, what: str) -> FrArray:
     raise InvalidInputError(f"{what}: scalars must be an FrArray or a list of ints, got {type(scalars).__name__}")
 
 
-def msm(points, scalars, backend: str = "cpu", threads: int | None = None, stats: dict | None = None):
+def msm(points: G1Array | G2Array, scalars: FrArray | list[int] | tuple[int, ...], backend: str = "cpu",
+        threads: int | None = None, stats: dict[str, int] | None = None) -> G1Point | G2Point:
     """Multi-scalar multiplication sum_i scalars[i] * points[i].
 
     Parameters
@@ -55,7 +58,7 @@ def msm(points, scalars, backend: str = "cpu", threads: int | None = None, stats
     return result
 
 
-def batch_sum(points, backend: str = "cpu", threads: int | None = None) -> G1Point | G2Point:
+def batch_sum(points: G1Array | G2Array, backend: str = "cpu", threads: int | None = None) -> G1Point | G2Point:
     """sum_i points[i] by batch-affine addition."""
     points = _points(points, "batch_sum")
     return get_backend(backend).batch_sum(points, resolve_threads(threads))
@@ -68,8 +71,8 @@ def domain_log(n: int) -> int:
     return n.bit_length() - 1
 
 
-def ntt(values, inverse: bool = False, coset: bool = False, backend: str = "cpu",
-        threads: int | None = None) -> FrArray:
+def ntt(values: FrArray | list[int] | tuple[int, ...], inverse: bool = False, coset: bool = False,
+        backend: str = "cpu", threads: int | None = None) -> FrArray:
     """Forward or inverse NTT over Fr, optionally on the coset 7*<omega>.
 
     forward: X_k = sum_j x_j w^(jk), w = 7^((r-1)/n); inverse: the exact inverse

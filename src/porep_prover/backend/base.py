@@ -12,15 +12,27 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from typing import Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..field.fr_array import FrArray
 from ..ntt.flavor import Flavor
 
+if TYPE_CHECKING:
+    from ..cuda.arrays import DeviceScalars
+    from ..cuda.pinned import Arena
+    from ..r1cs.system import R1CS
+    from .device_plan import DevicePlan, SrsArrays
+
 NO_ROW = 0xFFFFFFFF        # a row map's entry for a scalar without a point (msm_shared)
+
+# Scalars a backend's msm reads: an FrArray, or what its h_scalars / h_from_witness / take return (an FrArray
+# on the host, DeviceScalars on a GPU). Each backend reads its own kind; the protocol names their union.
+Scalars: TypeAlias = "FrArray | DeviceScalars"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,8 +61,21 @@ class MsmOptions:
     table_copies: int | None = None
 
 
+class Assignment(Protocol):
+    """An assignment a backend stages (Backend.prepare: groth16.prover's
+    HostAssignment, WitnessAssignment): a dataclass whose arrays() are the
+    host arrays a device uploads, by field name."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[object]]]
+
+    def arrays(self) -> dict[str, FrArray]: ...
+
+
+AssignmentT = TypeVar("AssignmentT", bound=Assignment)
+
+
 @dataclasses.dataclass
-class Prepared:
+class Prepared(Generic[AssignmentT]):
     """An assignment staged for a backend's kernel region (Backend.prepare),
     given back with release_prepared once the region is over.
 
@@ -58,9 +83,41 @@ class Prepared:
         or the assignment itself where there is nothing to stage.
     arena: the staging memory (None: none). ahead: the (address, bytes) of
         the arrays also copied to the device ahead of the region."""
-    assignment: object
-    arena: object = None
-    ahead: list = dataclasses.field(default_factory=list)
+    assignment: AssignmentT
+    arena: Arena | None = None
+    ahead: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+
+
+class Beside(Protocol):
+    """The value of a backend's overlap block (Backend.beside): H's
+    transforms queued and left running (h_scalars, h_from_witness), and
+    msm, msm_many, msm_shared and take run beside them; the methods as
+    Backend's."""
+
+    def msm(self, points: G1Array | G2Array, scalars: Scalars, threads: int
+            ) -> tuple[G1Point | G2Point, dict[str, int]]: ...
+
+    def msm_many(self, parts: Sequence[tuple[G1Array | G2Array, Scalars]], threads: int) -> G1Point | G2Point: ...
+
+    def msm_shared(self, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]], scalars: Scalars,
+                   threads: int) -> list[G1Point | G2Point]: ...
+
+    def take(self, values: Scalars, index: NDArray[np.uint32]) -> Scalars: ...
+
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
+                  ) -> Scalars: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       keep_witness: Literal[False] = ...) -> Scalars: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       *, keep_witness: Literal[True]) -> tuple[Scalars, Scalars]: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       keep_witness: bool = ...) -> Scalars | tuple[Scalars, Scalars]: ...
 
 
 class Backend(Protocol):
@@ -74,13 +131,14 @@ class Backend(Protocol):
     name: str
     capabilities: Capabilities
 
-    def msm(self, points: G1Array | G2Array, scalars, threads: int) -> tuple[G1Point | G2Point, dict]:
+    def msm(self, points: G1Array | G2Array, scalars: Scalars, threads: int
+            ) -> tuple[G1Point | G2Point, dict[str, int]]:
         """sum scalars[i] * points[i], and how the scalars were split."""
 
-    def msm_many(self, parts: list[tuple[G1Array | G2Array, object]], threads: int) -> G1Point | G2Point:
+    def msm_many(self, parts: Sequence[tuple[G1Array | G2Array, Scalars]], threads: int) -> G1Point | G2Point:
         """sum of msm(points, scalars) over parts (all of one group)."""
 
-    def msm_shared(self, sets: list[tuple[G1Array | G2Array, np.ndarray | None]], scalars,
+    def msm_shared(self, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]], scalars: Scalars,
                    threads: int) -> list[G1Point | G2Point]:
         """[sum_i scalars[i] P_i for each (points, rows) of sets]: rows None,
         P_i = points[i]; else rows (uint32, one a scalar) names P_i =
@@ -96,29 +154,42 @@ class Backend(Protocol):
     def h_poly(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN) -> FrArray:
         """The H scalars (see Flavor) from A, B, C evaluated on the size-n domain; a, b, c are consumed."""
 
-    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN):
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
+                  ) -> Scalars:
         """h_poly's scalars where this backend's msm reads them (a GPU's: left
         on the device); give them back with release_scalars."""
 
-    def h_from_witness(self, r1cs, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
-                       check: bool = True, keep_witness: bool = False):
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       keep_witness: Literal[False] = ...) -> Scalars: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       *, keep_witness: Literal[True]) -> tuple[Scalars, Scalars]: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       keep_witness: bool = ...) -> Scalars | tuple[Scalars, Scalars]: ...
+
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
+                       check: bool = True, keep_witness: bool = False) -> Scalars | tuple[Scalars, Scalars]:
         """h_scalars with A w, B w, C w evaluated by the backend (bellman's
         layout: the inputs at rows m .. m + k - 1 of A w); check raises
         UnsatisfiedError naming the first failing constraint. keep_witness:
         (H, the backend's copy of the witness), which take and slices read."""
 
-    def take(self, values, index: np.ndarray):
+    def take(self, values: Scalars, index: NDArray[np.uint32]) -> Scalars:
         """values[index] (index: a 1-D uint32 array of rows of values), as scalars of this backend."""
 
-    def release_scalars(self, values) -> None:
+    def release_scalars(self, values: Scalars) -> None:
         """Give back what h_scalars / h_from_witness / take returned (device
         memory; nothing for host arrays). Releasing twice is harmless."""
 
-    def prepare(self, assignment, ahead: bool = False) -> Prepared:
+    def prepare(self, assignment: AssignmentT, ahead: bool = False) -> Prepared[AssignmentT]:
         """Host work for an assignment's kernel region, done before the device's
         lock is taken (staging copies; ahead: device copies too)."""
 
-    def release_prepared(self, prepared: Prepared) -> None:
+    def release_prepared(self, prepared: Prepared[AssignmentT]) -> None:
         """What prepare staged, back once the kernel region is over."""
 
     def release_points(self, points: G1Array | G2Array) -> None:
@@ -131,19 +202,19 @@ class Backend(Protocol):
         """Bound what the process holds on the backend's device to nbytes (0:
         the device's memory); nothing on the host."""
 
-    def plan_for(self, params, r1cs=None, workers: int = 2):
+    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2) -> DevicePlan | None:
         """The device-memory plan (backend.device_plan.DevicePlan) for a
         parameter set, applied; r1cs where A w, B w, C w run on the device;
         workers: the kernel-region workers sharing it. None on the host."""
 
-    def memory_status(self) -> dict | None:
+    def memory_status(self) -> dict[str, int | None] | None:
         """The device's budget, plan and use in bytes (GpuBackend's keys); None on the host."""
 
-    def with_options(self, options: MsmOptions) -> "Backend":
+    def with_options(self, options: MsmOptions) -> Backend:
         """This backend with options for its MSMs: a light view sharing its
         device, resident points and pools (itself where no option applies)."""
 
-    def beside(self) -> "contextlib.AbstractContextManager":
+    def beside(self) -> contextlib.AbstractContextManager[Beside | None]:
         """The prover's overlap mode: a context whose value runs H's transforms
         without waiting for them (h_scalars, h_from_witness) and msm,
         msm_many, msm_shared and take beside them (a GPU: on its second

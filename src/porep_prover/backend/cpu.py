@@ -3,16 +3,36 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, cast, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..config import resolve_threads, simd_wanted
-from ..curve.points import G1Array, G2Array
+from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import InvalidInputError, LengthMismatchError, NativeMemoryError
 from ..field.fr_array import FrArray
 from ..msm import _cpu as msm_cpu
 from ..ntt import _cpu as ntt_cpu
-from .base import NO_ROW, Capabilities, Flavor, MsmOptions, Prepared
+from ..ntt.flavor import Flavor
+from .base import NO_ROW, AssignmentT, Capabilities, MsmOptions, Prepared, Scalars
+
+if TYPE_CHECKING:
+    from ..r1cs.system import R1CS
+    from .device_plan import SrsArrays
+
+
+def _host(scalars: Scalars) -> FrArray:
+    """Scalars as this backend has them: FrArrays (its h_scalars, h_from_witness
+    and take make no others; Backend's signatures name every backend's kind)."""
+    return cast(FrArray, scalars)
+
+
+def _identity(points: G1Array | G2Array) -> G1Point | G2Point:
+    """The point at infinity of points' group, as its one-point class (POINT:
+    G1Point or G2Point; curve.points types POINT as their common base)."""
+    return cast("G1Point | G2Point", type(points).POINT.identity())
 
 
 def _check(rc: int, what: str) -> None:
@@ -36,7 +56,7 @@ class CpuBackend:
     name = "cpu"
     capabilities = Capabilities(evaluates_witness=False, reference=True)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.simd(simd_wanted())
 
     @staticmethod
@@ -47,44 +67,58 @@ class CpuBackend:
         ntt_cpu.set_simd(enable)
         return msm_cpu.set_simd(enable)
 
-    def msm(self, points, scalars, threads):
-        out = type(points).POINT.identity()
-        rc, stats = msm_cpu.msm(points.GROUP, points.limbs, scalars.limbs, out.limbs, resolve_threads(threads))
+    def msm(self, points: G1Array | G2Array, scalars: Scalars, threads: int
+            ) -> tuple[G1Point | G2Point, dict[str, int]]:
+        out = _identity(points)
+        rc, stats = msm_cpu.msm(points.GROUP, points.limbs, _host(scalars).limbs, out.limbs, resolve_threads(threads))
         _check(rc, f"{points.NAME} MSM of {len(points)}")
         return out, stats
 
-    def msm_many(self, parts, threads):
+    def msm_many(self, parts: Sequence[tuple[G1Array | G2Array, Scalars]], threads: int) -> G1Point | G2Point:
         """sum of msm(points, scalars) over parts: one MSM over the concatenation
         (one plan, larger windows)."""
         points = type(parts[0][0]).concat([p for p, _ in parts])
-        return self.msm(points, FrArray.concat([s for _, s in parts]), threads)[0]
+        return self.msm(points, FrArray.concat([_host(s) for _, s in parts]), threads)[0]
 
-    def msm_naive(self, points, scalars):
-        out = type(points).POINT.identity()
+    def msm_naive(self, points: G1Array | G2Array, scalars: FrArray) -> G1Point | G2Point:
+        out = _identity(points)
         msm_cpu.msm_naive(points.GROUP, points.limbs, scalars.limbs, out.limbs)
         return out
 
-    def batch_sum(self, points, threads):
-        out = type(points).POINT.identity()
+    def batch_sum(self, points: G1Array | G2Array, threads: int) -> G1Point | G2Point:
+        out = _identity(points)
         _check(msm_cpu.batch_sum(points.GROUP, points.limbs, out.limbs, resolve_threads(threads)), f"{points.NAME} sum")
         return out
 
-    def ntt(self, values, inverse, coset, threads):
+    def ntt(self, values: FrArray, inverse: bool, coset: bool, threads: int) -> FrArray:
         out = values.copy()
         if len(out):
             _check(ntt_cpu.ntt(out.limbs, len(out).bit_length() - 1, inverse, coset, resolve_threads(threads)), "NTT")
         return out
 
-    def h_poly(self, a, b, c, threads, flavor=Flavor.BELLMAN):
+    def h_poly(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN) -> FrArray:
         log_n = len(a).bit_length() - 1
         snarkjs = Flavor.of(flavor) is Flavor.SNARKJS
         _check(ntt_cpu.h_poly(a.limbs, b.limbs, c.limbs, log_n, snarkjs, resolve_threads(threads)), "H polynomial")
         return FrArray(a.limbs if snarkjs else a.limbs[: len(a) - 1])
 
-    def h_scalars(self, a, b, c, threads, flavor=Flavor.BELLMAN):
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN) -> FrArray:
         return self.h_poly(a, b, c, threads, flavor)
 
-    def h_from_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True, keep_witness=False):
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       keep_witness: Literal[False] = ...) -> FrArray: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       *, keep_witness: Literal[True]) -> tuple[FrArray, FrArray]: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       keep_witness: bool = ...) -> FrArray | tuple[FrArray, FrArray]: ...
+
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
+                       check: bool = True, keep_witness: bool = False) -> FrArray | tuple[FrArray, FrArray]:
         """h_scalars of A w, B w, C w evaluated here (as synthesis does on the
         host); keep_witness: (H, witness), the witness itself standing for a
         device's copy of it."""
@@ -97,17 +131,18 @@ class CpuBackend:
         h = self.h_scalars(a, b, c, threads, flavor)
         return (h, witness) if keep_witness else h
 
-    def take(self, values, index):
+    def take(self, values: Scalars, index: NDArray[np.uint32]) -> FrArray:
         if not isinstance(index, np.ndarray) or index.dtype != np.uint32 or index.ndim != 1:
             raise InvalidInputError(f"take: the index is a 1-D uint32 array, not {type(index).__name__} "
                                     f"{np.asarray(index).dtype} of {np.ndim(index)} dims")
         past = np.flatnonzero(index >= len(values))
         if len(past):
             raise InvalidInputError(f"take: index[{int(past[0])}] is past the {len(values)} values")
-        return FrArray(np.take(values.limbs, index, axis=0))
+        return FrArray(np.take(_host(values).limbs, index, axis=0))
 
-    def msm_shared(self, sets, scalars, threads):
-        out = []
+    def msm_shared(self, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]], scalars: Scalars,
+                   threads: int) -> list[G1Point | G2Point]:
+        out: list[G1Point | G2Point] = []
         for points, rows in sets:
             if rows is None:
                 if len(points) != len(scalars):
@@ -119,40 +154,40 @@ class CpuBackend:
             keep = rows != NO_ROW
             if keep.any() and int(rows[keep].max()) >= len(points):
                 raise InvalidInputError(f"msm_shared: a row past the {len(points)} points")
-            out.append(self.msm(points[rows[keep]], FrArray(scalars.limbs[keep]), threads)[0])
+            out.append(self.msm(points[rows[keep]], FrArray(_host(scalars).limbs[keep]), threads)[0])
         return out
 
-    def release_scalars(self, values):
+    def release_scalars(self, values: Scalars) -> None:
         pass                       # host arrays: collected with their last reference
 
-    def prepare(self, assignment, ahead=False):
+    def prepare(self, assignment: AssignmentT, ahead: bool = False) -> Prepared[AssignmentT]:
         return Prepared(assignment)
 
-    def release_prepared(self, prepared):
+    def release_prepared(self, prepared: Prepared[AssignmentT]) -> None:
         pass
 
-    def release_points(self, points):
+    def release_points(self, points: G1Array | G2Array) -> None:
         pass
 
-    def release_resident(self):
+    def release_resident(self) -> None:
         pass
 
     def set_memory_budget(self, nbytes: int = 0) -> None:
         pass                       # the host's memory is the engine's (engine/memory.py)
 
-    def plan_for(self, params, r1cs=None, workers: int = 2):
+    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2) -> None:
         return None                # nothing to place: every array is where the host has it
 
-    def memory_status(self):
+    def memory_status(self) -> None:
         return None
 
-    def with_options(self, options: MsmOptions):
+    def with_options(self, options: MsmOptions) -> CpuBackend:
         return self                # no window tables on the host: no option applies
 
-    def beside(self):
+    def beside(self) -> contextlib.nullcontext[None]:
         return contextlib.nullcontext()    # one stream of work: the prover keeps its order
 
-    def fixed_base(self, base, scalars, threads):
+    def fixed_base(self, base: G1Array | G2Array, scalars: FrArray, threads: int) -> G1Array | G2Array:
         out = type(base).zeros(len(scalars)) if isinstance(base, (G1Array, G2Array)) else None
         _check(msm_cpu.fixed_base(base.GROUP, base.limbs, scalars.limbs, out.limbs, resolve_threads(threads)),
                "fixed-base products")

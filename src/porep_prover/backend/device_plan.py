@@ -26,9 +26,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Protocol, cast
 
 from ..errors import DeviceMemoryError, InvalidInputError
 from ..msm.gpu.plan import BUCKET_COST, KEY_COST, windows_of
+
+if TYPE_CHECKING:
+    from ..curve.points import G1Array, G2Array
+    from ..r1cs.system import R1CS
 
 GIB = 1 << 30
 MARGIN = 3 << 29             # 1.5 GiB: the context, the kernel modules, twiddles and the pool's slack
@@ -44,6 +50,26 @@ RING = 3                     # chunk buffers: one copied into while two are read
 # the order arrays are made resident in when all cannot be, for equal bytes saved: the cheapest MSM a byte
 # first (its transfer could hide behind the least work), H (full scalars, the most work a byte) last
 ORDER = ("b_g2", "b_g1", "a", "l", "h")
+
+
+class SrsArrays(Protocol):
+    """What a plan reads of a parameter set (groth16.keys.Parameters): its
+    SRS point arrays, by name."""
+
+    @property
+    def h(self) -> G1Array: ...
+
+    @property
+    def l(self) -> G1Array: ...  # noqa: E743 (the parameter set's own name)
+
+    @property
+    def a(self) -> G1Array: ...
+
+    @property
+    def b_g1(self) -> G1Array: ...
+
+    @property
+    def b_g2(self) -> G2Array: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +98,7 @@ class Workload:
     workers: int = 2
     table_copies: int = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.arrays or self.domain < 2 or self.workers < 1 or self.matrix_bytes < 0 \
                 or self.upload_bytes < 0 or self.table_copies < 0:
             raise InvalidInputError(f"a device workload needs arrays, a domain of at least 2 and one worker: {self}")
@@ -85,7 +111,8 @@ class Workload:
         return sum(a.nbytes for a in self.arrays)
 
     @classmethod
-    def of(cls, params, r1cs=None, workers: int = 2, table_copies: int = 0) -> "Workload":
+    def of(cls, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
+           table_copies: int = 0) -> Workload:
         """The workload of a parameter set (groth16.keys.Parameters); with
         r1cs, A w, B w, C w on the device (its matrices resident, the
         witness uploaded), else on the host (a, b, c and the scalars)."""
@@ -100,7 +127,7 @@ class Workload:
     @classmethod
     def estimated(cls, constraints: int, inputs: int, aux: int, a_density: float, b_density: float,
                   nonzeros: tuple[float, float, float], on_device: bool = True, workers: int = 2,
-                  table_copies: int = 0) -> "Workload":
+                  table_copies: int = 0) -> Workload:
         """The workload of a circuit known by its statistics alone (no
         circuit built): constraints, inputs (the constant one included),
         aux variables, the share of aux variables A and B read, the nonzeros
@@ -117,7 +144,7 @@ class Workload:
         return cls(arrays, domain, matrices, upload, workers, table_copies)
 
 
-def matrix_bytes(r1cs) -> int:
+def matrix_bytes(r1cs: R1CS) -> int:
     """Device bytes of what the device evaluation of r1cs keeps resident:
     each matrix's CSR arrays and the queries' maps."""
     total = 0
@@ -179,7 +206,9 @@ class DevicePlan:
         w = self.workload
         h = w.array("h")
         table = self.table_copies * h.nbytes if h is not None else 0
-        return sum(w.array(n).nbytes for n in self.resident) + table + (w.matrix_bytes if self.matrices else 0)
+        # resident and streamed name the workload's own arrays (_candidates takes them from it): never None
+        return sum(cast(PointArray, w.array(n)).nbytes for n in self.resident) + table \
+            + (w.matrix_bytes if self.matrices else 0)
 
     @property
     def ring_bytes(self) -> int:
@@ -188,7 +217,7 @@ class DevicePlan:
     @property
     def streamed_bytes(self) -> int:
         """Bytes uploaded per partition for the streamed arrays."""
-        return sum(self.workload.array(n).nbytes for n in self.streamed)
+        return sum(cast(PointArray, self.workload.array(n)).nbytes for n in self.streamed)   # as resident_bytes
 
     def chunk_points(self, group: int) -> int:
         """Points of a group in one streamed chunk (at most a pass)."""
@@ -275,7 +304,7 @@ def _phases(w: Workload, matrices: bool, points: int) -> tuple[int, int]:
     return ntt, SCALAR_BYTES * (n + points) + pass_bytes(points)
 
 
-def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: float):
+def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: float) -> Iterator[DevicePlan]:
     largest = max(a.count for a in w.arrays)
     upload = _upload(w, matrices)
     fixed = MARGIN + (w.matrix_bytes if matrices else 0) + ((w.workers - 1) * upload if ahead else 0)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..cuda.arrays import DeviceScalars
 from ..cuda.device import Device, host_key
@@ -29,26 +31,35 @@ from ..errors import InvalidInputError
 from ..field.fr_array import FrArray
 from ..msm.gpu import GpuMsm
 from ..msm.gpu import GpuFixedBase
+from ..ntt.flavor import Flavor
 from ..ntt.gpu import GpuNtt
 from ..r1cs.gpu import GpuR1cs
-from .base import Capabilities, Flavor, MsmOptions, Prepared
+from .base import AssignmentT, Capabilities, MsmOptions, Prepared, Scalars
 from .gpu_memory import PlannedMemory
 
 if TYPE_CHECKING:
     from ..config import GpuEnvironment
+    from ..cuda import _driver
+    from ..curve.points import G1Array, G1Point, G2Array, G2Point
+    from ..r1cs.system import R1CS
+
+# what GpuBackend's MSM methods run on: the backend, its options view and its overlap block's value (GpuOptionsView
+# and GpuBeside take them over as their own), each with msm_ops, msm_options, r1cs_ops, upload and free
+MsmSide: TypeAlias = "GpuBackend | GpuOptionsView | GpuBeside"
 
 
-def prepare(pool: PinnedPool, assignment) -> Prepared:
+def prepare(pool: PinnedPool, assignment: AssignmentT) -> Prepared[AssignmentT]:
     """Prepared with a copy of assignment whose uploaded arrays (each one it
     holds: a, b, c and the scalars of a HostAssignment, or a WitnessAssignment's
     witness alone) live in one pinned arena (Prepared.arena)."""
     held = assignment.arrays()
-    offsets, total = {}, 0
+    offsets: dict[str, int] = {}
+    total = 0
     for f, arr in held.items():
         offsets[f] = total
         total += -(-arr.limbs.nbytes // ALIGN) * ALIGN
     arena = pool.acquire(max(total, 1))
-    staged = {}
+    staged: dict[str, FrArray] = {}
     for f, arr in held.items():
         limbs = arr.limbs
         dst = arena.view[offsets[f]:offsets[f] + limbs.nbytes]
@@ -66,7 +77,7 @@ class GpuBackend(PlannedMemory, Device):
     capabilities = Capabilities(evaluates_witness=True, reference=False)
     msm_options: MsmOptions | None = None    # None: the MSM side's own settings (GpuMsm.tables ...)
 
-    def __init__(self, ordinal: int, environment: "GpuEnvironment"):
+    def __init__(self, ordinal: int, environment: GpuEnvironment) -> None:
         super().__init__(ordinal, environment)
         self.ntt_ops = GpuNtt(self)
         self.msm_ops = GpuMsm(self, tables=environment.msm_tables, table_copies=environment.msm_table_copies)
@@ -75,17 +86,32 @@ class GpuBackend(PlannedMemory, Device):
 
     # ------------------------------------------------------------ Backend
 
-    def ntt(self, values, inverse, coset, threads):
+    def ntt(self, values: FrArray, inverse: bool, coset: bool, threads: int) -> FrArray:
         return self.ntt_ops.ntt(values, inverse, coset)
 
-    def h_poly(self, a, b, c, threads, flavor=Flavor.BELLMAN):
+    def h_poly(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN) -> FrArray:
         return self.ntt_ops.h_poly(a, b, c, Flavor.of(flavor))
 
-    def h_scalars(self, a, b, c, threads, flavor=Flavor.BELLMAN) -> DeviceScalars:
-        """h_poly's result left on the device, for this backend's msm (close it after)."""
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
+                  ) -> FrArray | DeviceScalars:
+        """h_poly's result left on the device, for this backend's msm (close it after); a domain of 1's on the host."""
         return self.ntt_ops.h_scalars(a, b, c, Flavor.of(flavor))
 
-    def h_from_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True, keep_witness=False):
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       keep_witness: Literal[False] = ...) -> DeviceScalars: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       *, keep_witness: Literal[True]) -> tuple[DeviceScalars, DeviceScalars]: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       keep_witness: bool = ...) -> DeviceScalars | tuple[DeviceScalars, DeviceScalars]: ...
+
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
+                       check: bool = True, keep_witness: bool = False
+                       ) -> DeviceScalars | tuple[DeviceScalars, DeviceScalars]:
         """H for a witness with A w, B w, C w evaluated on the device (the
         circuit's matrices resident, only the witness uploaded); check raises
         UnsatisfiedError naming the first failing constraint. Bellman's layout.
@@ -93,7 +119,8 @@ class GpuBackend(PlannedMemory, Device):
         queries' scalars come from it (its slices, take) without uploads."""
         return self._witness_h(r1cs, witness, Flavor.of(flavor), check, keep_witness)
 
-    def _witness_h(self, r1cs, witness, flavor: Flavor, check: bool, keep_witness: bool, side=None):
+    def _witness_h(self, r1cs: R1CS, witness: FrArray, flavor: Flavor, check: bool, keep_witness: bool,
+                   side: GpuBeside | None = None) -> DeviceScalars | tuple[DeviceScalars, DeviceScalars]:
         """h_from_witness; side (a GpuBeside): the second stream waits for the
         witness's upload, and H's other buffers are left to it (GpuNtt.h_owned's hold)."""
         n = r1cs.domain_size
@@ -114,16 +141,17 @@ class GpuBackend(PlannedMemory, Device):
         w.close()
         return h
 
-    def take(self, values: DeviceScalars, index: np.ndarray) -> DeviceScalars:
+    def take(self: GpuBackend | GpuBeside, values: Scalars, index: NDArray[np.uint32]) -> DeviceScalars:
         """values[index] gathered on the device (index: uint32 rows of values,
         resident once per array, e.g. R1CS.query_index(q, np.uint32)); owned."""
-        return self.r1cs_ops.take(values, index)
+        # values: the witness's device copy (h_from_witness(keep_witness=True)), what this backend takes from
+        return self.r1cs_ops.take(cast(DeviceScalars, values), index)
 
-    def release_scalars(self, values) -> None:
+    def release_scalars(self, values: Scalars) -> None:
         if isinstance(values, DeviceScalars):     # h_scalars' of a domain of 1 are on the host
             values.close()
 
-    def prepare(self, assignment, ahead: bool = False) -> Prepared:
+    def prepare(self, assignment: AssignmentT, ahead: bool = False) -> Prepared[AssignmentT]:
         """Host work for a partition's kernel region, done outside the device's lock:
         its uploaded arrays copied into page-locked memory (give it back with
         release_prepared once the region is over). ahead: also copy them to the
@@ -139,7 +167,7 @@ class GpuBackend(PlannedMemory, Device):
                 raise
         return prepared
 
-    def _copy_ahead(self, prepared: Prepared) -> None:
+    def _copy_ahead(self, prepared: Prepared[AssignmentT]) -> None:
         for arr in prepared.assignment.arrays().values():
             raw = arr.limbs.reshape(-1).view(np.uint8)
             key = host_key(raw)
@@ -152,7 +180,7 @@ class GpuBackend(PlannedMemory, Device):
             buf.upload(raw, 0, self.copy_stream)
         self.copy_stream.synchronize()
 
-    def release_prepared(self, prepared: Prepared) -> None:
+    def release_prepared(self, prepared: Prepared[AssignmentT]) -> None:
         """The arena back to the pool; the copies made ahead that the region did not take, freed."""
         with self.lock:
             unused = [self._ahead.pop(key, None) for key in prepared.ahead]
@@ -165,25 +193,29 @@ class GpuBackend(PlannedMemory, Device):
             self.pinned.release(prepared.arena)
             prepared.arena = None
 
-    def msm(self, points, scalars, threads):
+    def msm(self: MsmSide, points: G1Array | G2Array, scalars: Scalars, threads: int
+            ) -> tuple[G1Point | G2Point, dict[str, int]]:
         return self.msm_ops.msm(points, scalars, self.msm_options)
 
-    def msm_many(self, parts, threads):
+    def msm_many(self: MsmSide, parts: Sequence[tuple[G1Array | G2Array, Scalars]], threads: int
+                 ) -> G1Point | G2Point:
         """sum of msm(points, scalars) over parts (each its own resident array)."""
-        total = None
+        total: G1Point | G2Point | None = None
         for points, scalars in parts:
             got, _ = self.msm(points, scalars, threads)
             total = got if total is None else total + got
-        return total
+        return cast("G1Point | G2Point", total)     # a sum: parts is never empty (the prover's L and H)
 
-    def msm_shared(self, sets, scalars, threads):
+    def msm_shared(self: MsmSide, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]],
+                   scalars: Scalars, threads: int) -> list[G1Point | G2Point]:
         """GpuMsm.msm_shared: one sort of the scalars for every (points, rows)
         of sets; where the arrays cannot be resident at once, each MSM apart
         (an array with rows takes its scalars scattered to its rows first)."""
         got = self.msm_ops.msm_shared(sets, scalars)
         if got is not None:
             return got
-        out, on_device = [], scalars       # the scatter reads them on the device: uploaded once
+        out: list[G1Point | G2Point] = []
+        on_device = scalars                # the scatter reads them on the device: uploaded once
         if not isinstance(scalars, DeviceScalars) and any(rows is not None for _, rows in sets):
             on_device = DeviceScalars(self, self.upload(scalars.limbs), len(scalars))
         try:
@@ -191,21 +223,22 @@ class GpuBackend(PlannedMemory, Device):
                 if rows is None:
                     out.append(self.msm(points, scalars, threads)[0])
                     continue
-                put = self.r1cs_ops.put(on_device, rows, len(points))
+                # with rows, on_device is on the device: scalars were, or were uploaded above
+                put = self.r1cs_ops.put(cast(DeviceScalars, on_device), rows, len(points))
                 try:
                     out.append(self.msm(points, put, threads)[0])
                 finally:
                     put.close()
         finally:
             if on_device is not scalars:
-                on_device.close()
+                cast(DeviceScalars, on_device).close()      # the copy uploaded above
         return out
 
-    def with_options(self, options: MsmOptions) -> "GpuOptionsView":
+    def with_options(self, options: MsmOptions) -> GpuOptionsView:
         return GpuOptionsView(self, options)
 
     @contextlib.contextmanager
-    def beside(self):
+    def beside(self: GpuBackend | GpuOptionsView) -> Iterator[GpuBeside]:
         """A GpuBeside: H's transforms on the kernel region's stream, the MSMs
         that do not depend on H on the second, joined when the block ends."""
         side = GpuBeside(self)
@@ -214,10 +247,10 @@ class GpuBackend(PlannedMemory, Device):
         finally:
             side.join()
 
-    def batch_sum(self, points, threads):
+    def batch_sum(self, points: G1Array | G2Array, threads: int) -> G1Point | G2Point:
         return self.msm_ops.batch_sum(points)
 
-    def fixed_base(self, base, scalars, threads):
+    def fixed_base(self, base: G1Array | G2Array, scalars: FrArray, threads: int) -> G1Array | G2Array:
         return self.fixed_base_ops.fixed_base(base, scalars)
 
     def close(self) -> None:
@@ -236,10 +269,10 @@ class GpuOptionsView:
 
     msm, msm_many, msm_shared, beside = GpuBackend.msm, GpuBackend.msm_many, GpuBackend.msm_shared, GpuBackend.beside
 
-    def __init__(self, gpu: GpuBackend, options: MsmOptions):
+    def __init__(self, gpu: GpuBackend, options: MsmOptions) -> None:
         self.gpu, self.msm_options = gpu, options
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:      # the backend's attribute, whichever it is (its type is the name's)
         return getattr(self.gpu, name)
 
 
@@ -256,8 +289,10 @@ class GpuBeside:
     backend: the GpuBackend or its options view (whose MSM options apply)."""
 
     msm, msm_many, msm_shared, take = GpuBackend.msm, GpuBackend.msm_many, GpuBackend.msm_shared, GpuBackend.take
+    held: list[_driver.DeviceBuffer]          # H's other buffers, freed by join
+    msm_ops: GpuMsm
 
-    def __init__(self, backend):
+    def __init__(self, backend: GpuBackend | GpuOptionsView) -> None:
         self.backend, self.held = backend, []
         self.device = SecondStream(backend)
         self.msm_options = backend.msm_options
@@ -270,16 +305,31 @@ class GpuBeside:
         """Work queued on the second stream from now on waits for what the first has queued so far."""
         self.device.stream.wait(self._event(self.backend.stream))
 
-    def _event(self, stream):
+    def _event(self, stream: _driver.Stream) -> _driver.Event:
         ev = self.backend.drv.Event(self.backend.ctx)
         ev.record(stream)
         return ev
 
-    def h_scalars(self, a, b, c, threads, flavor=Flavor.BELLMAN):
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
+                  ) -> FrArray | DeviceScalars:
         """GpuBackend.h_scalars, its transforms left running."""
         return self.backend.ntt_ops.h_scalars(a, b, c, Flavor.of(flavor), self.held)
 
-    def h_from_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True, keep_witness=False):
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       keep_witness: Literal[False] = ...) -> DeviceScalars: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       *, keep_witness: Literal[True]) -> tuple[DeviceScalars, DeviceScalars]: ...
+
+    @overload
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
+                       keep_witness: bool = ...) -> DeviceScalars | tuple[DeviceScalars, DeviceScalars]: ...
+
+    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
+                       check: bool = True, keep_witness: bool = False
+                       ) -> DeviceScalars | tuple[DeviceScalars, DeviceScalars]:
         """GpuBackend.h_from_witness, its transforms left running; the witness's
         copy is read on the second stream after its upload."""
         return self.backend._witness_h(r1cs, witness, Flavor.of(flavor), check, keep_witness, side=self)

@@ -21,10 +21,23 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 from ..errors import InvalidInputError
 from ..msm.gpu.plan import table_copies, table_plan
-from .device_plan import GIB, MARGIN, DevicePlan, Workload, plan
+from .device_plan import GIB, MARGIN, DevicePlan, SrsArrays, Workload, plan
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from ..cuda import DeviceInfo
+    from ..cuda import _driver
+    from ..cuda.chunk_ring import ChunkRing
+    from ..cuda.pinned import HostPins
+    from ..msm.gpu import GpuMsm
+    from ..r1cs.system import R1CS
 
 LOG = logging.getLogger(__name__)
 
@@ -35,9 +48,29 @@ class PlannedMemory:
 
     memory_budget = 0            # bytes the process may hold on the device (set_memory_budget)
     plan: DevicePlan | None = None
-    _plan_key = None
+    _plan_key: tuple[int, int, int] | None = None     # (id(params), id(r1cs), workers) of the plan in use
 
-    def __init__(self, *args, **kwargs):
+    # the Device's (cuda.device) and the backend's (GpuBackend.msm_ops)
+    info: DeviceInfo
+    ctx: _driver.Context
+    ring: ChunkRing | None
+    pins: HostPins
+    pass_points: int
+    resident_budget: int
+    default_resident_budget: int
+    dropped: int
+    msm_ops: GpuMsm
+
+    if TYPE_CHECKING:   # the Device's
+        def memory(self) -> tuple[int, int]: ...
+
+        def synchronize(self) -> None: ...
+
+        def stream_arrays(self, arrays: Sequence[NDArray[np.generic]], chunk_bytes: int = ...) -> None: ...
+
+        def resident_bytes(self) -> int: ...
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self._plan_lock = threading.Lock()
 
@@ -64,7 +97,7 @@ class PlannedMemory:
             self.pass_points, self.resident_budget = 0, self.default_resident_budget
             self.stream_arrays([])
 
-    def plan_for(self, params, r1cs=None, workers: int = 2) -> DevicePlan:
+    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2) -> DevicePlan:
         """The plan for a parameter set (groth16.keys.Parameters) under the
         budget, made and applied on its first call and kept while the same
         set comes; r1cs: A w, B w, C w are evaluated on the device (its
@@ -73,7 +106,7 @@ class PlannedMemory:
         key = (id(params), id(r1cs), workers)
         with self._plan_lock:
             if key == self._plan_key:
-                return self.plan
+                return cast(DevicePlan, self.plan)     # the key is set and cleared with the plan: a plan
             if not self.memory_budget:
                 self.set_memory_budget(0)
             workload = Workload.of(params, r1cs, workers, self._table_copies(params))
@@ -81,7 +114,7 @@ class PlannedMemory:
         self.use_plan(params, chosen, r1cs, workers)
         return chosen
 
-    def use_plan(self, params, chosen: DevicePlan, r1cs=None, workers: int = 2) -> None:
+    def use_plan(self, params: SrsArrays, chosen: DevicePlan, r1cs: R1CS | None = None, workers: int = 2) -> None:
         """Run by a plan made elsewhere (a test's, a benchmark's) for this
         parameter set from now on, as plan_for would run by its own."""
         with self._plan_lock:
@@ -90,7 +123,7 @@ class PlannedMemory:
         for line in chosen.describe():
             LOG.info("device %s: %s", self.info.ordinal, line)
 
-    def _table_copies(self, params) -> int:
+    def _table_copies(self, params: SrsArrays) -> int:
         """The H points' window-table copies the MSM side would make (0: tables off)."""
         msm = self.msm_ops
         if not msm.tables or len(params.h) < 2:
@@ -98,7 +131,7 @@ class PlannedMemory:
         c, sets = table_plan(len(params.h), params.h.GROUP, msm.table_copies, msm.tuning.table_bits)
         return table_copies(c, sets)
 
-    def _apply(self, params, chosen: DevicePlan) -> None:
+    def _apply(self, params: SrsArrays, chosen: DevicePlan) -> None:
         """The plan's resident budget (what it keeps and its slack), pass size and streamed arrays."""
         self.synchronize()
         self.pass_points = chosen.pass_points
@@ -106,7 +139,7 @@ class PlannedMemory:
         self.stream_arrays([getattr(params, name).limbs for name in chosen.streamed], chosen.chunk_bytes or 1 << 30)
         self.ctx.reset_peak()
 
-    def memory_status(self) -> dict:
+    def memory_status(self) -> dict[str, int | None]:
         """Bytes: budget, planned (the plan's peak; None before one), allocated
         now, peak (since the plan), resident, streamed (bytes through the
         chunk ring so far), pinned (host bytes page-locked for streaming) and
