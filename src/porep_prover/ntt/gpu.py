@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..cuda.arrays import DeviceScalars
 from ..cuda.modules import register_module
@@ -18,6 +20,9 @@ from ..errors import InvalidInputError
 from ..field.constants import FR_GENERATOR, FR_SNARKJS_NQR, FR_TWO_ADICITY, R
 from ..field.fr_array import FrArray
 from .flavor import Flavor
+
+if TYPE_CHECKING:
+    from ..cuda.kernel_host import DeviceBuffer, Kernel, KernelHost
 
 register_module("ntt", pathlib.Path(__file__).resolve().parent / "kernels" / "ntt.cu")    # this package's kernels
 
@@ -31,7 +36,8 @@ GATHER, SCATTER, SCALE_LOAD, SCALE_STORE, DIF = 1, 2, 4, 8, 16
 def passes(log_n: int) -> list[tuple[int, int]]:
     """(b_lo, k) of each pass, low bits first: as even a split as fits."""
     count = -(-log_n // PASS_STAGES)
-    out, b = [], 0
+    out: list[tuple[int, int]] = []
+    b = 0
     for p in range(count):
         k = (log_n - b) // (count - p)
         out.append((b, k))
@@ -54,7 +60,7 @@ class NttTuning:
     block_log: int = BLOCK_LOG
     threads: int = THREADS
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.module, str) or self.module.split(".")[0] != "ntt":
             raise InvalidInputError(f"NttTuning: module {self.module!r} is not a build of ntt.cu")
         for name, low, high in (("block_log", PASS_STAGES, 12), ("threads", 1, 1024)):
@@ -64,7 +70,8 @@ class NttTuning:
 
 
 def _powers(base: int, count: int, factor: int = 1) -> list[int]:
-    out, x = [], factor % R
+    out: list[int] = []
+    x = factor % R
     for _ in range(count):
         out.append(x)
         x = x * base % R
@@ -77,17 +84,18 @@ class GpuNtt:
     NttTuning(...)); the default is the measured best). InvalidInputError
     unless an NttTuning."""
 
-    def __init__(self, gpu, tuning: NttTuning = NttTuning()):
+    def __init__(self, gpu: KernelHost, tuning: NttTuning = NttTuning()):
         if not isinstance(tuning, NttTuning):
             raise InvalidInputError(f"GpuNtt: tuning is an NttTuning, not {type(tuning).__name__}")
         self.gpu = gpu
         self.tuning = tuning
-        self._twiddles: dict[tuple[int, bool], tuple[object, int]] = {}  # (nqr, inverse) -> (table, log N)
-        self._scales: dict[tuple[int, int, int], tuple[object, object, int]] = {}
+        self._twiddles: dict[tuple[int, bool], tuple[DeviceBuffer, int]] = {}  # (nqr, inverse) -> (table, log N)
+        # (base, factor, log n) -> scale's tables (lo, hi, lo_bits)
+        self._scales: dict[tuple[int, int, int], tuple[DeviceBuffer, DeviceBuffer, int]] = {}
 
     # ------------------------------------------------------------ tables
 
-    def twiddles(self, nqr: int, log_n: int, inverse: bool) -> tuple[object, int]:
+    def twiddles(self, nqr: int, log_n: int, inverse: bool) -> tuple[DeviceBuffer, int]:
         """(table of w_N^e for e < N/2, log N) with N >= n; w_N = nqr^((r-1)/N), inverted when inverse."""
         key = (nqr, inverse)
         with self.gpu.lock:
@@ -108,7 +116,7 @@ class GpuNtt:
             self._twiddles[key] = (table, log_big)
             return self._twiddles[key]
 
-    def _split_tables(self, base: int, factor: int, count: int):
+    def _split_tables(self, base: int, factor: int, count: int) -> tuple[DeviceBuffer, DeviceBuffer, int]:
         """Device tables lo[i] = factor base^i, hi[j] = base^(j 2^lo_bits) covering exponents < count."""
         bits = max(1, (count - 1).bit_length())
         lo_bits = (bits + 1) // 2
@@ -116,7 +124,7 @@ class GpuNtt:
         hi = FrArray.from_ints(_powers(pow(base, 1 << lo_bits, R), max(1, -(-count >> lo_bits))))
         return self.gpu.upload(lo.limbs), self.gpu.upload(hi.limbs), lo_bits
 
-    def scale(self, base: int, factor: int, log_n: int) -> tuple[object, object, int]:
+    def scale(self, base: int, factor: int, log_n: int) -> tuple[DeviceBuffer, DeviceBuffer, int]:
         """Tables for x_i *= factor base^i, i < 2^log_n (cached)."""
         key = (base % R, factor % R, log_n)
         with self.gpu.lock:
@@ -126,13 +134,14 @@ class GpuNtt:
 
     # ------------------------------------------------------------ transforms
 
-    def forward(self, src, dst, log_n: int, nqr: int, shift: int | None) -> None:
+    def forward(self, src: DeviceBuffer, dst: DeviceBuffer, log_n: int, nqr: int, shift: int | None) -> None:
         """dst = NTT(src) natural -> natural, on the coset shift when given (src is read only)."""
         tw = self.twiddles(nqr, log_n, False)
         scale = self.scale(shift, 1, log_n) if shift else None
         self._dit_gather(src, dst, log_n, tw, scale)
 
-    def _dit_gather(self, src, dst, log_n, tw, scale) -> None:
+    def _dit_gather(self, src: DeviceBuffer, dst: DeviceBuffer, log_n: int, tw: tuple[DeviceBuffer, int],
+                    scale: tuple[DeviceBuffer, DeviceBuffer, int] | None) -> None:
         table, log_big = tw
         s_lo, s_hi, s_bits = scale if scale is not None else (0, 0, 0)
         kernel = self._pass_kernel()
@@ -142,7 +151,7 @@ class GpuNtt:
             self._launch_pass(kernel, src if idx == 0 else dst, dst, table, s_lo, s_hi, log_n, b_lo, k, m,
                               log_big, s_bits, flags)
 
-    def _pass_kernel(self):
+    def _pass_kernel(self) -> Kernel:
         """ntt_pass of the tuning's module, allowed the shared memory of a 2^block_log block."""
         block_log = self.tuning.block_log
         kernel = self.gpu.kernel(self.tuning.module, "ntt_pass")
@@ -150,13 +159,16 @@ class GpuNtt:
             kernel.set_max_dynamic_shared(32 << block_log)
         return kernel
 
-    def _launch_pass(self, kernel, inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big, s_bits, flags):
+    def _launch_pass(self, kernel: Kernel, inp: DeviceBuffer, out: DeviceBuffer, table: DeviceBuffer,
+                     s_lo: DeviceBuffer | int, s_hi: DeviceBuffer | int, log_n: int, b_lo: int, k: int, m: int,
+                     log_big: int, s_bits: int, flags: int) -> None:
         count = 1 << (k + m)
         kernel.launch((1 << (log_n - k - m),), (min(self.tuning.threads, max(1, count // 2)),),
                       [inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big - log_n, s_bits, flags],
                       self.gpu.stream, 32 * count)
 
-    def inverse(self, buf, dst, log_n: int, nqr: int, shift: int | None, factor: int = 1) -> None:
+    def inverse(self, buf: DeviceBuffer, dst: DeviceBuffer, log_n: int, nqr: int, shift: int | None,
+                factor: int = 1) -> None:
         """dst = factor NTT^-1(buf) natural -> natural (coset shift undone when
         given); buf is clobbered, and dst is another buffer (the last pass
         scatters across the whole array)."""
@@ -165,7 +177,8 @@ class GpuNtt:
         scale = self.scale(inv_shift, factor * pow(1 << log_n, -1, R), log_n)
         self._dif(buf, dst, log_n, tw, scale, SCATTER | SCALE_STORE)
 
-    def _dif(self, buf, dst, log_n, tw, scale, last_flags) -> None:
+    def _dif(self, buf: DeviceBuffer, dst: DeviceBuffer, log_n: int, tw: tuple[DeviceBuffer, int],
+             scale: tuple[DeviceBuffer, DeviceBuffer, int], last_flags: int) -> None:
         """DIF passes in place on buf (natural -> bit-reversed); the last writes dst with last_flags."""
         table, log_big = tw
         s_lo, s_hi, s_bits = scale
@@ -177,13 +190,13 @@ class GpuNtt:
             self._launch_pass(kernel, buf, dst if last else buf, table, s_lo, s_hi, log_n, b_lo, k, m,
                               log_big, s_bits, DIF | (last_flags if last else 0))
 
-    def _coefficients(self, buf, log_n: int, nqr: int, base: int, factor: int) -> None:
+    def _coefficients(self, buf: DeviceBuffer, log_n: int, nqr: int, base: int, factor: int) -> None:
         """In place: evaluations on <w> (natural order) -> the coefficients
         times factor base^i, in bit-reversed order."""
         inv = self.twiddles(nqr, log_n, True)
         self._dif(buf, buf, log_n, inv, self.scale(base, factor * pow(1 << log_n, -1, R), log_n), SCALE_STORE)
 
-    def to_coset(self, buf, log_n: int, nqr: int, shift: int) -> None:
+    def to_coset(self, buf: DeviceBuffer, log_n: int, nqr: int, shift: int) -> None:
         """In place: evaluations on <w> -> evaluations on shift <w> (iNTT, scale, NTT; both natural order)."""
         self._coefficients(buf, log_n, nqr, shift, 1)
         table, log_big = self.twiddles(nqr, log_n, False)
@@ -219,20 +232,23 @@ class GpuNtt:
         gpu = self.gpu
         bufs = [gpu.upload(x.limbs) for x in (a, b, c)]
         try:
-            out = self.h_device(*bufs, n.bit_length() - 1, flavor)
+            a_buf, b_buf, c_buf = bufs
+            out = self.h_device(a_buf, b_buf, c_buf, n.bit_length() - 1, flavor)
             values = gpu.download_array(out, (n, 4))
             return FrArray(values if flavor == Flavor.SNARKJS else values[: n - 1])
         finally:
             gpu.free(*bufs)
 
-    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, flavor: Flavor, hold: list | None = None):
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, flavor: Flavor, hold: list[DeviceBuffer] | None = None
+                  ) -> FrArray | DeviceScalars:
         """h_poly's result as DeviceScalars (it owns the buffer; the others are freed, or held: see h_owned)."""
         n = len(a)
         if n == 1:
             return self.h_poly(a, b, c, flavor)
         return self.h_owned([self.gpu.upload(x.limbs) for x in (a, b, c)], n, flavor, hold)
 
-    def h_owned(self, bufs, n: int, flavor: Flavor, hold: list | None = None):
+    def h_owned(self, bufs: Sequence[DeviceBuffer], n: int, flavor: Flavor, hold: list[DeviceBuffer] | None = None
+                ) -> DeviceScalars:
         """h_scalars from device buffers a, b, c of n elements (n >= 2), which
         it takes over: the one holding H is returned as DeviceScalars, the
         others freed; with hold, appended to it instead, for the caller to
@@ -240,7 +256,8 @@ class GpuNtt:
         running when this returns)."""
         gpu = self.gpu
         try:
-            out = self.h_device(*bufs, n.bit_length() - 1, flavor)
+            a, b, c = bufs
+            out = self.h_device(a, b, c, n.bit_length() - 1, flavor)
         except BaseException:
             gpu.free(*bufs)
             raise
@@ -251,7 +268,7 @@ class GpuNtt:
             gpu.free(*others)
         return DeviceScalars(gpu, out, n if flavor == Flavor.SNARKJS else n - 1)
 
-    def h_device(self, a, b, c, log_n: int, flavor: Flavor):
+    def h_device(self, a: DeviceBuffer, b: DeviceBuffer, c: DeviceBuffer, log_n: int, flavor: Flavor) -> DeviceBuffer:
         """The H pipeline on device buffers of 2^log_n elements (log_n >= 1): the
         buffer holding the result (a for snarkjs; for bellman b, its last element
         zero); a, b and c are clobbered.

@@ -7,13 +7,20 @@ and a, b, c never leave the device: they feed the H pipeline directly.
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..cuda.arrays import DeviceScalars
 from ..cuda.modules import register_module
 from ..errors import InvalidInputError, UnsatisfiedError
 from ..field.fr_array import FrArray
+
+if TYPE_CHECKING:
+    from ..cuda.kernel_host import DeviceBuffer, KernelHost
+    from .system import R1CS, SparseMatrix
 
 NONE_FAILED = 0xFFFFFFFF
 
@@ -23,14 +30,14 @@ register_module("r1cs", pathlib.Path(__file__).resolve().parent / "kernels" / "r
 class GpuR1cs:
     """The R1CS side of one GPU backend (its cuda.device.Device supplies alloc / launch / resident / upload)."""
 
-    def __init__(self, gpu):
+    def __init__(self, gpu: KernelHost):
         self.gpu = gpu
 
-    def _resident(self, array: np.ndarray | None):
+    def _resident(self, array: NDArray[np.generic] | None) -> DeviceBuffer | int:
         """The device copy of array, or a null address for an empty or absent one."""
         return self.gpu.resident_array(array) if array is not None and len(array) else 0
 
-    def matvec_into(self, matrix, w_buf, out_buf) -> None:
+    def matvec_into(self, matrix: SparseMatrix, w_buf: DeviceBuffer | int, out_buf: DeviceBuffer) -> None:
         """out_buf[:rows] = matrix w (out_buf zeroed beyond by the caller)."""
         gpu = self.gpu
         arrays = (matrix.indptr, matrix.col, matrix.coeff.limbs, matrix.coeff_id)   # coeff_id may be None
@@ -38,7 +45,7 @@ class GpuR1cs:
             gpu.launch("r1cs", "r1cs_matvec", matrix.rows,
                        [*(self._resident(a) for a in arrays), matrix.rows, w_buf, out_buf], block=128)
 
-    def evaluate(self, r1cs, witness, length: int, check: bool) -> list:
+    def evaluate(self, r1cs: R1CS, witness: DeviceScalars, length: int, check: bool) -> list[DeviceBuffer]:
         """Device buffers a, b, c of length rows (A w with the inputs at rows
         m .. m + k - 1, as bellman lays them out; B w; C w; zero beyond), for
         a witness on the device (DeviceScalars of r1cs.num_variables).
@@ -46,7 +53,7 @@ class GpuR1cs:
         gpu = self.gpu
         if len(witness) != r1cs.num_variables:
             raise InvalidInputError(f"a witness of {len(witness)} values for {r1cs.num_variables} variables")
-        bufs = []
+        bufs: list[DeviceBuffer] = []
         try:
             for matrix in (r1cs.a, r1cs.b, r1cs.c):
                 buf = gpu.alloc(32 * length)
@@ -56,6 +63,7 @@ class GpuR1cs:
             if check:
                 self._check(bufs, r1cs.num_constraints)
             m, k = r1cs.num_constraints, r1cs.num_inputs
+            assert witness.buffer is not None       # witness.address() above refused a closed one
             bufs[0].copy_from(witness.buffer, 32 * k, dst_offset=32 * m, src_offset=32 * witness.first,
                               stream=gpu.stream)
             return bufs
@@ -63,7 +71,7 @@ class GpuR1cs:
             gpu.free(*bufs)
             raise
 
-    def take(self, values, index: np.ndarray):
+    def take(self, values: DeviceScalars, index: NDArray[np.uint32]) -> DeviceScalars:
         """DeviceScalars values[index] (owned); index a uint32 array of rows < len(values)."""
         if index.dtype != np.uint32 or index.ndim != 1:
             raise InvalidInputError(f"take: the index is a 1-D uint32 array, not {index.dtype} of {index.ndim} dims")
@@ -72,7 +80,7 @@ class GpuR1cs:
                                                                    self._resident(index), n, out.address(), bad],
                            lambda first: f"take: index[{first}] is past the {len(values)} values")
 
-    def put(self, values, rows: np.ndarray, length: int):
+    def put(self, values: DeviceScalars, rows: NDArray[np.uint32], length: int) -> DeviceScalars:
         """DeviceScalars of length rows (owned), zero but row rows[i] = values[i]
         for every i whose rows[i] is not NO_ROW (2^32 - 1); rows a uint32 array
         of len(values), its other entries below length."""
@@ -82,15 +90,18 @@ class GpuR1cs:
                                                                       len(rows), out.address(), length, bad],
                            lambda first: f"put: rows[{first}] is past the {length} rows")
 
-    def _moved(self, kernel: str, index: np.ndarray, length: int, args, refused):
+    def _moved(self, kernel: str, index: NDArray[np.uint32], length: int,
+               args: Callable[[DeviceScalars, DeviceBuffer], list[DeviceBuffer | int]],
+               refused: Callable[[int], str]) -> DeviceScalars:
         """DeviceScalars of length (owned, zeroed first where the kernel leaves
         rows) from kernel over index (resident, held while it runs), launched
         with args(out, bad); the first entry it finds out of range (in *bad)
         raises InvalidInputError(refused(entry))."""
         gpu = self.gpu
-        out = DeviceScalars(gpu, gpu.alloc(max(32, 32 * length)), length)
+        buffer = gpu.alloc(max(32, 32 * length))
+        out = DeviceScalars(gpu, buffer, length)
         if kernel == "r1cs_put":
-            out.buffer.zero(gpu.stream)
+            buffer.zero(gpu.stream)
         if not len(index):
             return out
         bad = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))
@@ -108,7 +119,7 @@ class GpuR1cs:
             raise InvalidInputError(refused(first))
         return out
 
-    def _check(self, bufs, m: int) -> None:
+    def _check(self, bufs: Sequence[DeviceBuffer], m: int) -> None:
         gpu = self.gpu
         first = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))
         try:

@@ -14,6 +14,7 @@ import math
 import os
 import zipfile
 import zlib
+from typing import cast
 
 import numpy as np
 
@@ -40,13 +41,14 @@ def read_npz(path: str | os.PathLike, error: type[InvalidInputError], what: str)
         raise error(f"{path}: cannot read the {what}: {exc}") from None
 
 
-def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, size: int, path, error) -> np.ndarray:
+def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, size: int, path: str | os.PathLike,
+            error: type[InvalidInputError]) -> np.ndarray:
     where = f"{path}: array {info.filename!r}"
     if info.compress_type != zipfile.ZIP_STORED:
         raise error(f"{where} is compressed; these files are written uncompressed (np.savez)")
     if info.file_size > size:
         raise error(f"{where} claims {info.file_size} bytes, more than the file's {size}")
-    with archive.open(info) as member:
+    with cast(zipfile.ZipExtFile, archive.open(info)) as member:     # open in "r" mode makes a ZipExtFile
         try:
             version = np.lib.format.read_magic(member)
             if version not in ((1, 0), (2, 0)):

@@ -18,6 +18,7 @@ import os
 from typing import Iterable, Mapping
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..atomic import atomic_write
 from ..config import resolve_threads
@@ -91,7 +92,8 @@ class SparseMatrix:
             rows, cols, coeff = rows[order], cols[order], coeff[order]
         else:       # sorted and distinct already (a file's usual order): no sort; the matrix still owns its copy
             coeff = coeff.copy()
-        dup = np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])) + 1 if len(rows) else []
+        dup: NDArray[np.intp] | list[int] = (np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])) + 1
+                                             if len(rows) else [])
         if len(dup):
             coeff = cls._merge_duplicates(rows, cols, coeff)
             keep = np.ones(len(rows), dtype=bool)
@@ -260,7 +262,7 @@ class R1CS:
         """(A w, B w, C w), one value per constraint, zero-padded to length rows."""
         self.check_witness(witness)
         t = resolve_threads(threads)
-        return tuple(m.matvec(witness, t, length) for m in (self.a, self.b, self.c))
+        return self.a.matvec(witness, t, length), self.b.matvec(witness, t, length), self.c.matvec(witness, t, length)
 
     def check(self, witness: FrArray, threads: int | None = None, abc=None) -> None:
         """Raise UnsatisfiedError naming the first failing constraint (abc: a
@@ -288,7 +290,9 @@ class R1CS:
             if m.coeff_id is not None:
                 arrays[f"{name}_coeff_id"] = m.coeff_id
         with atomic_write(path) as f:
-            np.savez(f, **arrays)
+            # the keywords are the arrays' names in the archive, never savez's allow_pickle: a dict's
+            # keys cannot be typed apart from the keyword parameters it could fill
+            np.savez(f, **arrays)  # type: ignore[arg-type]
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "R1CS":

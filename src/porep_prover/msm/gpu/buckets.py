@@ -7,14 +7,20 @@ the folds of partial sums; the batch sum, which is such a fold.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...cuda.arrays import WorkBuffers
 from ...curve import _curve
-from .plan import chunk_length
-from .sort import GpuSort, Sort
+from .plan import MsmTuning, chunk_length
+from .sort import GpuSort, Sort, Stretch
+
+if TYPE_CHECKING:
+    from ...cuda.kernel_host import DeviceBuffer, Event, KernelHost, Stream
+    from ...curve.points import G1Array, G1Point, G2Array, G2Point
 
 SMALL_THREADS = 64       # kernels heavy in curve arithmetic: fewer threads, more registers each
 FOLD = 16
@@ -22,9 +28,15 @@ FINAL_LIST = 16          # partial lists this short are finished by one thread
 REDUCE_RUN = 256         # buckets a reducing thread sums at most (each run ends in a multiple of its sum)
 
 
-def proj_bytes(points) -> int:
+def proj_bytes(points: G1Array | G2Array) -> int:
     """Bytes of one xyzz point of points' group: four coordinates, twice the affine two."""
     return 2 * points.WIDTH * 8
+
+
+def point_type(points: G1Array | G2Array) -> type[G1Point] | type[G2Point]:
+    """points' one-point class, G1Point or G2Point (their POINT, which
+    curve.points types as the two's common base)."""
+    return cast("type[G1Point] | type[G2Point]", type(points).POINT)
 
 
 class Target(NamedTuple):
@@ -33,10 +45,10 @@ class Target(NamedTuple):
     point is row i), its xyzz size and its window table's copies (0: none),
     copy k of point i being row (k - 1) n + i there."""
     group: int
-    points: object
-    rows: object
+    points: DeviceBuffer | int
+    rows: DeviceBuffer | int
     proj_bytes: int
-    table: object = 0
+    table: DeviceBuffer | int = 0
     n: int = 0
 
 
@@ -45,10 +57,12 @@ class GpuBuckets:
     another stream) under tuning (plan.MsmTuning); sort: the GpuSort
     whose msm_place fills the stretches."""
 
-    def __init__(self, gpu, tuning, sort: GpuSort):
+    def __init__(self, gpu: KernelHost, tuning: MsmTuning, sort: GpuSort):
         self.gpu, self.tuning, self.sort = gpu, tuning, sort
 
-    def buckets(self, sort: Sort, targets, sorted_, sums, stretches, bounds, alloc, mark, aux) -> None:
+    def buckets(self, sort: Sort, targets: list[Target], sorted_: tuple[DeviceBuffer, DeviceBuffer, DeviceBuffer],
+                sums: list[DeviceBuffer], stretches: list[Stretch], bounds: list[int],
+                alloc: Callable[[int], DeviceBuffer], mark: Callable[[str], None], aux: Stream) -> None:
         """Every bucket's sum into sums (one buffer a target), stretch by
         stretch: the fill on aux (the backend's stream, or the one beside it,
         which fills the next stretch while this one adds up the last), each
@@ -57,7 +71,7 @@ class GpuBuckets:
         gpu, main = self.gpu, self.gpu.stream
         entries, _, ends = sorted_
         aux.wait(self.event(main))                                    # the sort's buffers are ready
-        fills = []
+        fills: list[Event] = []
         for s in stretches:
             self.sort.place(sort, s.rows, ends, entries, aux)
             fills.append(self.event(aux))
@@ -72,13 +86,15 @@ class GpuBuckets:
                 self.accumulate(t, sorted_ + (buf,), s.buckets, bounds[i], bounds[i + 1] - bounds[i], chunk, alloc,
                                 mark)
 
-    def event(self, stream):
+    def event(self, stream: Stream) -> Event:
         """An event recorded on stream now."""
-        ev = self.gpu.drv.Event(self.gpu.ctx)
+        ev: Event = self.gpu.drv.Event(self.gpu.ctx)
         ev.record(stream)
         return ev
 
-    def accumulate(self, target: Target, sorted_, buckets: range, base, count, chunk, alloc, mark):
+    def accumulate(self, target: Target, sorted_: tuple[DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer],
+                   buckets: range, base: int, count: int, chunk: int, alloc: Callable[[int], DeviceBuffer],
+                   mark: Callable[[str], None]) -> None:
         """The target's sums of buckets, whose entries are [base, base + count):
         chunked level 1, then combine levels until one chunk is left."""
         gpu, group, proj = self.gpu, target.group, target.proj_bytes
@@ -87,7 +103,8 @@ class GpuBuckets:
         want = gpu.info.multiprocessors * 1024
         chunks = -(-count // chunk)
         next_keys, nxt = alloc(8 * chunks), alloc(2 * proj * chunks)
-        tail = [entries, offsets, ends, buckets.start, buckets.stop, base, count, chunk, sums, next_keys, nxt]
+        tail: list[DeviceBuffer | int] = [entries, offsets, ends, buckets.start, buckets.stop, base, count, chunk, sums,
+                                          next_keys, nxt]
         if target.rows:
             gpu.launch(mod, f"g{group}_msm_accumulate_rows", chunks, [target.points, target.rows] + tail,
                        block=SMALL_THREADS)
@@ -111,7 +128,8 @@ class GpuBuckets:
                    block=SMALL_THREADS)
         mark("combine")
 
-    def reduce(self, mod, group, sums, nb, windows, proj, alloc) -> np.ndarray:
+    def reduce(self, mod: str, group: int, sums: DeviceBuffer, nb: int, windows: int, proj: int,
+               alloc: Callable[[int], DeviceBuffer]) -> NDArray[np.uint64]:
         """Per window (or set) sum (b + 1) B_b, as windows rows of xyzz."""
         gpu = self.gpu
         want = gpu.info.multiprocessors * 512
@@ -123,7 +141,8 @@ class GpuBuckets:
         partial = self.fold(mod, group, partial, windows, segments, proj, alloc)
         return gpu.download_array(partial, (windows, proj // 8), np.uint64)
 
-    def fold(self, mod, group, partial, groups, per_group, proj, alloc):
+    def fold(self, mod: str, group: int, partial: DeviceBuffer, groups: int, per_group: int, proj: int,
+             alloc: Callable[[int], DeviceBuffer]) -> DeviceBuffer:
         """groups rows: each group's per_group consecutive rows summed (msm_fold, FOLD at a time)."""
         while per_group > 1:
             nxt = -(-per_group // FOLD)
@@ -133,15 +152,15 @@ class GpuBuckets:
             partial, per_group = folded, nxt
         return partial
 
-    def batch_sum(self, points):
+    def batch_sum(self, points: G1Array | G2Array) -> G1Point | G2Point:
         """sum points[i] (msm_sum's partial sums folded on the device, the chunks' added on the host)."""
         n = len(points)
-        out = type(points).POINT.identity()
+        out = point_type(points).identity()
         if n == 0:
             return out
         gpu, group = self.gpu, points.GROUP
         mod, proj = self.tuning.module(group), proj_bytes(points)
-        rows = []
+        rows: list[NDArray[np.uint64]] = []
         with gpu.holding(points.limbs):   # its resident copy stays while chunks run
             for start, stop, pts in gpu.point_chunks(points):
                 count = stop - start

@@ -7,6 +7,8 @@ inversion per run. Scalars are processed in chunks so that any count fits.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...config import resolve_threads
@@ -15,13 +17,17 @@ from ...field.constants import R
 from ...field.fr_array import FrArray
 from .. import _cpu as msm_cpu
 
+if TYPE_CHECKING:
+    from ...cuda.kernel_host import DeviceBuffer, KernelHost
+    from ...curve.points import G1Array, G2Array
+
 WINDOWS, DIGITS = 32, 256
 PER = 32                     # points made affine per thread (one inversion each run)
 CHUNK = 1 << 22              # scalars per round trip
 SPOT_CHECKS = 6              # random products recomputed on the CPU per call
 
 
-def cpu_products(base, scalars: FrArray, threads: int):
+def cpu_products(base: G1Array | G2Array, scalars: FrArray, threads: int) -> G1Array | G2Array:
     """scalars[i] base[0] on the CPU, as CpuBackend.fixed_base makes them (the
     same native call; the backends sit a layer above this module)."""
     out = type(base).zeros(len(scalars))
@@ -31,14 +37,24 @@ def cpu_products(base, scalars: FrArray, threads: int):
     return out
 
 
+def normalize(gpu: KernelHost, group: int, proj: DeviceBuffer, count: int, pref: DeviceBuffer,
+              dst: DeviceBuffer | int) -> None:
+    """dst = the count xyzz points of proj made affine on gpu (fb_normalize: one
+    field inversion a run of PER points); pref: work space of one field element
+    a point; dst a buffer or an address in one."""
+    runs = -(-count // PER)
+    gpu.kernel(f"fixed_base_g{group}", f"g{group}_fb_normalize").launch(
+        (-(-runs // 64),), (64,), [proj, count, PER, pref, dst], gpu.stream)
+
+
 class GpuFixedBase:
     """The fixed-base side of one GPU backend (its cuda.device.Device supplies alloc / launch / kernel / upload)."""
 
-    def __init__(self, gpu):
+    def __init__(self, gpu: KernelHost):
         self.gpu = gpu
-        self._tables: dict[tuple[int, bytes], object] = {}
+        self._tables: dict[tuple[int, bytes], DeviceBuffer] = {}
 
-    def table(self, base):
+    def table(self, base: G1Array | G2Array) -> DeviceBuffer:
         """The device table for base (a one-point G1Array or G2Array), made on first use."""
         key = (base.GROUP, base.limbs.tobytes())
         if key not in self._tables:
@@ -47,7 +63,7 @@ class GpuFixedBase:
             self._tables[key] = self.gpu.upload(points.limbs)
         return self._tables[key]
 
-    def fixed_base(self, base, scalars: FrArray):
+    def fixed_base(self, base: G1Array | G2Array, scalars: FrArray) -> G1Array | G2Array:
         """scalars[i] base[0] for every i, affine, equal to the CPU's."""
         gpu, group = self.gpu, base.GROUP
         n = len(scalars)
@@ -73,15 +89,13 @@ class GpuFixedBase:
         self._spot_check(base, scalars, out)
         return out
 
-    def normalize(self, group: int, proj, count: int, pref, dst) -> None:
-        """dst = the count xyzz points of proj made affine (fb_normalize: one field
-        inversion a run of PER points); pref: work space of one field element a point."""
-        runs = -(-count // PER)
-        self.gpu.kernel(f"fixed_base_g{group}", f"g{group}_fb_normalize").launch(
-            (-(-runs // 64),), (64,), [proj, count, PER, pref, dst], self.gpu.stream)
+    def normalize(self, group: int, proj: DeviceBuffer, count: int, pref: DeviceBuffer,
+                  dst: DeviceBuffer | int) -> None:
+        """The module's normalize on this side's device."""
+        normalize(self.gpu, group, proj, count, pref, dst)
 
     @staticmethod
-    def _spot_check(base, scalars: FrArray, out) -> None:
+    def _spot_check(base: G1Array | G2Array, scalars: FrArray, out: G1Array | G2Array) -> None:
         """A few products (the first, the last, random ones) recomputed on the
         CPU: parameters are made once and used for every proof after, so a
         wrong one must stop here, loudly."""

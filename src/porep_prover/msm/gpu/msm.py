@@ -26,18 +26,27 @@ shared sorts (msm_shared) stay plain.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...cuda.arrays import DeviceScalars, WorkBuffers
 from ...curve import _curve
 from ...errors import InvalidInputError, LengthMismatchError
-from .buckets import SMALL_THREADS, GpuBuckets, Target, proj_bytes
+from .buckets import SMALL_THREADS, GpuBuckets, Target, point_type, proj_bytes
 from .plan import MsmTuning, overlapped, window_bits_for
 from .sort import COUNTERS, REPEATS, GpuSort
-from .table import window_table
+from .table import Table, TableOptions, window_table
+
+if TYPE_CHECKING:
+    from ...cuda.kernel_host import DeviceBuffer, Event, KernelHost
+    from ...curve.points import G1Array, G1Point, G2Array, G2Point
+    from ...field.fr_array import FrArray
 
 NO_ROW = 0xFFFFFFFF      # a row map's entry for a scalar without a point (msm_shared)
+DEFAULT_TUNING = MsmTuning()   # GpuMsm's unless one is given: every choice left to the plan
 
 
 class GpuMsm:
@@ -48,7 +57,8 @@ class GpuMsm:
     a call gives no MsmOptions (the backend passes the environment's:
     config.GpuEnvironment.msm_tables / msm_table_copies)."""
 
-    def __init__(self, gpu, tuning: MsmTuning = MsmTuning(), tables: bool = False, table_copies: int | None = None):
+    def __init__(self, gpu: KernelHost, tuning: MsmTuning = DEFAULT_TUNING, tables: bool = False,
+                 table_copies: int | None = None):
         if not isinstance(tuning, MsmTuning):
             raise InvalidInputError(f"GpuMsm: tuning is an MsmTuning, not {type(tuning).__name__}")
         self.gpu = gpu
@@ -56,34 +66,37 @@ class GpuMsm:
         self.profile: dict[str, float] | None = None  # set to a dict: ms per phase are added to it
         self.tables = bool(tables)                     # window tables for resident points (see the module)
         self.table_copies = table_copies               # None: a copy for every window; else at most this many
-        self._rows_checked: dict = {}                  # id(rows) -> (weak reference, rows it needs)
+        # id(rows) -> (weak reference, rows it needs)
+        self._rows_checked: dict[int, tuple[weakref.ref[NDArray[np.uint32]], int]] = {}
         self.sort = GpuSort(gpu, tuning)
         self.buckets = GpuBuckets(gpu, tuning, self.sort)
 
-    def on(self, gpu) -> "GpuMsm":
+    def on(self, gpu: KernelHost) -> GpuMsm:
         """This MSM side's settings on another view of its device (cuda.second_stream.SecondStream)."""
         other = GpuMsm(gpu, self.tuning, self.tables, self.table_copies)
         other.profile, other._rows_checked = self.profile, self._rows_checked
         return other
 
-    def _marker(self):
+    def _marker(self) -> tuple[Callable[[str], None], Callable[[], None]]:
         """mark(name) ends the phase called name (CUDA events; a no-op unless profiling)."""
         if self.profile is None:
             return lambda name: None, lambda: None
-        gpu, events = self.gpu, []
+        gpu, profile = self.gpu, self.profile
+        events: list[tuple[str, Event]] = []
 
-        def mark(name):
+        def mark(name: str) -> None:
             events.append((name, self.buckets.event(gpu.stream)))
 
-        def collect():
+        def collect() -> None:
             gpu.stream.synchronize()
             for (_, a), (name, b) in zip(events, events[1:]):
-                self.profile[name] = self.profile.get(name, 0.0) + b.elapsed_ms(a)
+                profile[name] = profile.get(name, 0.0) + b.elapsed_ms(a)
 
         mark("start")
         return mark, collect
 
-    def msm(self, points, scalars, options=None) -> tuple[object, dict]:
+    def msm(self, points: G1Array | G2Array, scalars: FrArray | DeviceScalars, options: TableOptions | None = None
+            ) -> tuple[G1Point | G2Point, dict[str, int]]:
         """(sum scalars[i] points[i], the scalars' split); options: a caller's
         MsmOptions for the window tables (None: this side's tables / table_copies)."""
         n = len(points)
@@ -91,29 +104,34 @@ class GpuMsm:
         if len(scalars) != n:
             raise LengthMismatchError(f"msm: {n} points but {len(scalars)} scalars")
         if n == 0:
-            return type(points).POINT.identity(), stats
+            return point_type(points).identity(), stats
         if n >= 1 << 28:
             raise InvalidInputError(f"GPU MSM of {n} points: at most 2^28 - 1 per call")
-        partials, totals = [], np.zeros(3, dtype=np.int64)
-        on_device = isinstance(scalars, DeviceScalars)
+        partials: list[tuple[NDArray[np.uint64], int]] = []
+        totals = np.zeros(3, dtype=np.int64)
         with self.gpu.holding(points.limbs):   # its resident copy stays while chunks run
             table = window_table(self, points, options) if self.gpu.in_one_pass(points) else None
             for start, stop, pts in self.gpu.point_chunks(points):
-                sc = scalars.address(start) if on_device else self.gpu.upload(scalars.limbs[start:stop])
+                uploaded = None
+                if isinstance(scalars, DeviceScalars):
+                    sc: DeviceBuffer | int = scalars.address(start)
+                else:
+                    sc = uploaded = self.gpu.upload(scalars.limbs[start:stop])
                 try:
                     got, used, counts = self._pippenger(points.GROUP, pts, sc, stop - start,
                                                         proj_bytes(points), table)
                 finally:
-                    if not on_device:
-                        self.gpu.free(sc)
+                    if uploaded is not None:
+                        self.gpu.free(uploaded)
                 totals += counts
                 if got is not None:
                     partials.append((got, used))
         stats.update(zeros=int(totals[0]), ones=int(totals[1]), full=int(totals[2]),
                      window_bits=max((used for _, used in partials), default=0))
-        return self._finish(type(points).POINT, points.GROUP, partials), stats
+        return self._finish(point_type(points), points.GROUP, partials), stats
 
-    def msm_shared(self, sets, scalars):
+    def msm_shared(self, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]],
+                   scalars: FrArray | DeviceScalars) -> list[G1Point | G2Point] | None:
         """[sum_i scalars[i] P_i for each (points, rows) of sets] from one sort
         of the scalars: classify, digits, count, scan and fill once, each
         array's accumulation, combine levels and reduction its own (the first
@@ -132,25 +150,28 @@ class GpuMsm:
             if rows is not None:
                 self._check_rows(rows, n, len(points))
         if not sets or n == 0:
-            return [type(p).POINT.identity() for p, _ in sets]
+            return [point_type(p).identity() for p, _ in sets]
         arrays = [p.limbs for p, _ in sets] + [r for _, r in sets if r is not None]
         if n >= 1 << 28 or sum(a.nbytes for a in arrays) > gpu.resident_budget \
                 or (gpu.pass_points and n > gpu.pass_points) or not all(gpu.in_one_pass(p) for p, _ in sets):
             return None
-        on_device = isinstance(scalars, DeviceScalars)
         with gpu.holding(*arrays):              # uploading one must not evict another
             targets = [Target(p.GROUP, gpu.resident(p), 0 if r is None else gpu.resident_array(r),
                               proj_bytes(p)) for p, r in sets]
-            sc = scalars.address() if on_device else gpu.upload(scalars.limbs)
+            uploaded = None
+            if isinstance(scalars, DeviceScalars):
+                sc: DeviceBuffer | int = scalars.address()
+            else:
+                sc = uploaded = gpu.upload(scalars.limbs)
             try:
                 sums, c, _ = self._pippenger_targets(targets, sc, n, self.tuning.window_bits, 0)
             finally:
-                if not on_device:
-                    gpu.free(sc)
-        return [self._finish(type(p).POINT, p.GROUP, [] if rows is None else [(rows, c)])
+                if uploaded is not None:
+                    gpu.free(uploaded)
+        return [self._finish(point_type(p), p.GROUP, [] if rows is None else [(rows, c)])
                 for (p, _), rows in zip(sets, sums)]
 
-    def _check_rows(self, rows: np.ndarray, n: int, length: int) -> None:
+    def _check_rows(self, rows: NDArray[np.uint32], n: int, length: int) -> None:
         """Raise InvalidInputError unless rows is n uint32 entries, each below
         length or NO_ROW (the kernel reads the points there unchecked); an
         array passes once (it must not change after)."""
@@ -165,16 +186,17 @@ class GpuMsm:
             raise InvalidInputError(f"msm_shared: a row {top - 1} past the {length} points")
         self._rows_checked[id(rows)] = (weakref.ref(rows), top)
 
-    def msm_device(self, points, scalars_buf):
+    def msm_device(self, points: G1Array | G2Array, scalars_buf: DeviceBuffer | int) -> G1Point | G2Point:
         """sum scalars[i] points[i] with the scalars already on the device and the
         points resident (what the benchmarks time as device-resident)."""
         with self.gpu.holding(points.limbs):
             table = window_table(self, points)
             got, c, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points),
                                         proj_bytes(points), table)
-        return self._finish(type(points).POINT, points.GROUP, [(got, c)] if got is not None else [])
+        return self._finish(point_type(points), points.GROUP, [(got, c)] if got is not None else [])
 
-    def _finish(self, point, group, partials):
+    def _finish(self, point: type[G1Point] | type[G2Point], group: int,
+                partials: Sequence[tuple[NDArray[np.uint64], int]]) -> G1Point | G2Point:
         """The affine sum of the chunks' (rows, c): each chunk's windows combined
         (Horner, c doublings apart; its rows are its windows' sums, or with a
         window table its sets' sums), the chunks added."""
@@ -186,14 +208,15 @@ class GpuMsm:
             total = total + got
         return total
 
-    def shift(self, group: int, src, count: int, doublings: int, out) -> None:
+    def shift(self, group: int, src: int, count: int, doublings: int, out: DeviceBuffer) -> None:
         """out[i] = 2^doublings src[i] (xyzz) for i < count: a window table's next copy (table)."""
         self.gpu.launch(self.tuning.module(group), f"g{group}_msm_shift", count, [src, count, doublings, out],
                         block=SMALL_THREADS)
 
     # ------------------------------------------------------------ one chunk
 
-    def _pippenger(self, group, pts, sc, n, proj_bytes, table=None):
+    def _pippenger(self, group: int, pts: DeviceBuffer | int, sc: DeviceBuffer | int, n: int, proj_bytes: int,
+                   table: Table | None = None) -> tuple[NDArray[np.uint64] | None, int, NDArray[np.int64]]:
         """(window sums, c, (zeros, ones, full) counts) of one chunk: the sums
         windows x xyzz rows, or None when the chunk has no nonzero term; c
         the tuning's window_bits, or window_bits_for its scalars when None. With a
@@ -204,7 +227,9 @@ class GpuMsm:
         sums, c, split = self._pippenger_targets([target], sc, n, c, pts, table.sets if table else 0)
         return sums[0], c, split
 
-    def _pippenger_targets(self, targets: list[Target], sc, n, c, classify_pts, sets: int = 0):
+    def _pippenger_targets(self, targets: list[Target], sc: DeviceBuffer | int, n: int, c: int | None,
+                           classify_pts: DeviceBuffer | int, sets: int = 0
+                           ) -> tuple[list[NDArray[np.uint64] | None], int, NDArray[np.int64]]:
         """_pippenger for each of targets from one sort of the n scalars (the
         first target's group picks c and runs the sort): a list of window sums
         (or Nones), c, the counts. classify_pts: points whose infinities zero
@@ -250,12 +275,13 @@ class GpuMsm:
             bounds = self.sort.offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
             aux = gpu.aux_stream if overlap else gpu.stream
             self.buckets.buckets(sort, targets, (entries, offsets, ends), sums, stretches, bounds, alloc, mark, aux)
-            rows = [self.buckets.reduce(self.tuning.module(t.group), t.group, buf, sort.nb, sort.sets, t.proj_bytes,
-                                        alloc) for t, buf in zip(targets, sums)]
+            rows: list[NDArray[np.uint64] | None] = [
+                self.buckets.reduce(self.tuning.module(t.group), t.group, buf, sort.nb, sort.sets, t.proj_bytes, alloc)
+                for t, buf in zip(targets, sums)]
             mark("reduce")
             collect()
             return rows, c, split
 
-    def batch_sum(self, points):
+    def batch_sum(self, points: G1Array | G2Array) -> G1Point | G2Point:
         """sum points[i] (GpuBuckets.batch_sum)."""
         return self.buckets.batch_sum(points)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ...errors import InvalidInputError
 
 FILL_SPAN = 32 << 20     # bytes of entries one fill part writes at a time: well inside an H200's 50 MB L2
@@ -20,8 +23,8 @@ MAX_CHUNK = 256          # entries an accumulating thread adds at most
 # What a window costs beside its additions, in bucket additions (G1 / G2 on an H200, from the
 # scale-1 partition's phases): the sort's passes over one window's keys, per point, and the
 # reduction, per bucket
-KEY_COST = {1: 0.06, 2: 0.02}
-BUCKET_COST = {1: 2.7, 2: 2.9}
+KEY_COST: dict[int, float] = {1: 0.06, 2: 0.02}
+BUCKET_COST: dict[int, float] = {1: 2.7, 2: 2.9}
 COMPACT_SHARE = 0.5      # windows above the first keep keys only for the wide scalars when at most this share is
 REPEAT_SHARE = 1 / 64    # the sort groups a warp's atomics by key when repeated keys may be more than this share
 
@@ -55,7 +58,7 @@ def digits_of(length: int, c: int) -> int:
     return 0 if length == 0 else min(windows_of(c), (length + c) // c)
 
 
-def window_bits_for(lengths, n: int, group: int) -> int:
+def window_bits_for(lengths: NDArray[np.int64], n: int, group: int) -> int:
     """The c minimising an n-point MSM's cost for scalars whose bit lengths
     are tallied in lengths (lengths[b]: scalars of b bits): the nonzero
     digits' bucket additions, the sort's passes over every window's keys and
@@ -63,7 +66,7 @@ def window_bits_for(lengths, n: int, group: int) -> int:
     of mostly bits and small words, narrower windows (fewer buckets to sum)."""
     used = [(b, int(k)) for b, k in enumerate(lengths) if k]
 
-    def cost(c):
+    def cost(c: int) -> float:
         windows = windows_of(c)
         entries = sum(k * digits_of(b, c) for b, k in used)
         keys = n + (windows - 1) * wide_rows(sum(k for b, k in used if b >= c), n)
@@ -79,7 +82,7 @@ def wide_rows(wide: int, n: int, share: float = COMPACT_SHARE) -> int:
     return wide if share > 0 and wide <= share * n else n
 
 
-def grouped(lengths, repeats: int, n: int, c: int) -> bool:
+def grouped(lengths: NDArray[np.int64], repeats: int, n: int, c: int) -> bool:
     """Whether the sort's atomics are grouped by key a warp at a time: where
     a warp's keys may repeat, i.e. where more than REPEAT_SHARE of the n
     scalars are narrower than c bits (ones and small words: window 0's
@@ -98,7 +101,7 @@ def table_plan(n: int, group: int, copies: int | None = None, c: int | None = No
     ceil(windows / sets) copies, the points' own the first, serve them. c at
     most 24 (2^23 buckets a set: counters in L2), or the given c. Full
     copies give one set; copies 0, a set a window (no table)."""
-    def plan(bits):
+    def plan(bits: int) -> tuple[float, int, int]:
         windows = windows_of(bits)
         sets = copies_of(windows, windows if copies is None else min(windows, copies + 1))
         return windows * n + BUCKET_COST[group] * sets * (1 << (bits - 1)), bits, sets
@@ -176,7 +179,7 @@ class MsmTuning:
     compact_share: float = COMPACT_SHARE
     groups: int = OVERLAP_GROUPS
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.variant, str) or not (self.variant == "" or self.variant.isidentifier()):
             raise InvalidInputError(f"MsmTuning: variant {self.variant!r} is not a build's name")
         for name, low, high, optional in (("window_bits", 4, 22, True), ("table_bits", 4, 24, True),

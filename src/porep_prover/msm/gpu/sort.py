@@ -7,11 +7,16 @@ fill of the next (msm/gpu/buckets.py).
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
-from .plan import copies_of, fill_parts, grouped, stretch_cuts, wide_rows, windows_of
+from .plan import MsmTuning, copies_of, fill_parts, grouped, stretch_cuts, wide_rows, windows_of
+
+if TYPE_CHECKING:
+    from ...cuda.kernel_host import DeviceBuffer, KernelHost, Stream
 
 THREADS = 256
 REPEATS = 3 + 256        # msm_classify's tally: zeros, ones, full, the scalars of each bit length, the repeats
@@ -25,10 +30,10 @@ class Sort(NamedTuple):
     `sets` sets of nb buckets (sets = windows without a window table)."""
     mod: str
     group: int
-    keys: object
+    keys: DeviceBuffer
     n: int
     m: int
-    wide: object
+    wide: DeviceBuffer | int
     windows: int
     parts: int
     nb: int
@@ -52,10 +57,11 @@ class GpuSort:
     another stream) under tuning (plan.MsmTuning): the host side of
     msm_digits, msm_place and the scan."""
 
-    def __init__(self, gpu, tuning):
+    def __init__(self, gpu: KernelHost, tuning: MsmTuning):
         self.gpu, self.tuning = gpu, tuning
 
-    def digits(self, mod, group, canon, n, c, lengths, repeats: int, sets: int, alloc) -> Sort:
+    def digits(self, mod: str, group: int, canon: DeviceBuffer, n: int, c: int, lengths: NDArray[np.int64],
+               repeats: int, sets: int, alloc: Callable[[int], DeviceBuffer]) -> Sort:
         """Every window's keys (msm_digits), above window 0 only for the
         scalars of at least c bits (the only ones with digits there) where
         they are few and there is no window table (sets 0); the sort over
@@ -64,6 +70,8 @@ class GpuSort:
         wide, sets = int(lengths[c:].sum()), sets or windows
         m = n if sets < windows else wide_rows(wide, n, tuning.compact_share)
         keys = alloc(4 * max(1, n + (windows - 1) * m))
+        listed: DeviceBuffer | int
+        taken: DeviceBuffer | int
         listed, taken, wide_bits = 0, 0, 0                # the dense layout: every point in every window
         if m < n:
             listed, taken, wide_bits = alloc(4 * max(1, m)), alloc(4), c
@@ -91,7 +99,8 @@ class GpuSort:
         start = [t * nb + min(p * per, nb) for t in range(sets) for p in range(parts)] + [sets * nb]
         return [Stretch(range(u0 * copies, u1 * copies), range(start[u0], start[u1])) for u0, u1 in zip(cuts, cuts[1:])]
 
-    def place(self, sort: Sort, rows: range, cursor, entries, stream) -> None:
+    def place(self, sort: Sort, rows: range, cursor: DeviceBuffer, entries: DeviceBuffer | int,
+              stream: Stream) -> None:
         """msm_place over rows of the windows x parts: counts (entries 0) or
         fills. Window 0's rows (window-major without a table: the first
         parts) span n keys, the others m: launched apart where m < n (no
@@ -104,7 +113,7 @@ class GpuSort:
                     [sort.keys, sort.n, sort.m, sort.wide, sort.windows, sort.parts, span.start, sort.nb,
                      sort.sets, sort.grouped, cursor, entries], stream)
 
-    def offsets_at(self, offsets, buckets: list[int], total: int) -> list[int]:
+    def offsets_at(self, offsets: DeviceBuffer, buckets: list[int], total: int) -> list[int]:
         """offsets[b] for each b, total past the last bucket (after the scan:
         the caller has downloaded its total, so the stream is done)."""
         out = np.full(len(buckets), total, dtype=np.uint32)
@@ -113,7 +122,8 @@ class GpuSort:
                 offsets.download(out[i:i + 1].view(np.uint8), 4 * b)
         return [int(v) for v in out]
 
-    def scan(self, mod, group, counts, offsets, length, total_buf, alloc):
+    def scan(self, mod: str, group: int, counts: DeviceBuffer, offsets: DeviceBuffer, length: int,
+             total_buf: DeviceBuffer, alloc: Callable[[int], DeviceBuffer]) -> None:
         """offsets = the exclusive prefix sums of counts' length entries, their total into total_buf."""
         gpu = self.gpu
         tiles = -(-length // 1024)

@@ -14,10 +14,15 @@ what is already there, never evicting for it.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ...errors import DeviceMemoryError
-from .plan import table_copies, table_plan
+from .fixed_base import normalize
+from .plan import MsmTuning, table_copies, table_plan
+
+if TYPE_CHECKING:
+    from ...cuda.kernel_host import DeviceBuffer, KernelHost
+    from ...curve.points import G1Array, G2Array
 
 TABLE_CHUNK = 1 << 22    # points a table step doubles at once (its work buffers: 240 B a point)
 
@@ -25,12 +30,36 @@ TABLE_CHUNK = 1 << 22    # points a table step doubles at once (its work buffers
 class Table(NamedTuple):
     """A window table: the shifted copies (copy k at (k - 1) n points), the
     window width, the sets of buckets the windows share."""
-    buf: object
+    buf: DeviceBuffer
     c: int
     sets: int
 
 
-def window_table(ops, points, options=None) -> Table | None:
+class TableOptions(Protocol):
+    """Whether MSMs over resident points use window tables, and their most
+    copies (None: one a window): a caller's MsmOptions, or the MSM side's own."""
+
+    @property
+    def tables(self) -> bool: ...
+
+    @property
+    def table_copies(self) -> int | None: ...
+
+
+class TableOps(TableOptions, Protocol):
+    """The MSM side a table is made for (GpuMsm): its device, its settings
+    and tuning, and its shift (a copy's doublings)."""
+
+    @property
+    def gpu(self) -> KernelHost: ...
+
+    @property
+    def tuning(self) -> MsmTuning: ...
+
+    def shift(self, group: int, src: int, count: int, doublings: int, out: DeviceBuffer) -> None: ...
+
+
+def window_table(ops: TableOps, points: G1Array | G2Array, options: TableOptions | None = None) -> Table | None:
     """The table of resident points under ops' settings (tables on, c from
     ops.tuning.table_bits or table_plan, at most ops.table_copies copies), or
     under options' tables and table_copies (a caller's MsmOptions) when given;
@@ -51,10 +80,10 @@ def window_table(ops, points, options=None) -> Table | None:
     return Table(buf, c, sets) if buf is not None else None
 
 
-def _make_table(ops, points, shift: int, copies: int, dst) -> None:
+def _make_table(ops: TableOps, points: G1Array | G2Array, shift: int, copies: int, dst: DeviceBuffer) -> None:
     """dst's copy k (k = 1 .. copies, at (k - 1) n points) = 2^(shift k) points,
     affine: each `shift` doublings of the last, made affine a run at a time
-    (GpuFixedBase.normalize)."""
+    (fixed_base.normalize)."""
     gpu, group, n = ops.gpu, points.GROUP, len(points)
     width = points.limbs.shape[1] * 8
     per, points_buf = min(n, TABLE_CHUNK), gpu.resident(points)
@@ -67,6 +96,6 @@ def _make_table(ops, points, shift: int, copies: int, dst) -> None:
                 count = min(per, n - start)
                 src = points_buf.view(width * start) if k == 1 else dst.view(width * ((k - 2) * n + start))
                 ops.shift(group, src, count, shift, proj)
-                gpu.fixed_base_ops.normalize(group, proj, count, pref, dst.view(width * ((k - 1) * n + start)))
+                normalize(gpu, group, proj, count, pref, dst.view(width * ((k - 1) * n + start)))
     finally:
         gpu.free(proj, pref)
