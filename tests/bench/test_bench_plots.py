@@ -111,7 +111,7 @@ def test_sweep_plot_shows_each_repeat_and_its_spread_from_zero(rng):
         bars = [c for c in axis.containers if isinstance(c, ErrorbarContainer)]
         assert len(bars) == 1
         line, _, (spans,) = bars[0]
-        for (x, median), segment, (_, reports) in zip(line.get_xydata(), spans.get_segments(), rows):
+        for (_x, median), segment, (_, reports) in zip(line.get_xydata(), spans.get_segments(), rows):
             values = [measure(r) for r in reports]
             assert median == pytest.approx(np.median(values))
             assert sorted(segment[:, 1]) == pytest.approx([min(values), max(values)])

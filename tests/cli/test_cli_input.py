@@ -86,7 +86,8 @@ def test_numbers_out_of_range_are_usage_errors(capsys, args, name, range_):
     assert f"argument {name}" in line and range_ in line
 
 
-THREADS_COMMANDS = [("demo",), ("setup", "c", "-o", "x"), ("prove", "p", "c", "w", "-o", "x"), ("verify", "k", "p", "f"),
+THREADS_COMMANDS = [("demo",), ("setup", "c", "-o", "x"), ("prove", "p", "c", "w", "-o", "x"),
+                    ("verify", "k", "p", "f"),
                     ("circuit", "generate", "--constraints", 8, "-o", "c", "--witness", "w", "--public", "p"),
                     ("params", "info", "p"), ("params", "map", "p", "o"), ("groth16", "prove", "z", "w", "p", "q"),
                     ("groth16", "verify", "v", "p", "f"), ("zkey", "export", "verificationkey", "z", "o"),

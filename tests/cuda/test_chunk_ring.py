@@ -99,6 +99,7 @@ def _check_order(ops):
     that read."""
     arrival, last_read_done, waited = {}, {}, set()
     pending = None                 # the address of the last upload, until its event is recorded
+    reading = None                 # the address of the last read, whose kernels' event is recorded next
     for i, op in enumerate(ops):
         if op[0] == "upload":
             address = op[2]
@@ -108,6 +109,7 @@ def _check_order(ops):
         elif op[0] == "record" and op[1] == "ring":
             arrival[pending] = op[2]
         elif op[0] == "record" and op[1] == "kernels":
+            assert reading is not None, (i, op)      # the kernels' event marks a read done
             last_read_done[reading] = op[2]
         elif op[0] == "wait":
             waited.add((op[1], op[2]))

@@ -99,7 +99,8 @@ def test_the_sweep_removes_jobs_past_their_time(tmp_path):
     later = time.time() + grace + 1
     assert journal.sweep(3600, grace + 2, now=later) == []                 # fetched, within its time
     assert journal.sweep(3600, grace, now=later) == [fetched.id]           # fetched a while ago
-    assert "fetched" in journal.removal(fetched.id) and "daemon.fetched_retention_seconds" in journal.removal(fetched.id)
+    removal = journal.removal(fetched.id)
+    assert "fetched" in removal and "daemon.fetched_retention_seconds" in removal
     assert sorted(journal.sweep(grace, 3600, now=later, orphans=True)) == sorted([old.id, fresh.id])
     assert "daemon.result_retention_seconds" in journal.removal(old.id)
     assert journal.removal(running.id) is None

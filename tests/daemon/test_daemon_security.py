@@ -165,7 +165,8 @@ def test_a_state_folder_made_before_is_made_private(tmp_path):
         modes = {str(p.relative_to(state)): stat.S_IMODE(os.lstat(p).st_mode) for p in [state, *state.rglob("*")]
                  if not p.is_symlink() and not p.is_socket()}
     assert modes["."] == 0o700 and modes["journal.sqlite3"] == 0o600 and modes["notes.txt"] == 0o600
-    assert all(m == (0o700 if (state / p).is_dir() else 0o600) for p, m in modes.items()), {p: oct(m) for p, m in modes.items()}
+    assert all(m == (0o700 if (state / p).is_dir() else 0o600) for p, m in modes.items()), \
+        {p: oct(m) for p, m in modes.items()}
 
 
 def test_tls(tmp_path):

@@ -109,7 +109,7 @@ def test_interlock_one_kernel_region_at_a_time_and_preparation_overlaps(circuit)
         sorted((e for e in events if e.event == "GPU_START"), key=lambda e: e.t),
         sorted((e for e in events if e.event == "GPU_END"), key=lambda e: e.t)))
     assert len(regions) == len(ws)
-    for (a0, a1, _), (b0, b1, _) in zip(regions, regions[1:]):
+    for (_a0, a1, _), (b0, _b1, _) in zip(regions, regions[1:]):
         assert a1 <= b0, "two kernel regions of one device overlapped"
     assert len({w for _, _, w in regions}) == 2  # both workers of the device took partitions
     preps = [(s.t, e.t, s.worker) for s in events if s.event == "PREP_START"
@@ -412,10 +412,13 @@ def ev(event, t, job="j", partition=0, worker="w0", device="d"):
 def test_timeline_arithmetic(tmp_path):
     events = [ev("JOB_SUBMIT", 0.0, partition=-1, worker=""),
               ev("GPU_QUEUE", 0.5, partition=0), ev("GPU_QUEUE", 0.6, partition=1),
-              ev("LOCK_WAIT", 1.0, partition=0, worker="w0"), ev("GPU_START", 1.0, partition=0, worker="w0"), ev("GPU_END", 3.0, partition=0, worker="w0"),
-              ev("LOCK_WAIT", 1.5, partition=1, worker="w1"), ev("GPU_START", 3.0, partition=1, worker="w1"), ev("GPU_END", 4.0, partition=1, worker="w1"),
+              ev("LOCK_WAIT", 1.0, partition=0, worker="w0"), ev("GPU_START", 1.0, partition=0, worker="w0"),
+              ev("GPU_END", 3.0, partition=0, worker="w0"),
+              ev("LOCK_WAIT", 1.5, partition=1, worker="w1"), ev("GPU_START", 3.0, partition=1, worker="w1"),
+              ev("GPU_END", 4.0, partition=1, worker="w1"),
               ev("SYNTH_END", 4.25, partition=2, worker="s0"), ev("SYNTH_END", 0.4, partition=2, job="k"),
-              ev("LOCK_WAIT", 4.5, partition=2, worker="w0"), ev("GPU_START", 5.0, partition=2, worker="w0"), ev("GPU_END", 6.0, partition=2, worker="w0"),
+              ev("LOCK_WAIT", 4.5, partition=2, worker="w0"), ev("GPU_START", 5.0, partition=2, worker="w0"),
+              ev("GPU_END", 6.0, partition=2, worker="w0"),
               ev("JOB_END", 6.5, partition=-1, worker="")]
     stats = analyze(events)
     dev = stats["devices"]["d"]

@@ -71,11 +71,11 @@ def test_damage_is_a_format_error(setup, tmp_path):
     bad = bytearray(data)
     bad[last + 50] ^= 0x10
     cases["not on the curve"] = bytes(bad)
-    for what, blob in cases.items():
+    for _what, blob in cases.items():
         (tmp_path / "bad").write_bytes(blob)
-        for verify in (True, False):
+        for checked in (True, False):
             with pytest.raises(ParamsFormatError):
-                read_mapped(tmp_path / "bad", verify=verify)
+                read_mapped(tmp_path / "bad", verify=checked)
     (tmp_path / "bad").write_bytes(cases["not on the curve"])
     with pytest.raises(ParamsFormatError, match="section l: checksum mismatch: the file is damaged"):
         read_mapped(tmp_path / "bad")

@@ -238,8 +238,8 @@ def test_zkey_for_another_circuit(circuit, zkey, tmp_path):
     # the same through groth16 prove --r1cs: no files, exit 2, the key's file named
     key_path, wtns = tmp_path / "c.zkey", tmp_path / "w.wtns"
     snarkjs.write_zkey(key_path, zkey)
-    for changed, witness, expect in ((zero_a, w, "KeyIntegrityError"), (r1cs_c, w_c, "KeyIntegrityError"),
-                                     (unsat, w, "UnsatisfiedError")):
+    for changed, witness, _expect in ((zero_a, w, "KeyIntegrityError"), (r1cs_c, w_c, "KeyIntegrityError"),
+                                      (unsat, w, "UnsatisfiedError")):
         write_circom_r1cs(tmp_path / "c.r1cs", changed, 1)
         snarkjs.write_wtns(wtns, witness)
         assert run("groth16", "prove", key_path, wtns, tmp_path / "p.json", tmp_path / "pub.json",

@@ -669,7 +669,7 @@ def test_wrong_argument_types_are_invalid_input(seeds):
              lambda: Proof.from_bytes("ab" * 96), lambda: Proof.split(None), lambda: G1Point(None),
              lambda: G1Point(np.zeros((2, 12), np.uint64)), lambda: G2Point(np.zeros((1, 12), np.uint64)),
              lambda: G1Point.from_bytes("x" * 48), lambda: G1Array.zeros("3")]
-    for i, case in enumerate(cases):
+    for case in cases:
         with pytest.raises(InvalidInputError):
             case()
     assert verify(seeds.vk, seeds.public, seeds.proof)

@@ -262,7 +262,8 @@ def test_plugins_command_lists_installed_and_skipped(tmp_path, monkeypatch, caps
         assert text in skipped, text
     assert "engine.result_sinks" in out
     registered = out.split("registered:\n")[1]
-    for text in ("priority (built in)", "builtin (built in)", "newest-first (good)", "good (good)", "inline (built in)"):
+    for text in ("priority (built in)", "builtin (built in)", "newest-first (good)", "good (good)",
+                 "inline (built in)"):
         assert text in registered, text
     assert main(["plugins", "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)

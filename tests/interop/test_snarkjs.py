@@ -128,7 +128,8 @@ def test_insecure_zkey_is_accepted_by_snarkjs(work, tmp_path):
     snarkjs_cli("groth16", "prove", tmp_path / "ours.zkey", work / "square_chain.wtns", tmp_path / "p.json",
                 tmp_path / "pub.json")
     snarkjs_cli("groth16", "verify", tmp_path / "vk.json", tmp_path / "pub.json", tmp_path / "p.json")
-    proof, public = snarkjs.prove(snarkjs.read_zkey(tmp_path / "ours.zkey"), snarkjs.read_wtns(work / "square_chain.wtns"))
+    proof, public = snarkjs.prove(snarkjs.read_zkey(tmp_path / "ours.zkey"),
+                                  snarkjs.read_wtns(work / "square_chain.wtns"))
     snarkjs.write_proof(tmp_path / "p2.json", proof)
     snarkjs.write_public(tmp_path / "pub2.json", public)
     snarkjs_cli("groth16", "verify", tmp_path / "vk.json", tmp_path / "pub2.json", tmp_path / "p2.json")

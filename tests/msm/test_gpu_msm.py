@@ -334,7 +334,8 @@ def test_msm_shared_matches_the_msms_apart(gpu, apart, n, rng, monkeypatch):
     if apart:
         monkeypatch.setattr(gpu, "resident_budget", l_pts.limbs.nbytes + a_pts.limbs.nbytes + rows.nbytes - 1)
         assert gpu.msm_ops.msm_shared([(l_pts, None), (a_pts, rows)], sc) is None
-    on_device = DeviceScalars(gpu, gpu.upload(sc.limbs), len(sc)) if n > 5 else sc        # DeviceScalars and an FrArray both taken
+    # DeviceScalars and an FrArray both taken
+    on_device = DeviceScalars(gpu, gpu.upload(sc.limbs), len(sc)) if n > 5 else sc
     try:
         got_l, got_a = gpu.msm_shared([(l_pts, None), (a_pts, rows)], on_device, 1)
     finally:

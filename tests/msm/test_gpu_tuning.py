@@ -108,7 +108,7 @@ def test_ntt_passes_follow_the_tuning(tuning):
     dev = Device()
     GpuNtt(dev, tuning).forward(object(), object(), log_n, FR_GENERATOR, None)
     assert [p[0] for p in dev.passes] == [tuning.module] * len(passes(log_n))
-    for (module, grid, block, shared, b_lo, k, m), want in zip(dev.passes, passes(log_n)):
+    for (_module, grid, block, shared, b_lo, k, m), want in zip(dev.passes, passes(log_n)):
         assert (b_lo, k) == want and m == min(b_lo, tuning.block_log - k)    # as wide as a block holds
         elements = 2 ** (k + m)
         assert shared == 32 * elements and elements <= 2 ** tuning.block_log

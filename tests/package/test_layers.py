@@ -58,7 +58,8 @@ def test_a_floor_out_of_order_is_reported(tmp_path):
     layers = list(next(c for c in contracts() if c["id"] == "layers")["layers"])
     i, j = layers.index("groth16"), layers.index("backend")
     layers[i], layers[j] = layers[j], layers[i]
-    assert lint(write_config(tmp_path / "swapped.toml", "porep_prover", layers_toml(layers, "porep_prover"))) == "broken"
+    swapped = write_config(tmp_path / "swapped.toml", "porep_prover", layers_toml(layers, "porep_prover"))
+    assert lint(swapped) == "broken"
 
 
 def test_an_import_inside_a_function_counts(tmp_path):

@@ -27,7 +27,8 @@ RUN_SECTIONS = {"## Command line"}          # sh blocks that run; the others (GP
 # other programs' lines: installing and the test suite itself (what .ci/run does)
 NOT_RUN = {"python3 -m pip install .", "npm ci --prefix tests/interop",
            'python3 -m pip install ".[test]" ./plugins/porep-prover-*', "python3 -m pytest -q"}
-# an operator's service setup, as root on a host (README "Run as a service"; tests/package/test_contrib.py checks the unit)
+# an operator's service setup, as root on a host (README "Run as a service"; tests/package/test_contrib.py checks
+# the unit)
 NOT_RUN |= {"useradd --system --home-dir /var/lib/porep-prover --shell /usr/sbin/nologin porep-prover",
             "install -D -m 0644 contrib/porep-prover.example.toml /etc/porep-prover/porep-prover.toml",
             "install -m 0644 contrib/porep-prover.service /etc/systemd/system/porep-prover.service",
@@ -80,7 +81,7 @@ def variants(command: str) -> list[str]:
     out = [GROUP.sub("", command)]
     for k in range(max((len(g) for g in groups), default=0)):
         picks = iter([g[min(k, len(g) - 1)] for g in groups])
-        out.append(GROUP.sub(lambda _: next(picks), command))
+        out.append(GROUP.sub(lambda _, picks=picks: next(picks), command))
     return [" ".join(v.split()) for v in out]
 
 
@@ -105,7 +106,7 @@ PARSE_VALUES = {"N": "300", "K": "1", "HEX": "0" * 32, "PATH": "parameters.json"
 
 def test_every_block_is_known():
     found = {"python": 0, "sh": 0, "": 0}
-    for doc, heading, lang, start, text in blocks():
+    for doc, _, lang, start, text in blocks():
         assert lang in found, f"{doc}:{start}: a ```{lang} block: add it to this test"
         found[lang] += 1
         if lang == "":
@@ -116,7 +117,7 @@ def test_every_block_is_known():
 
 def test_every_command_line_parses():
     count = 0
-    for doc, heading, lang, start, text in blocks():
+    for doc, _, lang, start, text in blocks():
         if lang != "sh":
             continue
         for command in commands(text):
