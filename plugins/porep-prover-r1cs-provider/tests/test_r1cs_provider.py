@@ -70,7 +70,7 @@ def test_json_payloads_are_checked_and_name_their_paths():
            "no circuit": ({k: v for k, v in good.items() if k != "circuit"}, 2, "needs circuit"),
            "witnesses not a list": (dict(good, witnesses="/in/w0"), 1, "list of paths"),
            "a number for a path": (dict(good, params=7), 2, "needs params")}
-    for what, (obj, partitions, words) in bad.items():
+    for _what, (obj, partitions, words) in bad.items():
         with pytest.raises(InvalidInputError, match=words):
             registry.payload_from_json("r1cs-file", obj, partitions)
     with pytest.raises(InvalidInputError, match="JSON object"):

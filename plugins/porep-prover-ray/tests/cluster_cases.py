@@ -72,10 +72,10 @@ def engine(cluster, params_file):
     registry = collect_registry(pm)
     registry.add_provider(ChainProvider(params_file[0]))
     registry.add_sink("list", SINK)
-    config = load_config(sections=sections, overrides={"engine.cluster": "ray", "ray.address": cluster.address, "ray.poll_seconds": 0.2,
-                                    "engine.result_sinks": ["list"],
-                                    "ray.partitions_per_node": 1, "engine.scheduler": "priority",
-                                    "engine.devices": ["cpu"], "engine.threads": 1, "engine.partition_workers": 1})
+    config = load_config(sections=sections, overrides={
+        "engine.cluster": "ray", "ray.address": cluster.address, "ray.poll_seconds": 0.2,
+        "engine.result_sinks": ["list"], "ray.partitions_per_node": 1, "engine.scheduler": "priority",
+        "engine.devices": ["cpu"], "engine.threads": 1, "engine.partition_workers": 1})
     with Engine(config, registry=registry, plugins=pm) as eng:
         wait_for(lambda: ready(eng) == 2, "two node engines ready")
         yield eng

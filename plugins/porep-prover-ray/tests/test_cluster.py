@@ -33,9 +33,10 @@ def test_the_cluster_in_a_private_network():
                     "in a private network namespace, so that nothing listens beyond loopback")
     env = dict(os.environ, POREP_PROVER_NETNS="1", RAY_USAGE_STATS_ENABLED="0")
     cases = HERE / "cluster_cases.py"
-    run = subprocess.run(["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" -m pytest -q -p no:cacheprovider '
-                          '-x "$1"', sys.executable, str(cases)], env=env, cwd=HERE.parents[2], capture_output=True,
-                         text=True, timeout=LIMIT_SECONDS)
+    run = subprocess.run(["unshare", "-n", "sh", "-c",
+                          'ip link set lo up && exec "$0" -m pytest -q -p no:cacheprovider -x "$1"', sys.executable,
+                          str(cases)], env=env, cwd=HERE.parents[2], capture_output=True, text=True,
+                         timeout=LIMIT_SECONDS)
     print(run.stdout[-20000:], run.stderr[-5000:])
     assert run.returncode == 0, run.stdout[-5000:]
     assert " passed" in run.stdout and "skipped" not in run.stdout.splitlines()[-1]

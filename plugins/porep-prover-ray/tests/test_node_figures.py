@@ -9,7 +9,7 @@ import pytest
 
 from porep_prover.engine import timeline_window as tw
 from porep_prover.engine.timeline import Event
-from porep_prover_ray.node_engine import FIGURES_SECONDS, NodeEngine, device_figures
+from porep_prover_ray.node_engine import FIGURES_SECONDS, NodeEngine
 from porep_prover_ray.node_records import NodeRecord
 
 NOW = 1_800_000_000.0

@@ -259,10 +259,10 @@ def witness(shape: Shape, seed: int, threads: int = 1) -> FrArray:
     with ThreadPoolExecutor(max(1, threads), thread_name_prefix="witness") as pool:
         split = _Split(pool, max(1, threads))
         for g in shape.layers:
-            split(len(g.xor), lambda s: _xor(bits, g.xor[s]))
-            split(len(g.and_), lambda s: _and(bits, g.and_[s]))
-            split(len(g.pack), lambda s: _pack(bits, words, g.pack[s]))
-            split(len(g.mul), lambda s: _mul(full.limbs, full_slot, g.mul[s]))
+            split(len(g.xor), lambda s, g=g: _xor(bits, g.xor[s]))
+            split(len(g.and_), lambda s, g=g: _and(bits, g.and_[s]))
+            split(len(g.pack), lambda s, g=g: _pack(bits, words, g.pack[s]))
+            split(len(g.mul), lambda s, g=g: _mul(full.limbs, full_slot, g.mul[s]))
         # One gather builds the witness from its values (the small integers up
         # to the largest word, 0 and 1 among them, then the full elements):
         # row-masked stores of 32-byte rows cost several times more.
