@@ -62,24 +62,28 @@ def bench_msm(args, pool):
             reps = 3 if n >= 1 << 16 else 5
             for threads in (1, 2):
                 res = {}
-                row[f"ours_{threads}T"] = median_time(lambda: res.__setitem__("v", pp.msm(points, scalars,
-                                                                                         threads=threads)), reps)
+                row[f"ours_{threads}T"] = median_time(
+                    lambda res=res, points=points, scalars=scalars, threads=threads:
+                    res.__setitem__("v", pp.msm(points, scalars, threads=threads)), reps)
                 want = res["v"].to_bytes()
                 if peers.BLST is not None:
                     if threads == 1:
                         blst_in = peers.BlstInput(g, points.to_bytes(compressed=False), scalars.to_bytes(), n)
-                    row[f"blst_{threads}T"] = median_time(lambda: res.__setitem__("b", blst_in.msm(threads, pool)),
-                                                          reps)
+                    row[f"blst_{threads}T"] = median_time(
+                        lambda res=res, blst_in=blst_in, threads=threads:
+                        res.__setitem__("b", blst_in.msm(threads, pool)), reps)
                     assert res["b"] == want, f"blst and ours disagree at {group} n={n}"
                 if log_n <= args.max_ark:
                     if threads == 1:
                         ark_in = peers.ArkInput(g, points.to_bytes(), ints)
-                    row[f"ark_{threads}T"] = median_time(lambda: res.__setitem__("a", ark_in.msm(threads, pool)),
-                                                         reps)
+                    row[f"ark_{threads}T"] = median_time(
+                        lambda res=res, ark_in=ark_in, threads=threads:
+                        res.__setitem__("a", ark_in.msm(threads, pool)), reps)
                     assert res["a"] == want, f"arkworks and ours disagree at {group} n={n}"
             ROWS.append(row)
-            cell = lambda k: f"{row[k] * 1e3:.1f}" if k in row else "-"  # noqa: E731
-            ratio = lambda t: f"{row[f'ours_{t}T'] / row[f'blst_{t}T']:.2f}" if f"blst_{t}T" in row else "-"  # noqa
+            cell = lambda k, row=row: f"{row[k] * 1e3:.1f}" if k in row else "-"  # noqa: E731
+            ratio = lambda t, row=row: \
+                f"{row[f'ours_{t}T'] / row[f'blst_{t}T']:.2f}" if f"blst_{t}T" in row else "-"  # noqa: E731
             print(f"| {group} | 2^{log_n} | {cell('ours_1T')} | {cell('blst_1T')} | {cell('ark_1T')} | "
                   f"{cell('ours_2T')} | {cell('blst_2T')} | {cell('ark_2T')} | {ratio(1)} | {ratio(2)} |", flush=True)
 
@@ -93,9 +97,9 @@ def bench_ntt(args):
         xs = pp.FrArray.random(1 << log_n, rng)
         row = {"section": "ntt", "n": 1 << log_n}
         reps = 3 if log_n >= 20 else 5
-        row["1T"] = median_time(lambda: pp.ntt(xs, threads=1), reps)
-        row["2T"] = median_time(lambda: pp.ntt(xs, threads=2), reps)
-        row["icoset_2T"] = median_time(lambda: pp.ntt(xs, inverse=True, coset=True, threads=2), reps)
+        row["1T"] = median_time(lambda xs=xs: pp.ntt(xs, threads=1), reps)
+        row["2T"] = median_time(lambda xs=xs: pp.ntt(xs, threads=2), reps)
+        row["icoset_2T"] = median_time(lambda xs=xs: pp.ntt(xs, inverse=True, coset=True, threads=2), reps)
         ROWS.append(row)
         print(f"| 2^{log_n} | {row['1T'] * 1e3:.1f} | {row['2T'] * 1e3:.1f} | {row['icoset_2T'] * 1e3:.1f} |",
               flush=True)
@@ -111,10 +115,11 @@ def bench_groth16(args):
             params = insecure_setup(r1cs, rng=random.Random(log_n), warn=False)
             stages: dict = {}
             reps = 3
-            t_prove = median_time(lambda: prove(params, r1cs, w, timings=stages), reps)
+            t_prove = median_time(lambda params=params, r1cs=r1cs, w=w, stages=stages:
+                                  prove(params, r1cs, w, timings=stages), reps)
             proof = prove(params, r1cs, w)
             pvk = PreparedVerifyingKey(params.vk)
-            t_verify = median_time(lambda: verify(pvk, public, proof), 5)
+            t_verify = median_time(lambda pvk=pvk, public=public, proof=proof: verify(pvk, public, proof), 5)
             assert verify(pvk, public, proof)
             per = {k_: v / (reps + 1) for k_, v in stages.items()}
             ROWS.append({"section": "groth16", "circuit": name, "domain": 1 << log_n, "prove": t_prove,

@@ -49,7 +49,7 @@ def main() -> int:
         k = gpu.kernel(module, kernel)
         bx, by = gpu.upload(x), gpu.upload(y)
 
-        def launch():
+        def launch(k=k, bx=bx, by=by, extra=extra):
             k.launch((n // 256,), (256,), [bx, by, n, args.iters] + extra, gpu.stream)
         launch()
         got = gpu.download_array(bx, (n, 6))

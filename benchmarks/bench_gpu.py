@@ -129,7 +129,7 @@ def bench_field(gpu, args, rng):
         bx, by = gpu.upload(x), gpu.upload(x[::-1].copy())
         k = gpu.kernel(module, kernel)
         kargs = [bx, n, iters] if "sqr" in kernel else [bx, by, n, iters]
-        ms = device_time(gpu, lambda: k.launch((n // 256,), (256,), kargs, gpu.stream), 5)
+        ms = device_time(gpu, lambda k=k, kargs=kargs: k.launch((n // 256,), (256,), kargs, gpu.stream), 5)
         gpu.free(bx, by)
         rate = n * iters / ms / 1e6
         row(name, 0, ms, None, n * iters * (FR_MUL if words == 4 else FQ_MUL) / IMAD_PER_S * 1e3,
@@ -144,7 +144,7 @@ def bench_transfers(gpu, args, rng):
         gpu.staging._pool = use
         buf = gpu.upload(data)
         up = host_time(lambda: gpu.free(gpu.upload(data)), 3)
-        down = host_time(lambda: gpu.download_array(buf, (len(data),), np.uint8), 3)
+        down = host_time(lambda buf=buf: gpu.download_array(buf, (len(data),), np.uint8), 3)
         gpu.free(buf)
         row("xfer", 30, up, None, len(data) / 4.2e12 * 2e3, note=f"{label}: up {len(data) / up / 1e6:.1f} GB/s, "
             f"down {len(data) / down / 1e6:.1f} GB/s")
@@ -156,8 +156,9 @@ def bench_ntt(gpu, args, rng):
         n = 1 << log_n
         xs = random_fr(n, rng)
         src, dst = gpu.upload(xs.limbs), gpu.alloc(32 * n)
-        dev = device_time(gpu, lambda: gpu.ntt_ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
-        call = host_time(lambda: gpu.ntt(xs, False, False, 1), max(1, args.reps // 2)) if log_n <= 26 else None
+        dev = device_time(gpu, lambda src=src, dst=dst, log_n=log_n:
+                          gpu.ntt_ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
+        call = host_time(lambda xs=xs: gpu.ntt(xs, False, False, 1), max(1, args.reps // 2)) if log_n <= 26 else None
         gpu.free(src, dst)
         note = ""
         if args.check and log_n <= 22:
@@ -176,7 +177,8 @@ def bench_ntt_tune(gpu, args, rng):
                 for threads in (int(t) for t in args.thread_counts.split(",")):
                     ops = GpuNtt(gpu, NttTuning(module, block_log, threads))
                     try:
-                        dev = device_time(gpu, lambda: ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
+                        dev = device_time(gpu, lambda ops=ops, src=src, dst=dst, log_n=log_n:
+                                          ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
                     finally:
                         ops.close()
                     row("ntt", log_n, dev, None, ntt_floor_ms(log_n),
@@ -191,10 +193,11 @@ def bench_h(gpu, args, rng):
             host = [random_fr(n, rng) for _ in range(3)]
             bufs = [gpu.upload(x.limbs) for x in host]
 
-            def run():
+            def run(bufs=bufs, log_n=log_n, flavor=flavor):
                 gpu.ntt_ops.h_device(*bufs, log_n, flavor)
             dev = device_time(gpu, run, max(1, args.reps // 2))
-            call = host_time(lambda: gpu.h_poly(*(x.copy() for x in host), 1, flavor), 1) if log_n <= 25 else None
+            call = host_time(lambda host=host, flavor=flavor: gpu.h_poly(*(x.copy() for x in host), 1, flavor), 1) \
+                if log_n <= 25 else None
             gpu.free(*bufs)
             shape = "6 NTTs + product, finish" if flavor == "bellman" else "6 NTTs + combine"
             row(f"h_{flavor[:4]}", log_n, dev, call, 7 * ntt_floor_ms(log_n), note=f"{shape} (floor: 7 NTTs)")
@@ -225,7 +228,7 @@ def bench_msm(gpu, ops, args, rng, cls, group):
         sc = random_fr(n, rng)
         buf = gpu.upload(sc.limbs)
         dev, phases = msm_device_time(ops, pts, buf, args.reps if log_n < 24 else 3)
-        call = host_time(lambda: ops.msm(pts, sc), 2 if log_n < 24 else 1)
+        call = host_time(lambda pts=pts, sc=sc: ops.msm(pts, sc), 2 if log_n < 24 else 1)
         note = phases
         if args.check and log_n <= 18:
             note += " = cpu" if ops.msm(pts, sc)[0] == pp.msm(pts, sc, backend="cpu") else " MISMATCH"
@@ -420,14 +423,16 @@ def bench_batch_affine(gpu, args, rng):
         k = gpu.kernel("batch_affine", "g1_affine_pair_sums")
         for per in (16, 64, 256, 1024):
             grid = (-(-pairs // (per * 64)),)
-            ms = device_time(gpu, lambda: k.launch(grid, (64,), [pts, pairs, per, pref, out], gpu.stream), args.reps)
+            ms = device_time(gpu, lambda k=k, grid=grid, pts=pts, pairs=pairs, per=per, pref=pref, out=out:
+                             k.launch(grid, (64,), [pts, pairs, per, pref, out], gpu.stream), args.reps)
             row("affine", log_n, ms, None, floor(pairs),
                 note=f"pairs, {per} an inversion: {pairs / ms / 1e6:.2f} G additions/s, {ms * 1e6 / pairs:.3f} ns each")
         k = gpu.kernel("batch_affine", "g1_xyzz_run_sums")
         for per in (16, 64, 256):
             grid = (-(-n // (per * 64)),)
             adds = n - n // per
-            ms = device_time(gpu, lambda: k.launch(grid, (64,), [pts, n, per, out], gpu.stream), args.reps)
+            ms = device_time(gpu, lambda k=k, grid=grid, pts=pts, n=n, per=per, out=out:
+                             k.launch(grid, (64,), [pts, n, per, out], gpu.stream), args.reps)
             row("xyzz", log_n, ms, None, floor(adds),
                 note=f"runs of {per}: {adds / ms / 1e6:.2f} G additions/s, {ms * 1e6 / adds:.3f} ns each")
         gpu.free(pts, pref, out)
@@ -451,7 +456,7 @@ def bench_groth16(gpu, args, rng):
             for matvec in args.matvec.split(","):
                 timings: dict = {}
 
-                def one():
+                def one(params=params, r1cs=r1cs, witness=witness, timings=timings, matvec=matvec):
                     timings.clear()                              # the phases of the last proof
                     prove(params, r1cs, witness, backend="gpu", timings=timings, matvec=matvec)
                 ms = host_time(one, 2)                           # the warm-up uploads the parameters

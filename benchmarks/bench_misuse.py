@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import subprocess
 import sys
 import tempfile
 import threading
@@ -126,7 +125,7 @@ def sink_case(circuit) -> list[tuple[str, str]]:
         t = time.perf_counter()
         resolved = sum(h.result(60).ok for h in [engine.submit(job(circuit)) for _ in range(5)])
         took = time.perf_counter() - t
-        stop = timed(lambda: engine.shutdown(wait=wait))
+        stop = timed(lambda engine=engine, wait=wait: engine.shutdown(wait=wait))
         sink.release.set()
         how = "leaving `with Engine` (shutdown())" if wait else "shutdown(wait=False)"
         rows.append((f"a sink's deliver never returns (limit 1 s), then {how}",

@@ -162,9 +162,9 @@ def bench_msm(gpu, lib, args, rng, cls, logs) -> bool:
         n = 1 << log_n
         points, scalars = random_points(cls, n, log_n), random_fr(n, rng)
         ours = gpu.msm(points, scalars, 1)[0]                      # uploads the points: resident from here
-        call = host_time(lambda: gpu.msm(points, scalars, 1), args.reps)
+        call = host_time(lambda points=points, scalars=scalars: gpu.msm(points, scalars, 1), args.reps)
         buf = gpu.upload(scalars.limbs)
-        device = device_time(gpu, lambda: gpu.msm_ops.msm_device(points, buf), args.reps)
+        device = device_time(gpu, lambda points=points, buf=buf: gpu.msm_ops.msm_device(points, buf), args.reps)
         gpu.free(buf)
         gpu.release_resident()                                     # the device's memory to sppark's copy
         if gpu.pooled:                                             # and what the work buffers' pool keeps
@@ -181,14 +181,16 @@ def bench_msm(gpu, lib, args, rng, cls, logs) -> bool:
         try:
             checked(lib.peers_msm(group, handle, address(out), address(canonical), n, False), "msm_t")
             resident_sum = from_jacobian(out, cls)
-            resident = host_time(lambda: checked(lib.peers_msm(group, handle, address(out), address(canonical), n,
-                                                               False), "msm_t"), args.reps)
+            resident = host_time(lambda handle=handle, out=out, canonical=canonical, n=n:
+                                 checked(lib.peers_msm(group, handle, address(out), address(canonical), n, False),
+                                         "msm_t"), args.reps)
         finally:
             lib.peers_points_free(group, handle)
         checked(c_api(address(out), address(peer_points), n, address(canonical), affine_bytes), "mult_pippenger")
         call_sum = from_jacobian(out, cls)
-        whole = host_time(lambda: checked(c_api(address(out), address(peer_points), n, address(canonical),
-                                                affine_bytes), "mult_pippenger"), args.call_reps)
+        whole = host_time(lambda out=out, peer_points=peer_points, n=n, canonical=canonical:
+                          checked(c_api(address(out), address(peer_points), n, address(canonical), affine_bytes),
+                                  "mult_pippenger"), args.call_reps)
         # which of sppark's two sums differs from ours, so that a mismatch points at msm_t or at the C entry
         wrong = [name for name, value in (("resident", resident_sum), ("call", call_sum)) if ours != value]
         ok &= not wrong
@@ -206,18 +208,20 @@ def bench_ntt(gpu, lib, args, rng, logs) -> bool:
         n = 1 << log_n
         xs = random_fr(n, rng)
         src, dst = gpu.upload(xs.limbs), gpu.alloc(32 * n)
-        device = device_time(gpu, lambda: gpu.ntt_ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
+        device = device_time(gpu, lambda src=src, dst=dst, log_n=log_n:
+                             gpu.ntt_ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
         gpu.free(src, dst)
         ours = gpu.ntt(xs, False, False, 1)
-        call = host_time(lambda: gpu.ntt(xs, False, False, 1), args.call_reps)
+        call = host_time(lambda xs=xs: gpu.ntt(xs, False, False, 1), args.call_reps)
         peer = xs.limbs.copy()                                     # sppark's fr_t: Montgomery, as ours
         ms = (ctypes.c_float * args.reps)()
         checked(lib.peers_ntt_timed(address(peer), log_n, NN, FORWARD, STANDARD, args.reps, ms), "NTT")
         peer_device = statistics.median(ms)
         same = np.array_equal(peer, ours.limbs)
         work = xs.limbs.copy()
-        whole = host_time(lambda: checked(lib.compute_ntt(0, address(work), log_n, NN, FORWARD, STANDARD),
-                                          "compute_ntt"), args.call_reps)
+        whole = host_time(lambda work=work, log_n=log_n:
+                          checked(lib.compute_ntt(0, address(work), log_n, NN, FORWARD, STANDARD), "compute_ntt"),
+                          args.call_reps)
         ok &= same
         row("ntt", log_n, {"ours_call": call, "ours_device": device, "sppark_device": peer_device,
                            "sppark_call": whole}, peer_device / device, "equal" if same else "MISMATCH")
