@@ -203,7 +203,7 @@ class SettingsRegistry:
     What porep_prover_register_settings(settings) receives: a plugin calls
     settings.section(name, doc) and declares its keys on what it returns."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._sections: dict[str, Section] = {}
 
     def section(self, name: str, doc: str = "") -> Section:
