@@ -400,7 +400,7 @@ def main() -> int:
                 raise RuntimeError(f"the daemon's first job ended {made.status}: {made.error_message}")
             pm = plugin_manager()
             registry = collect_registry(pm)
-            demo_folder = str(folder / "state" / "demo")
+            demo_folder = str(folder / "state" / "params-cache")
             registry.add_provider(DemoProvider(demo_folder))
             vk = pp.load_params(params_path(demo_folder, args.constraints)).vk
             engine = pp.Engine(pp.load_config(overrides=overrides), registry=registry, plugins=pm)
