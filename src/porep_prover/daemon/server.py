@@ -123,6 +123,18 @@ def _tolerant(handler, method: str):
     return _like(handler, checked, tolerant)
 
 
+class NamedHealth(health.HealthServicer):
+    """The standard health service, whose NOT_FOUND for a service it does not
+    know names that service: an empty status text tells a caller nothing."""
+
+    def Check(self, request, context):
+        answer = super().Check(request, context)
+        if context.code() == grpc.StatusCode.NOT_FOUND:
+            context.set_details(f"no health is kept for service {request.service[:200]!r}; "
+                                f"known: '' (the whole server) and {SERVICE!r}")
+        return answer
+
+
 def build_server(daemon: Daemon) -> tuple[grpc.Server, health.HealthServicer, int]:
     """The gRPC server over daemon, bound (not started): (server, its health
     service, the port bound; 0 for a Unix socket). ConfigError when the
@@ -138,7 +150,7 @@ def build_server(daemon: Daemon) -> tuple[grpc.Server, health.HealthServicer, in
                  ("grpc.so_reuseport", 0)],          # a port in use is an error, not shared with its holder
         maximum_concurrent_rpcs=threads * QUEUED_CALLS_PER_THREAD)
     proving_pb2_grpc.add_ProvingEngineServicer_to_server(ProvingService(daemon), server)
-    health_service = health.HealthServicer(experimental_non_blocking=True)
+    health_service = NamedHealth(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_service, server)
     reflection.enable_server_reflection((SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     target = settings.listen.target()
