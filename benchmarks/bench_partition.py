@@ -11,11 +11,17 @@ and check, the transforms, the queries' gathers). --overlap times the
 kernel region a second time in each run, in overlap mode (prove_device's
 overlap: the MSMs that do not depend on H on the GPU's second stream while
 H's transforms run), beside the first, its sums checked equal.
+--device-memory-gib G1,G2,... first times the kernel region under each
+device budget in turn, in the same process (0: the card's memory): the
+budget's plan made and applied (with A w, B w, C w on the host where the
+matrices do not fit), its lines printed, and beside each region's time the
+device peak, the bytes streamed through the chunk ring and the resident
+bytes dropped.
 
 Usage:
     python benchmarks/bench_partition.py [--scale 0.015625] [--backend auto] [--matvec host|device]
                                          [--reps 3] [--payload KEY=VALUE ...] [--profile] [--overlap]
-                                         [--json out.json]
+                                         [--device-memory-gib 0,32,16] [--json out.json]
 
 Parameters come from the provider (made on first use, cached under
 POREP_PROVER_PARAMS_CACHE; at large scales mapped). Times are host-clock
@@ -38,6 +44,7 @@ from porep_prover.backend import Flavor, get_backend
 from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
+from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
 from porep_prover.groth16.prover import (DeviceArrays, HostAssignment, finish, prove_device, query_scalars,
@@ -141,6 +148,36 @@ def h_phases(be, synth) -> dict:
     return out
 
 
+def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps: int) -> dict:
+    """The kernel region's median seconds under a device budget of gib GiB
+    (0: the card's), after one warm-up region that makes the plan's
+    resident arrays resident, and the memory figures of the last run,
+    whose proof is finished and verified."""
+    be.set_memory_budget(int(gib * 2**30))
+    try:
+        chosen, dev = be.plan_for(params, r1cs if on_device else None, workers=1), on_device
+    except DeviceMemoryError:       # the matrices do not fit beside the smallest pass: A w, B w, C w on the host
+        chosen, dev = be.plan_for(params, None, workers=1), False
+    for line in chosen.describe():
+        print(f"  {gib:g} GiB: {line}")
+    host = get_backend("cpu")
+    prove_device(be, params, fresh(params, r1cs, witness, threads, dev), threads, b_g2=True, host=host)
+    seconds = []
+    for _ in range(reps):
+        synth = fresh(params, r1cs, witness, threads, dev)
+        before = be.memory_status()
+        be.ctx.reset_peak()
+        t = time.perf_counter()
+        sums = prove_device(be, params, synth, threads, b_g2=True, host=host)
+        seconds.append(time.perf_counter() - t)
+    after = be.memory_status()
+    proof = finish(be, params, synth, sums, threads)
+    assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), f"no valid proof under {gib:g} GiB"
+    return {"gib": gib, "matvec": "device" if dev else "host", "ms": statistics.median(seconds) * 1e3,
+            "peak_gib": after["peak"] / 2**30, "streamed_gib": (after["streamed"] - before["streamed"]) / 2**30,
+            "dropped_gib": after["dropped"] / 2**30, "planned_gib": chosen.planned_bytes / 2**30}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=1 / 64)
@@ -154,8 +191,11 @@ def main() -> None:
                     help="each GPU MSM's kernel phases (last run), and H's steps from the witness")
     ap.add_argument("--overlap", action="store_true",
                     help="the kernel region timed again in overlap mode, beside the first")
+    ap.add_argument("--device-memory-gib", default="", metavar="G1,G2,...",
+                    help="first the kernel region under each device budget (GiB; 0: the card's memory)")
     ap.add_argument("--json")
     args = ap.parse_args()
+    budgets = [float(g) for g in args.device_memory_gib.split(",") if g.strip()]
     payload = {"scale": args.scale, "seed": args.seed}
     payload.update(parse_entry(kv) for kv in args.payload)
     provider, job = PorepShapedProvider(), Job("porep-shaped", 1, payload)
@@ -174,6 +214,15 @@ def main() -> None:
               "msm b_g1": b_share, "msm b_g2": b_share, "msm h": "full"}
     proof = finish(be, params, synth, prove_device(be, params, synth, threads, host=get_backend("cpu")), threads)
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
+    budget_rows = []     # first: the phases below hold every MSM's scalars at once, past any plan
+    for gib in budgets:
+        row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps)
+        budget_rows.append(row)
+        print(f"budget {gib:g} GiB (matvec {row['matvec']}): kernel region {row['ms']:.1f} ms, planned "
+              f"{row['planned_gib']:.1f} GiB, peak {row['peak_gib']:.1f} GiB, streamed {row['streamed_gib']:.1f} "
+              f"GiB a region, dropped {row['dropped_gib']:.1f} GiB", flush=True)
+    if budgets:
+        be.set_memory_budget(0)     # unplanned again: one pass an MSM, nothing streamed
     msm_phases = {}
     runs = [one_run(be, params, r1cs, witness, threads, on_device, msm_phases if args.profile and i == args.reps - 1
                     else None, args.overlap) for i in range(args.reps)]
@@ -195,7 +244,7 @@ def main() -> None:
         with open(args.json, "w") as f:
             json.dump({"scale": args.scale, "backend": args.backend, "matvec": args.matvec, "overlap": args.overlap,
                        "ms": {k: v * 1e3 for k, v in med.items()},
-                       "msm_phases_ms": msm_phases, "h_phases_ms": h_split}, f, indent=1)
+                       "msm_phases_ms": msm_phases, "h_phases_ms": h_split, "budgets": budget_rows}, f, indent=1)
 
 
 if __name__ == "__main__":
