@@ -99,3 +99,35 @@ def test_gpu_plan_prints_the_plan(capsys):
     assert "streamed: nothing" in capsys.readouterr().out
     assert main(["gpu", "plan", "--device-memory-gib", "4"]) == 2          # a named error, one line
     assert "too small" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("gib", [24, 32, 40, 48])
+def test_a_pair_sharing_each_streamed_pass_halves_a_partition_s_transfer(gib):
+    """pairs: where arrays are streamed and a second partition's scalars
+    fit, two partitions a region upload each streamed chunk once for both:
+    the chosen plan's streamed bytes a partition are half its arrays', its
+    estimate below the best unpaired plan's, and its peak, the other
+    partition's witness and H scalars included, within the budget."""
+    w, budget = porep(), gib * GIB
+    alone, paired = plan(w, budget), plan(w, budget, pairs=True)
+    assert not alone.paired and paired.paired and paired.streamed
+    assert paired.streamed_per_partition == paired.streamed_bytes / 2
+    assert paired.seconds < alone.seconds and paired.transfer_seconds() < alone.transfer_seconds()
+    assert paired.planned_bytes <= budget and not paired.ahead
+
+
+@pytest.mark.parametrize("gib,workers", [(16, 2), (80, 2), (139, 2), (32, 1)])
+def test_no_pair_where_it_does_not_fit_stream_or_have_a_second_worker(gib, workers):
+    """16 GiB: a second partition's scalars do not fit beside the H phase;
+    80 and 139 GiB: nothing, or too little, is streamed to gain; one worker:
+    no second partition to pair. The unpaired plan, as without pairs."""
+    w = porep(workers=workers)
+    got = plan(w, gib * GIB, pairs=True)
+    assert not got.paired and got == plan(w, gib * GIB)
+
+
+def test_gpu_plan_weighs_pairs_when_asked(capsys):
+    assert main(["gpu", "plan", "--device-memory-gib", "40", "--pairs"]) == 0
+    assert "paired: two partitions a region" in capsys.readouterr().out
+    assert main(["gpu", "plan", "--device-memory-gib", "40"]) == 0
+    assert "paired" not in capsys.readouterr().out

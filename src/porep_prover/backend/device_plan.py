@@ -187,7 +187,9 @@ class DevicePlan:
     pass sorts; ahead: a partition's uploads are copied to the device
     ahead of its region (one a worker beside the running one); chunk_bytes: a streamed chunk's size (a ring of RING);
     planned_bytes: what the plan holds at its peak; seconds: its cost
-    estimate (exposed transfers and extra passes)."""
+    estimate a partition (exposed transfers and extra passes); paired: two
+    partitions a region, each streamed chunk uploaded once for both scalar
+    sets (their scalars held at once: the streamed bytes a partition halve)."""
     budget: int
     workload: Workload
     resident: tuple[str, ...]
@@ -199,6 +201,7 @@ class DevicePlan:
     chunk_bytes: int
     planned_bytes: int
     seconds: float
+    paired: bool = False
 
     @property
     def resident_bytes(self) -> int:
@@ -219,13 +222,18 @@ class DevicePlan:
         """Bytes uploaded per partition for the streamed arrays."""
         return sum(cast(PointArray, self.workload.array(n)).nbytes for n in self.streamed)   # as resident_bytes
 
+    @property
+    def streamed_per_partition(self) -> float:
+        """Bytes the streamed arrays cost one partition: all of them, or half where a pair shares each pass."""
+        return self.streamed_bytes / (2 if self.paired else 1)
+
     def chunk_points(self, group: int) -> int:
         """Points of a group in one streamed chunk (at most a pass)."""
         return max(1, min(self.pass_points, self.chunk_bytes // POINT_BYTES[group]))
 
     def transfer_seconds(self, rate: float = UPLOAD_RATE) -> float:
         """The floor one partition's streamed bytes set at an upload rate."""
-        return self.streamed_bytes / rate
+        return self.streamed_per_partition / rate
 
     def describe(self, rate: float = UPLOAD_RATE) -> list[str]:
         """The plan in lines, for a terminal or a log."""
@@ -246,8 +254,11 @@ class DevicePlan:
         lines.append(f"  uploads: {upload / g:.2f} GiB a partition, "
                      + ("copied ahead while another partition's kernels run" if self.ahead
                         else "in the kernel region (no room to copy ahead)"))
+        if self.paired:
+            lines.append("  paired: two partitions a region, each streamed chunk uploaded once for both "
+                         "(their scalars held at once)")
         if self.streamed:
-            lines.append(f"  streamed: {self.streamed_bytes / g:.2f} GiB a partition in chunks of "
+            lines.append(f"  streamed: {self.streamed_per_partition / g:.2f} GiB a partition in chunks of "
                          f"{self.chunk_bytes / 2**20:.0f} MiB (ring of {RING}); at {rate / 1e9:.1f} GB/s "
                          f"{self.transfer_seconds(rate) * 1e3:.0f} ms a partition")
         else:
@@ -255,23 +266,27 @@ class DevicePlan:
         return lines
 
 
-def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE, matrices: bool | None = None) -> DevicePlan:
+def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE, matrices: bool | None = None,
+         pairs: bool = False) -> DevicePlan:
     """The cheapest DevicePlan for workload within budget bytes: every split
     of the arrays into resident and streamed (in ORDER's priority), every
     pass size from the largest array down to MIN_PASS, the matrices on the
     device (where the workload has them; matrices: only on, or only off) or
-    not, partitions copied ahead or not; the one of least estimated seconds,
-    the most resident bytes among equals. DeviceMemoryError when even the H
-    phase does not fit (a budget too small for the domain), naming the least
-    budget that would."""
+    not, partitions copied ahead or not, and with pairs (two workers or
+    more) two partitions a region sharing each streamed pass; the one of
+    least estimated seconds a partition, unpaired and then the most resident
+    bytes among equals. DeviceMemoryError when even the H phase does not
+    fit (a budget too small for the domain), naming the least budget that
+    would."""
     if budget <= 0:
         raise InvalidInputError(f"a device-memory budget of {budget} bytes")
     best = None
     choices = (True, False) if workload.matrix_bytes else (False,)
+    modes = [(True, False), (False, False)] + ([(False, True)] if pairs and workload.workers >= 2 else [])
     for matrices in [m for m in choices if matrices is None or m == matrices]:
-        for ahead in (True, False):
-            for candidate in _candidates(workload, budget, matrices, ahead, rate):
-                key = (round(candidate.seconds, 6), not matrices, -candidate.resident_bytes)
+        for ahead, paired in modes:
+            for candidate in _candidates(workload, budget, matrices, ahead, rate, paired):
+                key = (round(candidate.seconds, 6), paired, not matrices, -candidate.resident_bytes)
                 if best is None or key < best[0]:
                     best = (key, candidate)
     if best is None:
@@ -290,12 +305,17 @@ def _upload(w: Workload, matrices: bool) -> int:
     return SCALAR_BYTES * (3 * w.domain + scalars)
 
 
-def _phases(w: Workload, matrices: bool, points: int) -> tuple[int, int]:
+def _phases(w: Workload, matrices: bool, points: int, paired: bool = False) -> tuple[int, int]:
     """(H phase, MSM phase) device bytes of the running partition: with the
     matrices, its witness beside a, b, c, then beside H's scalars and a
     pass; without, a, b, c (uploaded, transformed in place), then H's
-    scalars, a pass and its scalars."""
+    scalars, a pass and its scalars. Paired, the other partition's witness
+    and H's scalars beside either (a pass's work buffers serve both in turn)."""
     n, ntt = w.domain, 3 * SCALAR_BYTES * w.domain
+    if paired:
+        other = (w.upload_bytes if matrices else 0) + SCALAR_BYTES * n
+        h, msm = _phases(w, matrices, points)
+        return h + other, msm + other
     if matrices:
         # beside the witness: H's scalars, or a query's scalars gathered from the witness (B's; A's scattered
         # to its rows when its MSM is taken apart from L's), whichever is larger
@@ -304,7 +324,9 @@ def _phases(w: Workload, matrices: bool, points: int) -> tuple[int, int]:
     return ntt, SCALAR_BYTES * (n + points) + pass_bytes(points)
 
 
-def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: float) -> Iterator[DevicePlan]:
+def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: float, paired: bool = False
+                ) -> Iterator[DevicePlan]:
+    """Per pass size, the plan that keeps the most arrays resident within the budget (see plan)."""
     largest = max(a.count for a in w.arrays)
     upload = _upload(w, matrices)
     fixed = MARGIN + (w.matrix_bytes if matrices else 0) + ((w.workers - 1) * upload if ahead else 0)
@@ -313,7 +335,7 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
         passes.append(max(MIN_PASS, passes[-1] // 2))
     order = sorted(w.arrays, key=lambda a: ORDER.index(a.name) if a.name in ORDER else -1)
     for points in passes:
-        work = max(_phases(w, matrices, points))
+        work = max(_phases(w, matrices, points, paired))
         room = budget - fixed - work
         if room < 0:
             continue
@@ -321,13 +343,14 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
             resident, streamed = order[:kept], order[kept:]
             held = sum(a.nbytes for a in resident)
             chunk = _chunk_bytes(room - held, points) if streamed else 0
-            if (streamed and chunk == 0) or held + RING * chunk > room:
+            if (streamed and chunk == 0) or held + RING * chunk > room or (paired and not streamed):
                 continue
             # in the region: the whole upload, or, copied ahead, what the host path uploads beyond the witness
             in_region = max(0, upload - w.upload_bytes) if ahead else upload
-            seconds = _seconds(w, points, sum(a.nbytes for a in streamed) + in_region, rate)
+            moved = sum(a.nbytes for a in streamed) // (2 if paired else 1) + in_region
             yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
-                             matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk, seconds)
+                             matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk,
+                             _seconds(w, points, moved, rate), paired)
             break         # fewer resident arrays under the same pass only stream more
 
 

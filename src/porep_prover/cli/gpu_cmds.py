@@ -88,7 +88,7 @@ def cmd_plan(args) -> int:
     stats["aux"] = max(1, round(stats["aux"] * args.scale))
     workload = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
                                   table_copies=args.table_copies)
-    chosen = plan(workload, int(args.device_memory_gib * GIB), rate=args.upload_gbps * 1e9)
+    chosen = plan(workload, int(args.device_memory_gib * GIB), rate=args.upload_gbps * 1e9, pairs=args.pairs)
     print(f"workload: {args.workload} at scale {args.scale:g}: {stats['constraints']:,} constraints, "
           f"{stats['aux']:,} aux variables")
     for line in chosen.describe(args.upload_gbps * 1e9):
@@ -118,4 +118,7 @@ def register(sub, common) -> None:
                     help="H window-table copies wanted (0 to 64)")
     pl.add_argument("--upload-gbps", type=arguments.number(0.1, 1000), default=25.0,
                     help="pinned upload rate for the transfer floor, GB/s (default 25)")
+    pl.add_argument("--pairs", action="store_true",
+                    help="also weigh two partitions a region sharing each streamed pass (on paper: the engine "
+                         "runs one partition a region)")
     pl.set_defaults(func=cmd_plan)
