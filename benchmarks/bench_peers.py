@@ -5,8 +5,17 @@ supraseal-c2), on one device, in one process, on the same inputs.
 
 Usage:
     benchmarks/peers/build.sh        # once: sppark and blst into benchmarks/peers/build/
-    python benchmarks/bench_peers.py [--sections msm_g1,msm_g2,ntt] [--g1-logs 20-26] [--g2-logs 20-26]
-                                     [--ntt-logs 20-27] [--reps 5] [--call-reps 2] [--lib PATH] [--json out.json]
+    python benchmarks/bench_peers.py [--sections check,msm_g1,msm_g2,ntt] [--check-logs 0,1,6,12]
+                                     [--g1-logs 20-26] [--g2-logs 20-26] [--ntt-logs 20-27] [--reps 5]
+                                     [--call-reps 2] [--lib PATH] [--json out.json]
+
+check, before any timing: at the sizes 2^--check-logs, G2 then G1, every MSM
+below against the CPU backend (n = 1 needs no point addition, 2 is the first
+sum, 64 and 4096 put several points in a bucket), and for G2 sppark's own
+mult_pippenger_fp2_inf beside them with the byte sizes of its device point
+as host and device code compile them (sppark_peers.cu, affine_fp2_h: sppark's
+differ, so its own G2 entry is wrong from n = 2 and is not timed). Only a
+mismatch of ours or of a timed sppark entry fails the check.
 
 Columns, medians of the reps after a warm-up, in ms:
   MSM   ours call: the backend's msm, points resident, the scalars uploaded by the
@@ -38,6 +47,8 @@ import time
 
 import numpy as np
 
+# the kernel modules registered before bench_gpu's import of gpu_builds, which reads them
+import porep_prover.backend.kernels  # noqa: F401
 from bench_gpu import device_time, host_time, random_fr, random_points
 from porep_prover import G1Array, G2Array
 from porep_prover.backend import get_backend
@@ -71,6 +82,8 @@ def load(path: pathlib.Path) -> ctypes.CDLL:
                              ctypes.POINTER(ctypes.c_float)], RustError),
         ("mult_pippenger_inf", [ptr, ptr, size, ptr, size], RustError),
         ("peers_mult_pippenger_fp2", [ptr, ptr, size, ptr, size], RustError),
+        ("mult_pippenger_fp2_inf", [ptr, ptr, size, ptr, size], RustError),
+        ("peers_g2_point_bytes", [ctypes.POINTER(ctypes.c_size_t)], RustError),
         ("compute_ntt", [size, ptr, ctypes.c_uint32, ctypes.c_int, ctypes.c_int, ctypes.c_int], RustError),
     ):
         if not hasattr(lib, name):
@@ -149,6 +162,51 @@ def row(what: str, log_n: int, columns: dict, ratio: float, check: str, **extra)
     cells = " | ".join(f"{v:10.2f}" for v in columns.values())
     print(f"| {what:6} | 2^{log_n:<3}| {cells} | {ratio:6.2f} | {check} |", flush=True)
     save()
+
+
+def check_msm(gpu, cpu, lib, rng, cls, logs) -> bool:
+    """The section check (see the usage above): one line and one JSON record per size, saved at once."""
+    group = cls.GROUP
+    affine_bytes, jacobian_bytes = lib.peers_affine_bytes(group), lib.peers_jacobian_bytes(group)
+    if group == 2:      # the cause sppark_peers.cu names, as the device compiled it
+        sizes = (ctypes.c_size_t * 4)()
+        checked(lib.peers_g2_point_bytes(sizes), "peers_g2_point_bytes")
+        print(f"G2 point in device memory, bytes as host / device code compile it: sppark's affine_fp2_t::mem_t "
+              f"{sizes[0]} / {sizes[2]}, affine_fp2_h {sizes[1]} / {sizes[3]}", flush=True)
+        ROWS.append({"what": "g2_point_bytes", "sppark_host": sizes[0], "sppark_device": sizes[2],
+                     "peers_host": sizes[1], "peers_device": sizes[3]})
+        save()
+    entries = [("sppark call", lib.mult_pippenger_inf if group == 1 else lib.peers_mult_pippenger_fp2)]
+    if group == 2:
+        entries.append(("sppark own", lib.mult_pippenger_fp2_inf))       # reported, not judged: see above
+    ok = True
+    for log_n in logs:
+        n = 1 << log_n
+        points, scalars = random_points(cls, n, n), random_fr(n, rng)
+        reference = cpu.msm(points, scalars, None)[0]
+        sums = {"ours": gpu.msm(points, scalars, 1)[0]}
+        gpu.release_resident()
+        peer_points = sppark_points(points, affine_bytes)
+        canonical = np.frombuffer(scalars.to_bytes(), dtype=np.uint64)
+        out = np.zeros(jacobian_bytes // 8, dtype=np.uint64)
+        handle = lib.peers_points_new(group, address(peer_points), n)
+        if not handle:
+            raise RuntimeError(f"sppark msm_t of {n} G{group} points: no device memory")
+        try:
+            checked(lib.peers_msm(group, handle, address(out), address(canonical), n, False), "msm_t")
+            sums["sppark resident"] = from_jacobian(out, cls)
+        finally:
+            lib.peers_points_free(group, handle)
+        for name, entry in entries:
+            out[:] = 0
+            checked(entry(address(out), address(peer_points), n, address(canonical), affine_bytes), name)
+            sums[name] = from_jacobian(out, cls)
+        checks = {name: "equal" if value == reference else "MISMATCH" for name, value in sums.items()}
+        ok &= all(checks[name] == "equal" for name in ("ours", "sppark resident", "sppark call"))
+        print(f"check msm_g{group} n = {n}: " + ", ".join(f"{k} {v}" for k, v in checks.items()), flush=True)
+        ROWS.append({"what": f"check_g{group}", "n": n, **{k.replace(" ", "_"): v for k, v in checks.items()}})
+        save()
+    return ok
 
 
 def bench_msm(gpu, lib, args, rng, cls, logs) -> bool:
@@ -238,7 +296,8 @@ def logs(spec: str) -> list[int]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sections", default="msm_g1,msm_g2,ntt")
+    ap.add_argument("--sections", default="check,msm_g1,msm_g2,ntt")
+    ap.add_argument("--check-logs", type=logs, default="0,1,6,12")
     ap.add_argument("--g1-logs", type=logs, default="20-26")
     ap.add_argument("--g2-logs", type=logs, default="20-26")
     ap.add_argument("--ntt-logs", type=logs, default="20-27")
@@ -256,6 +315,10 @@ def main() -> int:
     REPORT["path"], REPORT["device"] = args.json, info.name
     save()                                                         # the file exists, rowless, from the start
     sections, ok = args.sections.split(","), True
+    if "check" in sections:
+        cpu = get_backend("cpu")
+        ok &= check_msm(gpu, cpu, lib, rng, G2Array, args.check_logs)
+        ok &= check_msm(gpu, cpu, lib, rng, G1Array, args.check_logs)
     if "msm_g1" in sections:
         ok &= bench_msm(gpu, lib, args, rng, G1Array, args.g1_logs)
     if "msm_g2" in sections:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pathlib
 
+from porep_prover.backend.kernels import kernel_modules
 from porep_prover.cuda import modules as gpu
 
 KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
@@ -16,7 +17,7 @@ KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
 
 def built_as(module: str, add: tuple[str, ...] = (), drop: tuple[str, ...] = ()) -> tuple[pathlib.Path, tuple]:
     """The backend's module's (source, defines), with defines dropped and added."""
-    source, defines = gpu.MODULES[module]
+    source, defines = kernel_modules()[module]     # every owner's modules registered (backend.kernels)
     return source, tuple(d for d in defines if d not in drop) + add
 
 

@@ -27,6 +27,9 @@ cd "$OUT"
 # blst's own build writes libblst.a into the current folder (sppark's host arithmetic links against it)
 [ -f libblst.a ] || sh "$PEERS/blst/build.sh" -fPIC
 set -x
-"$NVCC" -std=c++17 -O2 -arch="$ARCH" -DFEATURE_BLS12_381 -D__ADX__ \
-    -I"$PEERS/sppark" -I"$PEERS/blst/src" -Xcompiler -fPIC -shared -o libsppark_peers.so \
+# the defines sppark's own build of its MSM passes (poc/msm-cuda/build.rs, rust/src/build.rs's common_flags):
+# the curve, __ADX__ as blst was built, error messages in RustError. None touches G2's arithmetic or its
+# layout; what its G2 needs is in sppark_peers.cu (affine_fp2_h)
+"$NVCC" -std=c++17 -O2 -arch="$ARCH" -DFEATURE_BLS12_381 -D__ADX__ -DTAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE \
+    -I"$PEERS/sppark" -I"$PEERS/blst/src" -Xcompiler -fPIC -Xcompiler -Wno-unused-function -shared -o libsppark_peers.so \
     "$HERE/sppark_peers.cu" "$PEERS/sppark/util/all_gpus.cpp" libblst.a

@@ -11,8 +11,9 @@
  * device memory timed with CUDA events (NTT::Base_dev_ptr). For G2 the
  * benchmark calls peers_mult_pippenger_fp2, mult_pippenger_fp2_inf's body
  * over a G2 point type whose size host and device code agree on (see
- * affine_fp2_h). build.sh compiles this with nvcc into the benchmark's build
- * folder, never into the package.
+ * affine_fp2_h); sppark's own stays exported, for bench_peers.py's check to
+ * show it wrong beside them. build.sh compiles this with nvcc into the
+ * benchmark's build folder, never into the package.
  *
  * Host layouts: points are sppark's affine_inf_t (the coordinates as blst
  * holds them, Montgomery form, then a bool infinity flag; sizes from
@@ -26,15 +27,19 @@
 #include <vector>
 
 /* A G2 point in device memory, for msm_t's affine_h. sppark's own,
- * affine_fp2_t::mem_t (ec/affine_t.hpp), pads its infinity flag to
+ * affine_fp2_t::mem_t (ec/affine_t.hpp:97), pads its infinity flag to
  * int inf[sizeof(field_t)%32 ? (sizeof(field_t)%16 ? 2 : 4) : 8], and fp2_t
  * is 96 bytes on the host (both halves, ff/bls12-381-fp2.hpp) but 48 in
  * device code (one half per lane): 224-byte points to msm_t's host code
  * (the upload's pitch, the buffers, &d_points[off]) and 208-byte ones to
  * its kernels (points[digit]). Only point 0 lands where the kernels read
- * it, so every G2 sum of more than one point came out wrong. This type is
- * the kernels' layout, 208 bytes on both sides (G1's fp_t is 48 bytes on
- * both, so G1 keeps sppark's type). */
+ * it, so sppark's mult_pippenger_fp2_inf, built as sppark builds it
+ * (poc/msm-cuda/build.rs: FEATURE_BLS12_381, __ADX__, no G2 define; no
+ * define changes either size), is right at n = 1 and wrong from n = 2.
+ * Earlier sppark had int inf[sizeof(field_t)%16 ? 2 : 4], 208 bytes on
+ * both sides. This type is that layout, 208 bytes on both sides (G1's
+ * fp_t is 48 bytes on both, so G1 keeps sppark's type);
+ * peers_g2_point_bytes reports both sizes as each side compiles them. */
 class affine_fp2_h {
     fp2_t::mem_t X, Y;
     int inf[4];
@@ -49,6 +54,31 @@ public:
 };
 static_assert(sizeof(affine_fp2_h) == 4 * sizeof(fp_t) + 4 * sizeof(int),
               "G2 points must have one size in host and device code");
+
+// the device's half of the evidence above: sizeof(sppark's affine_fp2_t::mem_t), sizeof(affine_fp2_h)
+__global__ void peers_g2_point_bytes_kernel(size_t* out)
+{
+    out[0] = sizeof(affine_fp2_t::mem_t);
+    out[1] = sizeof(affine_fp2_h);
+}
+
+// out[0], out[1]: sppark's affine_fp2_t::mem_t and affine_fp2_h as host code compiles them; out[2], out[3]:
+// the same as device code does (a launch on device 0)
+SPPARK_FFI RustError::by_value peers_g2_point_bytes(size_t out[4])
+{
+    out[0] = sizeof(affine_fp2_t::mem_t);
+    out[1] = sizeof(affine_fp2_h);
+    try {
+        select_gpu(0).select();
+        dev_ptr_t<size_t> d_out{2};
+        peers_g2_point_bytes_kernel<<<1, 1>>>(&d_out[0]);
+        CUDA_OK(cudaGetLastError());
+        CUDA_OK(cudaMemcpy(&out[2], &d_out[0], 2 * sizeof(size_t), cudaMemcpyDeviceToHost));
+    } catch (const cuda_error& e) {
+        return RustError{e.code()};
+    }
+    return RustError{cudaSuccess};
+}
 
 typedef msm_t<bucket_t, point_t, affine_t, scalar_t> msm_g1_t;
 typedef msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t, affine_fp2_h> msm_g2_t;

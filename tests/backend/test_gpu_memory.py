@@ -302,3 +302,27 @@ def test_a_window_table_of_4_bit_windows():
         assert (table.c, table.sets) == (4, sets) == table_plan(len(points), points.GROUP, copies, 4)
         assert table_copies(4, sets) == held
         assert made[-1] == (("msm_table", 4, sets), held * points.limbs.nbytes)
+
+
+def test_the_first_plan_on_a_backend_without_a_budget_returns():
+    """plan_for on a backend no engine gave a budget (a direct prove, a
+    benchmark) sets the card's budget first and plans, rather than waiting
+    forever on its own lock; the plan is kept for the same parameter set."""
+    from porep_prover.circuits import square_chain
+    from porep_prover.groth16 import insecure_setup
+    r1cs, _, _ = square_chain(int(np.random.default_rng().integers(20, 60)))
+    params = insecure_setup(r1cs, warn=False)
+    be = fake_backend(64 << 30)
+    be.memory = lambda: be.ctx.mem_info()
+    be.synchronize = lambda: None
+    be.stream_arrays = lambda arrays, chunk_bytes=0: None
+    be.default_resident_budget, be.plan, be._plan_key = be.resident_budget, None, None
+    be.msm_ops = types.SimpleNamespace(tables=False)
+    be.ctx.reset_peak = lambda: None
+    be._plan_lock = threading.Lock()
+    got = []
+    worker = threading.Thread(target=lambda: got.append(be.plan_for(params, None, 2)), daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "plan_for waits on its own lock"
+    assert be.memory_budget == 64 << 30 and got[0] is be.plan and be.plan_for(params, None, 2) is got[0]

@@ -104,11 +104,11 @@ class PlannedMemory:
         matrices resident), else on the host. DeviceMemoryError when the
         budget is too small for the set's domain."""
         key = (id(params), id(r1cs), workers)
+        if not self.memory_budget:
+            self.set_memory_budget(0)       # outside the lock, which setting the budget takes
         with self._plan_lock:
             if key == self._plan_key:
                 return cast(DevicePlan, self.plan)     # the key is set and cleared with the plan: a plan
-            if not self.memory_budget:
-                self.set_memory_budget(0)
             workload = Workload.of(params, r1cs, workers, self._table_copies(params))
             chosen = plan(workload, self.memory_budget, matrices=r1cs is not None)
         self.use_plan(params, chosen, r1cs, workers)
