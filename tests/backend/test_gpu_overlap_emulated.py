@@ -12,7 +12,7 @@ import random
 import pytest
 from emulated_gpu import Device, P, run
 
-from porep_prover.backend.gpu_lanes import gpu_region
+from porep_prover.backend.gpu import GpuBackend
 from porep_prover.cuda.second_stream import SecondStream
 from porep_prover.msm.gpu import GpuMsm
 from porep_prover.msm.gpu.plan import MsmTuning
@@ -83,7 +83,7 @@ def test_the_side_lane_runs_the_msms_on_the_second_stream_and_joins_before_h(ove
     tuning = MsmTuning(window_bits=6, overlap=overlap, groups=3)
     inputs = [scalars_and_points(dev, rnd, n) for n in (101, 64, 77)]     # l, a, then H
     dev.msm_ops = GpuMsm(dev, tuning)
-    with gpu_region(dev, None, overlap=True) as region:
+    with GpuBackend.region(dev, None, overlap=True) as region:
         assert region.side.device is region.second and region.main.device is dev
         assert region.main.h_scalars(None, None, None, 1) == "h"
         for pts, sc, n, want in inputs[:2]:
@@ -111,7 +111,7 @@ def test_the_side_lane_runs_the_msms_on_the_second_stream_and_joins_before_h(ove
 def test_the_region_joins_when_the_block_fails():
     dev = emulated_backend()
     with pytest.raises(RuntimeError):
-        with gpu_region(dev, None, overlap=True) as region:
+        with GpuBackend.region(dev, None, overlap=True) as region:
             region.main.h_scalars(None, None, None, 1)
             raise RuntimeError("an MSM beside failed")
     assert dev.order[-2:] == [("wait", dev.stream, dev.aux_stream), ("free", ("a's buffer", "c's buffer"))]

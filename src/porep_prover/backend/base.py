@@ -141,8 +141,11 @@ class Region(Protocol):
     region's block ends) orders main's later work, and the reads of every
     result, after side's."""
 
-    main: Lane
-    side: Lane | None
+    @property
+    def main(self) -> Lane: ...
+
+    @property
+    def side(self) -> Lane | None: ...
 
     def join(self) -> None: ...
 

@@ -6,6 +6,18 @@ on it: msm/gpu/msm.py (MSMs, batch sums), msm/gpu/fixed_base.py (fixed-base
 products), ntt/gpu.py (NTTs, the H pipeline) and r1cs/gpu.py (A w, B w, C w
 on the device). Results equal the CPU backend's bit for bit.
 
+A kernel region's lanes (GpuBackend.region), the typed context the kernels'
+host code runs in: GpuLane, one stream of work with its user's MSM options
+(the device it launches on: the backend's own, or cuda.second_stream.
+SecondStream, the device seen from its second stream; the MSM and R1CS
+host code made on that device); GpuRegion, a region's lanes, main on the
+kernel region's stream and, in overlap mode, side on the second. H's
+transforms queued on main are then left running (their other buffers kept
+until join), the witness's upload on main is waited for by side (an event,
+no host wait), and join orders main's later work after side's. The
+backend's own MSM, H and gather methods run on its lane: its stream, the
+MSM side's settings, no region.
+
 Device memory: everything held is bounded by a budget, and a device-memory
 plan decides what stays resident and what is streamed (backend/gpu_memory.py).
 Point arrays given to msm / batch_sum stay resident, or are streamed, and
@@ -18,15 +30,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..cuda.arrays import DeviceScalars
 from ..cuda.device import Device, host_key
+from ..cuda.kernel_host import KernelHost
 from ..cuda.pinned import ALIGN, PinnedPool
+from ..cuda.second_stream import SecondStream
+from ..errors import InvalidInputError
 from ..field.fr_array import FrArray
 from ..msm.gpu import GpuMsm
 from ..msm.gpu import GpuFixedBase
@@ -34,13 +49,14 @@ from ..ntt.flavor import Flavor
 from ..ntt.gpu import GpuNtt
 from ..r1cs.gpu import GpuR1cs
 from .base import AssignmentT, Capabilities, MsmOptions, Prepared, Scalars
-from .gpu_lanes import GpuLane, GpuRegion, gpu_region
 from .gpu_memory import PlannedMemory
 
 if TYPE_CHECKING:
     from ..config import GpuEnvironment
+    from ..cuda import _driver
     from ..curve.points import G1Array, G1Point, G2Array, G2Point
     from ..r1cs.system import R1CS
+
 
 def prepare(pool: PinnedPool, assignment: AssignmentT) -> Prepared[AssignmentT]:
     """Prepared with a copy of assignment whose uploaded arrays (each one it
@@ -160,10 +176,10 @@ class GpuBackend(PlannedMemory, Device):
 
     def region(self, options: MsmOptions | None = None, overlap: bool = False
                ) -> contextlib.AbstractContextManager[GpuRegion]:
-        """A kernel region's lanes (gpu_lanes.GpuRegion): with overlap, H's
+        """A kernel region's lanes (GpuRegion): with overlap, H's
         transforms on the kernel region's stream and the MSMs that do not
         depend on H on the second, joined when the block ends."""
-        return gpu_region(self, options, overlap)
+        return _region(self, options, overlap)
 
     def batch_sum(self, points: G1Array | G2Array, threads: int) -> G1Point | G2Point:
         return self.msm_ops.batch_sum(points)
@@ -178,3 +194,167 @@ class GpuBackend(PlannedMemory, Device):
             self.ntt_ops.close()
             self.fixed_base_ops.close()
         super().close()
+
+
+# ------------------------------------------------------------ a kernel region's lanes
+
+
+class GpuLane:
+    """One stream of a GpuBackend's kernel region (backend.base.Lane).
+
+    backend: the GpuBackend (H's transforms, the witness's upload); device:
+    what this lane's kernels launch on and take memory from (the backend, or
+    a SecondStream of it); options: its MSMs' options (None: the MSM side's
+    own settings); region: the GpuRegion it belongs to (None: the backend's
+    own lane, outside any region)."""
+
+    def __init__(self, backend: GpuBackend, device: KernelHost, options: MsmOptions | None,
+                 region: GpuRegion | None = None) -> None:
+        self.backend, self.device, self.options, self.region = backend, device, options, region
+        # on another stream, the MSM and R1CS host code made on it; on the backend's, the backend's own (read
+        # at each call: what the backend has then)
+        self._ops = None if device is backend else (backend.msm_ops.on(device), GpuR1cs(device))
+
+    @property
+    def msm_ops(self) -> GpuMsm:
+        return self.backend.msm_ops if self._ops is None else self._ops[0]
+
+    @property
+    def r1cs_ops(self) -> GpuR1cs:
+        return self.backend.r1cs_ops if self._ops is None else self._ops[1]
+
+    # ------------------------------------------------------------ MSMs
+
+    def msm(self, points: G1Array | G2Array, scalars: Scalars, threads: int
+            ) -> tuple[G1Point | G2Point, dict[str, int]]:
+        return self.msm_ops.msm(points, scalars, self.options)
+
+    def msm_many(self, parts: Sequence[tuple[G1Array | G2Array, Scalars]], threads: int) -> G1Point | G2Point:
+        """sum of msm(points, scalars) over parts (each its own resident array)."""
+        total: G1Point | G2Point | None = None
+        for points, scalars in parts:
+            got, _ = self.msm(points, scalars, threads)
+            total = got if total is None else total + got
+        if total is None:
+            raise InvalidInputError("msm_many: no parts")
+        return total
+
+    def msm_shared(self, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]],
+                   scalars: Scalars, threads: int) -> list[G1Point | G2Point]:
+        """GpuMsm.msm_shared: one sort of the scalars for every (points, rows)
+        of sets; where the arrays cannot be resident at once, each MSM apart
+        (an array with rows takes its scalars scattered to its rows first)."""
+        got = self.msm_ops.msm_shared(sets, scalars)
+        if got is not None:
+            return got
+        out: list[G1Point | G2Point] = []
+        on_device = scalars                # the scatter reads them on the device: uploaded once
+        if not isinstance(scalars, DeviceScalars) and any(rows is not None for _, rows in sets):
+            on_device = DeviceScalars(self.device, self.device.upload(scalars.limbs), len(scalars))
+        try:
+            for points, rows in sets:
+                if rows is None:
+                    out.append(self.msm(points, scalars, threads)[0])
+                    continue
+                # with rows, on_device is on the device: scalars were, or were uploaded above
+                put = self.r1cs_ops.put(cast(DeviceScalars, on_device), rows, len(points))
+                try:
+                    out.append(self.msm(points, put, threads)[0])
+                finally:
+                    put.close()
+        finally:
+            if on_device is not scalars:
+                cast(DeviceScalars, on_device).close()      # the copy uploaded above
+        return out
+
+    def take(self, values: Scalars, index: NDArray[np.uint32]) -> DeviceScalars:
+        """values[index] gathered on the device (values: the witness's device
+        copy, h_and_witness's; index: uint32 rows of values, resident once
+        per array, e.g. R1CS.query_index(q, np.uint32)); owned."""
+        if not isinstance(values, DeviceScalars):
+            raise InvalidInputError("take on a GPU reads the witness's device copy (h_and_witness's)")
+        return self.r1cs_ops.take(values, index)
+
+    def release_scalars(self, values: Scalars) -> None:
+        if isinstance(values, DeviceScalars):     # h_scalars' of a domain of 1 are on the host
+            values.close()
+
+    # ------------------------------------------------------------ H (on the backend's stream)
+
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
+                  ) -> FrArray | DeviceScalars:
+        """h_poly's result left on the device (a domain of 1's on the host);
+        in an overlap region its transforms are left running."""
+        return self.backend.ntt_ops.h_scalars(a, b, c, Flavor.of(flavor), self._held())
+
+    def h_and_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
+                      check: bool = True) -> tuple[DeviceScalars, DeviceScalars]:
+        """(H, the witness's device copy) with A w, B w, C w evaluated on the
+        device (the circuit's matrices resident, only the witness uploaded);
+        check raises UnsatisfiedError naming the first failing constraint.
+        Bellman's layout. In an overlap region the transforms are left
+        running and the side lane waits for the witness's upload."""
+        backend, n = self.backend, r1cs.domain_size
+        if n < 2:
+            raise InvalidInputError("h_and_witness needs a domain of at least 2")
+        r1cs.check_witness(witness)
+        w = DeviceScalars(backend, backend.upload(witness.limbs), len(witness))
+        if self.region is not None:
+            self.region.after_main()
+        try:
+            h = backend.ntt_ops.h_owned(backend.r1cs_ops.evaluate(r1cs, w, n, check), n, Flavor.of(flavor),
+                                        self._held())
+        except BaseException:
+            w.close()
+            raise
+        return h, w
+
+    def _held(self) -> list[_driver.DeviceBuffer] | None:
+        """Where H's other buffers wait for the region's join (None: freed as H ends)."""
+        return self.region.held if self.region is not None and self.region.side is not None else None
+
+
+class GpuRegion:
+    """A kernel region's lanes on a GpuBackend (backend.base.Region): main on
+    the backend's stream; with overlap, side on its second stream, made
+    to wait for what main has queued so far (the region's uploads)."""
+
+    def __init__(self, backend: GpuBackend, options: MsmOptions | None, overlap: bool) -> None:
+        self.backend = backend
+        self.held: list[_driver.DeviceBuffer] = []      # H's other buffers, freed by join
+        self.main = GpuLane(backend, backend, options, self)
+        self.second = SecondStream(backend) if overlap else None
+        self.side = GpuLane(backend, self.second, options, self) if self.second is not None else None
+        self.after_main()
+
+    def after_main(self) -> None:
+        """Work queued on the side lane from now on waits for what main has queued so far."""
+        if self.second is not None:
+            self.second.stream.wait(self._event(self.backend.stream))
+
+    def _event(self, stream: _driver.Stream) -> _driver.Event:
+        ev = self.backend.drv.Event(self.backend.ctx)
+        ev.record(stream)
+        return ev
+
+    def join(self) -> None:
+        """Main waits for side (the third stream is joined into the second
+        by each MSM's accumulation); H's other buffers and those the second
+        stream kept (SecondStream.free_later) freed (Device.free waits for
+        the device: the transforms have ended). Joining again is harmless."""
+        if self.second is None:
+            return
+        self.backend.stream.wait(self._event(self.second.stream))
+        held, self.held = self.held, []
+        self.backend.free(*held)
+        self.second.free_later()
+
+
+@contextlib.contextmanager
+def _region(backend: GpuBackend, options: MsmOptions | None, overlap: bool) -> Iterator[GpuRegion]:
+    """GpuRegion over backend, joined when the block ends, whichever way."""
+    region = GpuRegion(backend, options, overlap)
+    try:
+        yield region
+    finally:
+        region.join()

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """A device seen from its second stream: what the MSMs that do not depend on
 H run on while H's transforms run on the kernel region's stream (the
-prover's overlap mode: the side lane of backend.gpu_lanes.GpuRegion).
+prover's overlap mode: the side lane of backend.gpu.GpuRegion).
 
 The kernels' host code (msm/gpu/msm.py, r1cs/gpu.py) reads its stream, launches,
 work buffers, uploads, downloads and frees from the device object it was

@@ -21,7 +21,8 @@ runs them in a row and checks the proof):
                   host, every query's scalars gathered) or a WitnessAssignment
                   (the witness alone, for a backend that evaluates a, b, c)
     prove_device  the kernel region (under the device's lock): H, then the
-                  MSMs of A, L + H and B_1 (and B_2)
+                  MSMs of A, L + H and B_1 (and B_2), as one list of steps
+                  over the backend's lanes (groth16.region)
     finish        B_2 (unless the region made it), then A, B, C with r, s
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ import dataclasses
 import random
 import secrets
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -184,45 +186,58 @@ def finish(be: Backend, params: Parameters, assignment: HostAssignment | Witness
 def region_steps(params: Parameters, assignment: HostAssignment | WitnessAssignment, b_g2: bool,
                  overlap: bool) -> list[Step]:
     """prove_device's region as steps (groth16.region), into the sums a, lh
-    (L + H), b1 and b2 (with b_g2). H comes first. Then, one lane: from a
-    host assignment A, L + H as one sum (one MSM on the CPU; H's scalars
-    given back after it), B_1 and B_2; from a
-    witness H's MSM first (its scalars' memory back before the rest), L and
+    (L + H), b1 and b2 (with b_g2); H's step first. Overlapped, the MSMs
+    that do not depend on H run on the side lane, beside H's transforms,
+    and H's MSM last (after the join); the laps then H's queueing (h_poly)
+    and the rest (msm_g1)."""
+    side = On.SIDE if overlap else On.MAIN
+
+    def lap(name: str) -> str | None:
+        return None if overlap else name
+
+    if isinstance(assignment, HostAssignment):
+        steps = _host_steps(params, assignment, b_g2, overlap, side, lap)
+    else:
+        steps = _witness_steps(params, assignment, b_g2, overlap, side, lap)
+    return steps + [MsmStep(("lh",), ((params.h, None),), Ref("h"), lap="msm_g1")] if overlap else steps
+
+
+def _host_steps(params: Parameters, assignment: HostAssignment, b_g2: bool, overlap: bool, side: On,
+                lap: Callable[[str], str | None]) -> list[Step]:
+    """From a, b, c: H, then A, L + H as one sum (one MSM on the CPU; H's
+    scalars given back after it), B_1 and B_2; overlapped, L alone (H's
+    comes last)."""
+    steps: list[Step] = [HStep(Flavor.BELLMAN, abc=(assignment.a, assignment.b, assignment.c))]
+    steps.append(MsmStep(("a",), ((params.a, None),), assignment.a_scalars, side))
+    if overlap:
+        steps.append(MsmStep(("lh",), ((params.l, None),), assignment.l_scalars, side))
+    else:
+        steps.append(SumStep("lh", ((params.l, assignment.l_scalars), (params.h, Ref("h"))), release=True))
+    steps.append(MsmStep(("b1",), ((params.b_g1, None),), assignment.b_scalars, side, lap=lap("msm_g1")))
+    if b_g2:
+        steps.append(MsmStep(("b2",), ((params.b_g2, None),), assignment.b_scalars, side, lap=lap("msm_g2")))
+    return steps
+
+
+def _witness_steps(params: Parameters, assignment: WitnessAssignment, b_g2: bool, overlap: bool, side: On,
+                   lap: Callable[[str], str | None]) -> list[Step]:
+    """From the witness: H with A w, B w, C w on the backend, H's MSM (its
+    scalars' memory back before the rest; overlapped, it comes last), L and
     A's aux rows over w's aux values in one sort (A's points through
     R1CS.query_rows: where A reads an aux variable, almost all do, its
     scalar is L's), A's input rows on the host, B's scalars taken from w
-    for B_1 and B_2 in one sort. Overlapped: the same MSMs but H's on the
-    side lane, beside H's transforms, and H's last (after the join)."""
-    side = On.SIDE if overlap else On.MAIN
-
-    def lap(name: str) -> str | None:     # overlapped, the laps are H's queueing and the rest
-        return None if overlap else name
-
-    h_last = MsmStep(("lh",), ((params.h, None),), Ref("h"), lap="msm_g1")
-    if isinstance(assignment, HostAssignment):
-        steps: list[Step] = [HStep(Flavor.BELLMAN, abc=(assignment.a, assignment.b, assignment.c))]
-        if overlap:
-            steps += [MsmStep(("a",), ((params.a, None),), assignment.a_scalars, side),
-                      MsmStep(("lh",), ((params.l, None),), assignment.l_scalars, side),
-                      MsmStep(("b1",), ((params.b_g1, None),), assignment.b_scalars, side)]
-        else:
-            steps += [MsmStep(("a",), ((params.a, None),), assignment.a_scalars),
-                      SumStep("lh", ((params.l, assignment.l_scalars), (params.h, Ref("h"))), release=True),
-                      MsmStep(("b1",), ((params.b_g1, None),), assignment.b_scalars, lap="msm_g1")]
-        if b_g2:
-            steps.append(MsmStep(("b2",), ((params.b_g2, None),), assignment.b_scalars, side, lap=lap("msm_g2")))
-        return steps + [h_last] if overlap else steps
+    for B_1 and B_2 in one sort."""
     r1cs, k = assignment.r1cs, assignment.r1cs.num_inputs
-    steps = [HStep(Flavor.BELLMAN, r1cs=r1cs, witness=assignment.witness, check=assignment.check)]
+    steps: list[Step] = [HStep(Flavor.BELLMAN, r1cs=r1cs, witness=assignment.witness, check=assignment.check)]
     if not overlap:
         steps.append(MsmStep(("lh",), ((params.h, None),), Ref("h"), release=True))
     steps.append(MsmStep(("lh", "a"), ((params.l, None), (params.a, r1cs.query_rows("a"))), Ref("w", k), side))
     steps += a_input_rows(params, assignment)
-    steps.append(TakeStep("b", Ref("w"), r1cs.query_index("b", np.uint32), side,
-                          lap=lap("msm_g1") if b_g2 else None))     # B_1 counted in msm_g2: one sort with B_2
+    # with B_2, B_1 is counted in msm_g2: one sort for both
+    steps.append(TakeStep("b", Ref("w"), r1cs.query_index("b", np.uint32), side, lap=lap("msm_g1") if b_g2 else None))
     b_sets = ((params.b_g1, None), (params.b_g2, None)) if b_g2 else ((params.b_g1, None),)
     steps.append(MsmStep(("b1", "b2")[:len(b_sets)], b_sets, Ref("b"), side, lap=lap("msm_g2" if b_g2 else "msm_g1")))
-    return steps + [h_last] if overlap else steps
+    return steps
 
 
 def a_input_rows(params: Parameters, assignment: WitnessAssignment) -> list[Step]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,7 +31,12 @@ from ..ntt.flavor import Flavor
 if TYPE_CHECKING:
     from ..backend.base import Backend, Lane, MsmOptions, Region, Scalars
     from ..r1cs.system import R1CS
-    from .prover import Stopwatch
+
+
+class Clock(Protocol):
+    """Where a step's lap goes (groth16.prover.Stopwatch)."""
+
+    def lap(self, name: str) -> None: ...
 
 
 class On(enum.Enum):
@@ -104,7 +109,7 @@ class SumStep:
 Step: TypeAlias = "HStep | TakeStep | MsmStep | SumStep"
 
 
-def run_region(be: Backend, steps: list[Step], threads: int, clock: Stopwatch, options: MsmOptions | None = None,
+def run_region(be: Backend, steps: list[Step], threads: int, clock: Clock, options: MsmOptions | None = None,
                overlap: bool = False, host: Backend | None = None) -> dict[str, G1Point | G2Point]:
     """Run steps on be's region (options: its MSMs'; overlap: side steps on
     the side lane where be has one), host steps on host. The first main
@@ -148,8 +153,9 @@ def _run(step: Step, lane: Lane, slots: _Slots, sums: dict[str, G1Point | G2Poin
         case MsmStep(sets=((points, None),)):
             _add(sums, step.into[0], lane.msm(points, slots.get(step.scalars), threads)[0])
         case MsmStep():
-            for name, got in zip(step.into, lane.msm_shared(list(step.sets), slots.get(step.scalars), threads), strict=True):
-                _add(sums, name, got)
+            got = lane.msm_shared(list(step.sets), slots.get(step.scalars), threads)
+            for name, each in zip(step.into, got, strict=True):
+                _add(sums, name, each)
         case SumStep():
             _add(sums, step.into, lane.msm_many([(p, slots.get(s)) for p, s in step.parts], threads))
         case _:
