@@ -44,7 +44,6 @@ from porep_prover.backend import Flavor, get_backend
 from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
-from porep_prover.errors import DeviceMemoryError
 from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
 from porep_prover.groth16.prover import (HostAssignment, finish, prove_device, query_scalars,
@@ -172,10 +171,8 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
     resident arrays resident, and the memory figures of the last run,
     whose proof is finished and verified."""
     be.set_memory_budget(int(gib * 2**30))
-    try:
-        chosen, dev = be.plan_for(params, r1cs if on_device else None, workers=1), on_device
-    except DeviceMemoryError:       # the matrices do not fit beside the smallest pass: A w, B w, C w on the host
-        chosen, dev = be.plan_for(params, None, workers=1), False
+    dev = on_device and be.wants_matrices(params, r1cs, workers=1)    # as the engine asks the plan
+    chosen = be.plan_for(params, r1cs if dev else None, workers=1)
     for line in chosen.describe():
         print(f"  {gib:g} GiB: {line}")
     host = get_backend("cpu")

@@ -326,3 +326,35 @@ def test_the_first_plan_on_a_backend_without_a_budget_returns():
     worker.join(30)
     assert not worker.is_alive(), "plan_for waits on its own lock"
     assert be.memory_budget == 64 << 30 and got[0] is be.plan and be.plan_for(params, None, 2) is got[0]
+
+
+def test_the_matrices_stay_on_the_host_where_the_plan_cannot_keep_them(monkeypatch):
+    """wants_matrices: a scale-1 PoRep partition's matrices are kept under
+    an 80 GiB budget and left to the host under 16 GiB (the planner's
+    choice with them free to stay off the device); the choice is remembered
+    per circuit and budget, and a budget too small for any plan says no."""
+    from porep_prover.backend import gpu_memory
+    from porep_prover.backend.device_plan import GIB, Workload
+    from porep_prover.cli.gpu_cmds import POREP_32G
+    made = []
+
+    def scale_1(params, r1cs, workers, table_copies):
+        made.append((workers, table_copies))
+        return Workload.estimated(**POREP_32G, on_device=True, workers=workers, table_copies=table_copies)
+
+    monkeypatch.setattr(gpu_memory.Workload, "of", staticmethod(scale_1))
+    be = fake_backend(1 << 50)
+    be.memory = lambda: (1 << 50, 1 << 50)
+    be.synchronize = lambda: None
+    be.stream_arrays = lambda arrays, chunk_bytes=0: None
+    be.default_resident_budget, be.plan, be._plan_key = be.resident_budget, None, None
+    be.msm_ops = types.SimpleNamespace(tables=False)
+    be._plan_lock, be._matrices_choice = threading.Lock(), {}
+    params, r1cs = object(), object()
+    answers = {}
+    for gib in (80, 16, 12):
+        be.set_memory_budget(gib * GIB)
+        answers[gib] = be.wants_matrices(params, r1cs, 2)
+        assert be.wants_matrices(params, r1cs, 2) is answers[gib]
+    assert answers == {80: True, 16: False, 12: False}
+    assert made == [(2, 0)] * 3                          # one plan a budget: the second answer remembered

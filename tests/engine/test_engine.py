@@ -264,6 +264,27 @@ def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
         check_result(engine.prove(inline_job(params, r1cs, ws[:2]), timeout=120), params)
 
 
+class SmallCardBackend(WitnessBackend):
+    """WitnessBackend whose memory plan keeps no circuit's matrices (a small card's budget)."""
+
+    def wants_matrices(self, params, r1cs, workers=2):
+        self.asked = getattr(self, "asked", 0) + 1
+        return False
+
+
+def test_abc_left_to_the_host_where_a_device_s_plan_cannot_keep_the_matrices(circuit):
+    """prover.matvec = device on a device whose budget cannot keep the
+    circuit's matrices: each partition is synthesized with A w, B w, C w on
+    the host (no H from the witness, no gathers), and the proofs verify."""
+    params, r1cs, ws = circuit
+    be = SmallCardBackend()
+    dev = ProvingDevice("fake-gpu-s", "fakes", "gpu", be)
+    with Engine(config(**{"prover.matvec": "device"}), devices=[dev]) as engine:
+        assert engine.abc_on_device                  # the device can: its plan says no for this circuit
+        check_result(engine.prove(inline_job(params, r1cs, ws[:3]), timeout=120), params)
+    assert be.asked >= 3 and be.from_witness == 0 and be.taken == 0
+
+
 class SharingBackend(WitnessBackend):
     """WitnessBackend that also shares a sort between arrays (msm_shared), as
     the GPU does: each set's sum from the scalars its rows give it."""

@@ -202,6 +202,12 @@ class Backend(Lane, Protocol):
         parameter set, applied; r1cs where A w, B w, C w run on the device;
         workers: the kernel-region workers sharing it. None on the host."""
 
+    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2) -> bool:
+        """Whether A w, B w, C w of r1cs are best evaluated by this backend
+        (Capabilities.evaluates_witness) for these parameters: on a GPU,
+        whether its memory plan keeps the circuit's matrices beside them;
+        False where it does not evaluate them."""
+
     def memory_status(self) -> dict[str, int | None] | None:
         """The device's budget, plan and use in bytes (GpuBackend's keys); None on the host."""
 

@@ -164,6 +164,9 @@ class CpuBackend:
     def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2) -> None:
         return None                # nothing to place: every array is where the host has it
 
+    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2) -> bool:
+        return self.capabilities.evaluates_witness     # the host's memory holds what a host evaluator needs
+
     def memory_status(self) -> None:
         return None
 

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
-from ..errors import InvalidInputError
+from ..errors import DeviceMemoryError, InvalidInputError
 from ..msm.gpu.plan import table_copies, table_plan
 from .device_plan import GIB, MARGIN, DevicePlan, SrsArrays, Workload, plan
 
@@ -44,7 +44,7 @@ LOG = logging.getLogger(__name__)
 
 class PlannedMemory:
     """The budget and plan side of a GpuBackend (a cuda.device.Device with
-    msm_ops): set_memory_budget, plan_for, memory_status."""
+    msm_ops): set_memory_budget, plan_for, wants_matrices, memory_status."""
 
     memory_budget = 0            # bytes the process may hold on the device (set_memory_budget)
     plan: DevicePlan | None = None
@@ -73,6 +73,7 @@ class PlannedMemory:
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self._plan_lock = threading.Lock()
+        self._matrices_choice: dict[tuple[int, int, int, int], bool] = {}
 
     def set_memory_budget(self, nbytes: int = 0) -> None:
         """Bound what this process holds on the device to nbytes (0: the
@@ -112,6 +113,34 @@ class PlannedMemory:
             workload = Workload.of(params, r1cs, workers, self._table_copies(params))
             chosen = plan(workload, self.memory_budget, matrices=r1cs is not None)
         self.use_plan(params, chosen, r1cs, workers)
+        return chosen
+
+    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2) -> bool:
+        """Whether A w, B w, C w of r1cs are best evaluated here under the
+        budget: the planner's choice with the matrices free to stay on the
+        host (they must fit beside the parameters' plan and save more upload
+        than the space they take costs). False where no plan holds them; a
+        budget too small for any plan is prove_device's error to name. The
+        choice is logged once per (parameters, circuit, budget)."""
+        if not self.memory_budget:
+            self.set_memory_budget(0)
+        key = (id(params), id(r1cs), workers, self.memory_budget)
+        with self._plan_lock:
+            chosen = self._matrices_choice.get(key)
+        if chosen is None:
+            workload = Workload.of(params, r1cs, workers, self._table_copies(params))
+            try:
+                chosen = plan(workload, self.memory_budget).matrices
+            except DeviceMemoryError:
+                chosen = False
+            if not chosen:
+                LOG.info("device %s: the circuit's matrices (%.2f GiB) are not kept under a budget of %.1f GiB: "
+                         "A w, B w, C w on the host", self.info.ordinal, workload.matrix_bytes / GIB,
+                         self.memory_budget / GIB)
+            with self._plan_lock:
+                if len(self._matrices_choice) >= 16:        # a bounded memory of past circuits
+                    self._matrices_choice.clear()
+                self._matrices_choice[key] = chosen
         return chosen
 
     def use_plan(self, params: SrsArrays, chosen: DevicePlan, r1cs: R1CS | None = None, workers: int = 2) -> None:

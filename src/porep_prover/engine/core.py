@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from ..groth16.keys import Parameters
+    from ..r1cs.system import R1CS
 
 LOG = logging.getLogger("porep_prover.engine")
 
@@ -122,7 +123,7 @@ class Engine:
             for device in self.devices:       # the backends are the process's: the last engine's budget holds
                 device.backend.set_memory_budget(self.settings.device_memory_bytes)
             self._stages = Stages(self.settings, self.jobs, self.memory, self.srs, self.timeline, self.registry,
-                                  self._stopped, abc_on_device=self.abc_on_device)
+                                  self._stopped, abc_on_device=self.abc_on_device, abc_for=self.abc_on_device_for)
             self._workers = Workers(self._stages, self.settings, self.devices)
             self._workers.start()
             self.jobs.open()
@@ -151,6 +152,13 @@ class Engine:
         "device" and every device of the engine can (else the host does it for all)."""
         return self.settings.matvec_on_device and bool(self.devices) and all(
             d.backend.capabilities.evaluates_witness for d in self.devices)
+
+    def abc_on_device_for(self, params: Parameters, r1cs: R1CS) -> bool:
+        """abc_on_device for one circuit under its parameters: also every
+        device's memory plan keeps the circuit's matrices (Backend.wants_matrices;
+        a small card's budget may leave them on the host)."""
+        return self.abc_on_device and all(
+            d.backend.wants_matrices(params, r1cs, self.settings.gpu_workers_per_device) for d in self.devices)
 
     def _preload(self) -> None:
         for path in self.settings.srs_preload:    # .params or mapped .pmap

@@ -87,13 +87,17 @@ class Stages:
     """The loops of one engine. settings: EngineSettings; table: JobTable;
     memory: MemoryAdmission; srs: SrsManager; registry: the providers;
     stopped: a future set when the engine stops (a wait for a provider's
-    call ends then); abc_on_device: the devices evaluate A, B, C."""
+    call ends then); abc_on_device: the devices evaluate A, B, C (for the
+    memory estimates); abc_for(params, r1cs): whether they do for this
+    circuit (their memory plans may leave its matrices on the host)."""
 
     def __init__(self, settings: EngineSettings, table: JobTable, memory: MemoryAdmission, srs: SrsManager,
-                 timeline: Timeline, registry: Registry, stopped: concurrent.futures.Future[None], abc_on_device: bool):
+                 timeline: Timeline, registry: Registry, stopped: concurrent.futures.Future[None], abc_on_device: bool,
+                 abc_for: Callable[[Parameters, R1CS], bool] | None = None):
         self.settings, self.table, self.memory, self.srs = settings, table, memory, srs
         self.timeline, self.registry, self.stopped = timeline, registry, stopped
         self.abc_on_device = abc_on_device
+        self.abc_for = abc_for or (lambda params, r1cs: abc_on_device)
         # stand_in(name): a synthesis worker stalled in a provider's call asks for a stand-in (the
         # engine's Workers set it); True when one started, and the stalled worker ends after its call
         self.stand_in: Callable[[str], bool] = lambda name: False
@@ -183,7 +187,7 @@ class Stages:
                                           f"partition {task.index})", self.stopped, provider.synthesize, job,
                                           task.index, settings.synthesis_threads)
                 assignment = synthesize(params, r1cs, witness, settings.synthesis_threads,
-                                        check=settings.check_witness, abc_on_device=self.abc_on_device)
+                                        check=settings.check_witness, abc_on_device=self.abc_for(params, r1cs))
             public = witness[1:r1cs.num_inputs].to_ints()
             reservation.allocated(assignment.nbytes)          # the real size replaces the estimate
             self.table.note_size(job.id, assignment.nbytes)
