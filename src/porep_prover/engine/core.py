@@ -123,7 +123,7 @@ class Engine:
             for device in self.devices:       # the backends are the process's: the last engine's budget holds
                 device.backend.set_memory_budget(self.settings.device_memory_bytes)
             self._stages = Stages(self.settings, self.jobs, self.memory, self.srs, self.timeline, self.registry,
-                                  self._stopped, abc_on_device=self.abc_on_device, abc_for=self.abc_on_device_for)
+                                  self._stopped, abc_on_device=self.abc_on_device, abc_for=self._abc_on_device_for)
             self._workers = Workers(self._stages, self.settings, self.devices)
             self._workers.start()
             self.jobs.open()
@@ -153,7 +153,7 @@ class Engine:
         return self.settings.matvec_on_device and bool(self.devices) and all(
             d.backend.capabilities.evaluates_witness for d in self.devices)
 
-    def abc_on_device_for(self, params: Parameters, r1cs: R1CS) -> bool:
+    def _abc_on_device_for(self, params: Parameters, r1cs: R1CS) -> bool:
         """abc_on_device for one circuit under its parameters: also every
         device's memory plan keeps the circuit's matrices (Backend.wants_matrices;
         a small card's budget may leave them on the host)."""
