@@ -46,7 +46,7 @@ from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
 from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
-from porep_prover.groth16.prover import (DeviceArrays, HostAssignment, finish, prove_device, query_scalars,
+from porep_prover.groth16.prover import (HostAssignment, finish, prove_device, query_scalars,
                                          synthesize)
 from porep_prover_porep_shaped.plugin import PorepShapedProvider
 
@@ -65,6 +65,25 @@ def fresh(params, r1cs, witness, threads, on_device):
     return synthesize(params, r1cs, witness, threads, check=False, abc_on_device=on_device)
 
 
+class DeviceArrays:
+    """Scalars the phases leave on the backend, given back when the block ends."""
+
+    def __init__(self, backend):
+        self.backend, self.kept = backend, []
+
+    def keep(self, *arrays):
+        self.kept += arrays
+        return arrays[-1]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        kept, self.kept = self.kept, []
+        for array in kept:
+            self.backend.release_scalars(array)
+
+
 def phase_scalars(be, assignment, threads, arrays: DeviceArrays):
     """H's scalars and the (l, a, b) queries' scalars, each MSM apart: H from
     a, b, c (consumed) and the synthesized scalars; or all from the device's
@@ -74,8 +93,7 @@ def phase_scalars(be, assignment, threads, arrays: DeviceArrays):
         h = arrays.keep(be.h_scalars(assignment.a, assignment.b, assignment.c, threads, Flavor.BELLMAN))
         return h, (assignment.l_scalars, assignment.a_scalars, assignment.b_scalars)
     r1cs = assignment.r1cs
-    h, w = be.h_from_witness(r1cs, assignment.witness, threads, Flavor.BELLMAN, check=assignment.check,
-                             keep_witness=True)
+    h, w = be.h_and_witness(r1cs, assignment.witness, threads, Flavor.BELLMAN, check=assignment.check)
     arrays.keep(h, w)
     a_sc = arrays.keep(be.take(w, r1cs.query_index("a", np.uint32)))
     b_sc = arrays.keep(be.take(w, r1cs.query_index("b", np.uint32)))

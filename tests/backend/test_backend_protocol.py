@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from porep_prover.backend import Backend, Capabilities, CpuBackend, Flavor, MsmOptions, Prepared, get_backend
-from porep_prover.backend.base import NO_ROW
+from porep_prover.backend.base import NO_ROW, Lane
 from porep_prover.circuits import porep_like
 from porep_prover.errors import InvalidInputError, LengthMismatchError, UnsatisfiedError
 from porep_prover.field.constants import R
@@ -18,7 +18,8 @@ from porep_prover.groth16 import insecure_setup
 from porep_prover.groth16.prover import query_scalars, synthesize
 
 CPU = get_backend("cpu")
-METHODS = [name for name in vars(Backend) if not name.startswith("_")]
+PROTOCOLS = (Lane, Backend)
+METHODS = sorted({name for protocol in PROTOCOLS for name in vars(protocol) if not name.startswith("_")})
 
 
 def backend_classes():
@@ -27,12 +28,12 @@ def backend_classes():
 
 
 def test_every_backend_has_every_method_and_declares_its_capabilities():
-    assert {"take", "msm_shared", "h_from_witness", "h_scalars", "prepare", "release_prepared", "release_points",
-            "release_resident", "release_scalars", "with_options"} <= set(METHODS)
+    assert {"take", "msm_shared", "h_and_witness", "h_scalars", "prepare", "release_prepared", "release_points",
+            "release_resident", "release_scalars", "region"} <= set(METHODS)
     for cls in backend_classes():
         # defined by the class or a base of its own (GpuBackend's device parts), never by the protocol's stubs
         missing = [name for name in METHODS
-                   if not callable(next((vars(k)[name] for k in cls.__mro__ if name in vars(k) and k is not Backend),
+                   if not callable(next((vars(k)[name] for k in cls.__mro__ if name in vars(k) and k not in PROTOCOLS),
                                         None))]
         assert not missing, f"{cls.__name__} lacks {missing}"
         assert isinstance(cls.capabilities, Capabilities)
@@ -98,17 +99,17 @@ def test_cpu_msm_shared_is_one_msm_per_set(partition, rng):
     assert CPU.msm_shared([(params.a, np.full(len(aux), NO_ROW, np.uint32))], aux, 1)[0].is_zero()
 
 
-def test_cpu_h_from_witness_is_the_host_s_h(partition):
+def test_cpu_h_and_witness_is_the_host_s_h(partition):
     r1cs, witness, params = partition
     host = synthesize(params, r1cs, witness, 1)
     want = CPU.h_poly(host.a, host.b, host.c, 1, Flavor.BELLMAN)
-    h, kept = CPU.h_from_witness(r1cs, witness, 1, keep_witness=True)
-    assert h == want and kept is witness and CPU.h_from_witness(r1cs, witness, 1) == want
+    h, kept = CPU.h_and_witness(r1cs, witness, 1)
+    assert h == want and kept is witness
     bad = witness.copy()
     bad.limbs[r1cs.num_inputs + 2] = FrArray.from_ints([7]).limbs[0]
     with pytest.raises(UnsatisfiedError):
-        CPU.h_from_witness(r1cs, bad, 1)
-    CPU.h_from_witness(r1cs, bad, 1, check=False)          # unchecked: the proof fails later, not here
+        CPU.h_and_witness(r1cs, bad, 1)
+    CPU.h_and_witness(r1cs, bad, 1, check=False)          # unchecked: the proof fails later, not here
 
 
 def test_cpu_stages_nothing_and_takes_no_options(partition):
@@ -120,4 +121,5 @@ def test_cpu_stages_nothing_and_takes_no_options(partition):
     CPU.release_scalars(witness)
     CPU.release_points(params.h)
     CPU.release_resident()
-    assert CPU.with_options(MsmOptions(tables=True, table_copies=2)) is CPU
+    with CPU.region(MsmOptions(tables=True, table_copies=2), overlap=True) as region:
+        assert region.main is CPU and region.side is None      # one lane, the backend itself: no option applies

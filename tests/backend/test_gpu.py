@@ -392,7 +392,7 @@ def test_unsatisfied_on_device_names_the_first_failing_constraint(gpu, rng):
     with pytest.raises(UnsatisfiedError) as cpu_err:
         r1cs.check(bad, 2)
     with pytest.raises(UnsatisfiedError) as gpu_err:
-        gpu.h_from_witness(r1cs, bad, 1)
+        gpu.h_and_witness(r1cs, bad, 1)
     assert gpu_err.value.constraint == cpu_err.value.constraint
 
 
@@ -401,8 +401,8 @@ def test_witness_kept_on_the_device_gives_every_query_s_scalars(gpu, rng):
     from porep_prover.groth16.prover import query_scalars
     r1cs, witness, _ = porep_like(2000 + rng.randrange(700), seed=rng.randrange(1 << 20))
     k, n = r1cs.num_inputs, r1cs.domain_size
-    h, w = gpu.h_from_witness(r1cs, witness, 1, keep_witness=True)
-    alone = gpu.h_from_witness(r1cs, witness, 1)
+    h, w = gpu.h_and_witness(r1cs, witness, 1)
+    alone, again = gpu.h_and_witness(r1cs, witness, 1)
     try:
         assert np.array_equal(gpu.download_array(h.buffer, (n - 1, 4)), gpu.download_array(alone.buffer, (n - 1, 4)))
         assert np.array_equal(gpu.download_array(w.buffer, (len(witness), 4)), witness.limbs)
@@ -427,7 +427,7 @@ def test_witness_kept_on_the_device_gives_every_query_s_scalars(gpu, rng):
         tail.close()                                      # a view frees nothing
         assert w.buffer is not None
     finally:
-        for arr in (h, w, alone):
+        for arr in (h, w, alone, again):
             arr.close()
 
 

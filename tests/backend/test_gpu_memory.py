@@ -232,10 +232,11 @@ class RecordingMsm:
         return None                       # the arrays do not fit at once: the backend takes them apart
 
 
-def test_a_view_with_msm_options_shares_the_device_and_leaves_it_as_it_was():
-    """with_options: the view's MSMs (plain, many, a shared sort taken apart)
-    carry its options to the MSM side; the backend's own carry none; both see
-    one resident store; a view's with_options is the backend's."""
+def test_a_region_s_lanes_carry_its_msm_options_and_leave_the_device_as_it_was():
+    """Backend.region(options): its main lane's MSMs (plain, many, a shared
+    sort taken apart) carry the options to the MSM side; the backend's own
+    carry none; the lane launches on the backend's device (one resident
+    store); the region leaves no state behind."""
     from porep_prover.backend import MsmOptions
     from porep_prover.curve.points import G1Array
     from porep_prover.field.fr_array import FrArray
@@ -243,17 +244,17 @@ def test_a_view_with_msm_options_shares_the_device_and_leaves_it_as_it_was():
     be.msm_ops = RecordingMsm()
     copies = np.random.default_rng().integers(1, 9)
     options = MsmOptions(tables=True, table_copies=int(copies))
-    view = be.with_options(options)
     pts, sc = G1Array.generator(), FrArray.from_ints([3])
-    view.msm(pts, sc, 1), view.msm_many([(pts, sc), (pts, sc)], 1), view.msm_shared([(pts, None)], sc, 1)
+    with be.region(options) as region:
+        lane = region.main
+        lane.msm(pts, sc, 1), lane.msm_many([(pts, sc), (pts, sc)], 1), lane.msm_shared([(pts, None)], sc, 1)
+        assert region.side is None and lane.device is be and lane.msm_ops is be.msm_ops
     be.msm(pts, sc, 1)
     assert be.msm_ops.options == [options] * 4 + [None]
-    assert be.msm_options is None and view.msm_options == options
     (points,) = arrays(300)
-    view.resident_array(points)
-    assert list(be._resident) == [id(points)] and be.resident_bytes() == view.resident_bytes() == 300
-    other = view.with_options(MsmOptions())
-    assert other.gpu is be and other.msm_options == MsmOptions()
+    lane.device.resident_array(points)
+    assert list(be._resident) == [id(points)] and be.resident_bytes() == 300
+    assert be.lane.options is None
 
 
 def test_window_tables_follow_the_caller_s_options_over_the_msm_side_s():

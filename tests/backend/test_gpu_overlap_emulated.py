@@ -2,10 +2,11 @@
 """The prover's overlap mode on the emulated device (tests/helpers/emulated_gpu.py):
 an MSM made on the device's second stream (cuda.second_stream) launches
 every kernel there, its sort's fill beside it on a third stream, and its
-sums are right; GpuBackend.beside queues H's transforms on the first
-stream, runs the MSMs beside them on the second, and joins the streams
-(the first waits for an event of the second) before H's MSM and before
-H's other buffers are freed."""
+sums are right; a GpuRegion in overlap mode (GpuBackend.region) queues
+H's transforms on the first stream (its main lane), runs the MSMs beside
+them on the second (its side lane), and joins the streams (the first waits
+for an event of the second) before H's MSM and before H's other buffers
+are freed."""
 import random
 
 import pytest
@@ -39,7 +40,7 @@ def test_an_msm_on_the_second_stream_keeps_off_the_first(overlap, n, c, mix):
 
 
 class EmulatedNtt:
-    """H's transforms as the beside block sees them: one launch on the first
+    """H's transforms as the region's main lane sees them: one launch on the first
     stream, the buffers a free would wait for handed to hold."""
 
     def __init__(self, dev):
@@ -52,9 +53,9 @@ class EmulatedNtt:
 
 
 def emulated_backend():
-    """The emulated device with what GpuBackend.beside reads of a backend."""
+    """The emulated device with what a GpuRegion reads of a backend."""
     dev = Device()
-    dev.msm_ops, dev.msm_options, dev.ntt_ops = GpuMsm(dev, MsmTuning(groups=3)), None, EmulatedNtt(dev)
+    dev.msm_ops, dev.ntt_ops = GpuMsm(dev, MsmTuning(groups=3)), EmulatedNtt(dev)
     dev.free = lambda *bufs: dev.order.append(("free", bufs))
     return dev
 
@@ -74,22 +75,23 @@ def combined(rows, c):
 
 
 @pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
-def test_beside_runs_the_msms_on_the_second_stream_and_joins_before_h(overlap):
+def test_the_side_lane_runs_the_msms_on_the_second_stream_and_joins_before_h(overlap):
     """H's transforms first on the first stream; l's and a's MSMs (right
     sums) on the second; the first stream waits for the second before H's
     MSM's first launch, and H's held buffers are freed at the join."""
     rnd, dev = random.Random(11 + overlap), emulated_backend()
     tuning = MsmTuning(window_bits=6, overlap=overlap, groups=3)
     inputs = [scalars_and_points(dev, rnd, n) for n in (101, 64, 77)]     # l, a, then H
-    with GpuBackend.beside(dev) as side:
-        side.msm_ops = GpuMsm(side.device, tuning)
-        assert side.h_scalars(None, None, None, 1) == "h"
+    dev.msm_ops = GpuMsm(dev, tuning)
+    with GpuBackend.region(dev, None, overlap=True) as region:
+        assert region.side.device is region.second and region.main.device is dev
+        assert region.main.h_scalars(None, None, None, 1) == "h"
         for pts, sc, n, want in inputs[:2]:
-            rows, c, _ = side.msm_ops._pippenger(1, pts.ptr, sc.ptr, n, 192)
+            rows, c, _ = region.side.msm_ops._pippenger(1, pts.ptr, sc.ptr, n, 192)
             assert combined(rows, c) == want
         joined = len(dev.order)
     pts, sc, n, want = inputs[2]
-    rows, c, _ = GpuMsm(dev, tuning)._pippenger(1, pts.ptr, sc.ptr, n, 192)
+    rows, c, _ = region.main.msm_ops._pippenger(1, pts.ptr, sc.ptr, n, 192)
     assert combined(rows, c) == want
     order = dev.order
     assert order[0] == ("wait", dev.aux_stream, dev.stream)          # the second stream after the region's uploads
@@ -103,13 +105,13 @@ def test_beside_runs_the_msms_on_the_second_stream_and_joins_before_h(overlap):
     assert after[2][0] == "free" and after[2][1]                      # the second stream's others (no pool here)
     h_launches = [e[2] for e in after[3:] if e[0] == "launch"]
     assert h_launches and dev.stream in h_launches and dev.side_fill not in h_launches
-    assert side.held == []
+    assert region.held == []
 
 
-def test_beside_joins_when_the_block_fails():
+def test_the_region_joins_when_the_block_fails():
     dev = emulated_backend()
     with pytest.raises(RuntimeError):
-        with GpuBackend.beside(dev) as side:
-            side.h_scalars(None, None, None, 1)
+        with GpuBackend.region(dev, None, overlap=True) as region:
+            region.main.h_scalars(None, None, None, 1)
             raise RuntimeError("an MSM beside failed")
     assert dev.order[-2:] == [("wait", dev.stream, dev.aux_stream), ("free", ("a's buffer", "c's buffer"))]

@@ -2,6 +2,7 @@
 """The engine on the CPU backend: jobs end to end, the interlock, retries,
 cancellation, shutdown, configuration and the timeline's arithmetic."""
 import asyncio
+import contextlib
 import pathlib
 import random
 import threading
@@ -11,6 +12,7 @@ import pytest
 
 from porep_prover import FrArray
 from porep_prover.backend import Capabilities, CpuBackend, Flavor, MsmOptions, get_backend
+from porep_prover.backend.base import OneLane
 from porep_prover.circuits import porep_like, square_chain
 from porep_prover.engine import Engine, EngineSettings, Job, inline_job, load_config
 from porep_prover.engine.devices import ProvingDevice
@@ -180,28 +182,37 @@ def test_partitions_spread_over_devices_with_a_lock_each(circuit):
     assert set(stats) == {"fake-gpu-0", "fake-gpu-1"} and all(0 < d["efficiency"] <= 1 for d in stats.values())
 
 
-class OptionsBackend(RecordingBackend):
-    """A device whose MSMs record the options they ran with: with_options
-    gives a view of it (sharing its record) with options of its own."""
+class OptionsLane:
+    """A lane of OptionsBackend's region: its MSMs record the region's options."""
 
-    def __init__(self, options=None, seen=None):
-        super().__init__(delay=0.0)
-        self.options, self.seen = options, seen if seen is not None else []
+    def __init__(self, backend, options):
+        self.backend, self.options = backend, options
 
-    def with_options(self, options):
-        return OptionsBackend(options, self.seen)
+    def __getattr__(self, name):
+        return getattr(self.backend, name)
 
     def msm(self, points, scalars, threads):
-        with self.lock:
-            self.seen.append(self.options)
-        return super().msm(points, scalars, threads)
+        with self.backend.lock:
+            self.backend.seen.append(self.options)
+        return self.backend.msm(points, scalars, threads)
+
+
+class OptionsBackend(RecordingBackend):
+    """A device whose MSMs record the options of the kernel region they run in (Backend.region's)."""
+
+    def __init__(self):
+        super().__init__(delay=0.0)
+        self.seen = []
+
+    def region(self, options=None, overlap=False):
+        return contextlib.nullcontext(OneLane(OptionsLane(self, options)))
 
 
 def test_two_engines_with_different_msm_settings_share_a_device(circuit):
-    """prover.msm_tables gives an engine's devices window tables (with
-    prover.msm_table_copies copies) through its own view of each backend:
-    two engines at once on one device, one with tables and one without,
-    each runs its MSMs with its own settings, and the device is left as it was."""
+    """prover.msm_tables gives an engine's kernel regions window tables (with
+    prover.msm_table_copies copies) through the options of their lanes: two
+    engines at once on one device, one with tables and one without, each
+    runs its MSMs with its own settings, and the device is shared as it is."""
     params, r1cs, ws = circuit
     be = OptionsBackend()
     copies = random.randrange(1, 9)
@@ -211,15 +222,14 @@ def test_two_engines_with_different_msm_settings_share_a_device(circuit):
         handles = [e.submit(inline_job(params, r1cs, ws[:3])) for e in engines]
         for h in handles:
             check_result(h.result(120), params)
-    assert engines[0].devices[0].backend is not be and engines[1].devices[0].backend is be
-    assert be.options is None
+    assert engines[0].devices[0].backend is be and engines[1].devices[0].backend is be
     tables = MsmOptions(tables=True, table_copies=copies)
     assert set(be.seen) == {tables, None}
     assert be.seen.count(tables) == be.seen.count(None)      # the same jobs, the same MSMs
 
 
 class WitnessBackend(RecordingBackend):
-    """A fake device that evaluates A, B, C itself (h_from_witness) and takes
+    """A fake device that evaluates A, B, C itself (h_and_witness) and takes
     the queries' scalars from its copy of the witness, as the GPU does."""
 
     capabilities = Capabilities(evaluates_witness=True, reference=False)
@@ -228,9 +238,9 @@ class WitnessBackend(RecordingBackend):
         super().__init__(delay=0.0)
         self.from_witness = self.taken = 0
 
-    def h_from_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True, keep_witness=False):
+    def h_and_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True):
         self.from_witness += 1
-        return super().h_from_witness(r1cs, witness, threads, flavor, check, keep_witness)
+        return super().h_and_witness(r1cs, witness, threads, flavor, check)
 
     def take(self, values, index):
         self.taken += 1

@@ -63,10 +63,10 @@ class DeviceLike(CpuBackend):
         self.calls.append("h_scalars")
         return self._hold(CPU.h_scalars(a, b, c, threads, flavor), "h")
 
-    def h_from_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True, keep_witness=False):
-        self.calls.append("h_from_witness")
-        h = self._hold(CPU.h_from_witness(r1cs, witness, threads, flavor, check), "h")
-        return (h, self._hold(witness.copy(), "w")) if keep_witness else h
+    def h_and_witness(self, r1cs, witness, threads, flavor=Flavor.BELLMAN, check=True):
+        self.calls.append("h_and_witness")
+        h, _ = CPU.h_and_witness(r1cs, witness, threads, flavor, check)
+        return self._hold(h, "h"), self._hold(witness.copy(), "w")
 
     def take(self, values, index):
         self.calls.append("take")
@@ -117,7 +117,7 @@ def test_the_public_prove_on_a_device_takes_either_assignment(circuit, monkeypat
     proofs = [prove(params, r1cs, witness, backend=b, matvec=m, rng=random.Random(seed)).to_bytes()
               for b, m in (("cpu", "host"), ("gpu", "host"), ("gpu", "device"))]
     assert proofs[0] == proofs[1] == proofs[2]
-    assert "h_from_witness" in device.calls and "h_scalars" in device.calls
+    assert "h_and_witness" in device.calls and "h_scalars" in device.calls
     with pytest.raises(InvalidInputError, match="does not evaluate A, B, C"):
         prove(params, r1cs, witness, matvec="device")
 
@@ -132,11 +132,11 @@ def test_kernel_region_calls_the_backend_in_the_gpu_s_order(circuit, on_device, 
     assignment = synthesize(params, r1cs, witness, 1, abc_on_device=on_device)
     prove_device(be, params, assignment, 1, b_g2=b_g2, host=CPU)
     if on_device:
-        want = ["h_from_witness", ("msm", "h"), ("release", "h"), ("msm_shared", ("l", "a")), "take"]
+        want = ["h_and_witness", ("msm", "h"), ("release", "h"), ("msm_shared", ("l", "a")), "take"]
         want += [("msm_shared", ("b_g1", "b_g2"))] if b_g2 else [("msm", "b_g1")]
         want += [("release", "w"), ("release", "b")]
     else:
-        want = ["h_scalars", ("msm", "a"), ("msm_many", ("l", "h")), ("msm", "b_g1"), ("release", "h")]
+        want = ["h_scalars", ("msm", "a"), ("msm_many", ("l", "h")), ("release", "h"), ("msm", "b_g1")]
         want += [("msm", "b_g2")] if b_g2 else []
     assert be.calls == want
     assert [h.released for h in be.made] == [1] * len(be.made)

@@ -3,7 +3,7 @@
 
 Every backend has every method of `Backend`: what one cannot do faster than
 the host it does as the host would (CpuBackend: take is a gather, msm_shared
-one MSM per set, prepare stages nothing, h_from_witness evaluates on the
+one MSM per set, prepare stages nothing, h_and_witness evaluates on the
 host). What differs between backends and changes what a caller does is
 declared in `Capabilities`, never found out by looking for methods. Flavor,
 the H scalars' flavor, is defined beside the transforms (ntt.flavor).
@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 NO_ROW = 0xFFFFFFFF        # a row map's entry for a scalar without a point (msm_shared)
 
-# Scalars a backend's msm reads: an FrArray, or what its h_scalars / h_from_witness / take return (an FrArray
+# Scalars a backend's msm reads: an FrArray, or what its h_scalars / h_and_witness / take return (an FrArray
 # on the host, DeviceScalars on a GPU). Each backend reads its own kind; the protocol names their union.
 Scalars: TypeAlias = "FrArray | DeviceScalars"
 
@@ -51,8 +51,9 @@ class Capabilities:
 
 @dataclasses.dataclass(frozen=True)
 class MsmOptions:
-    """MSM settings of one user of a backend (an engine), applied by a view of
-    it (Backend.with_options) rather than to the backend every user shares.
+    """MSM settings of one user of a backend (an engine), given to its kernel
+    regions' lanes (Backend.region) rather than set on the backend every
+    user shares.
 
     tables: window tables for resident points (GPU: shifted copies kept beside
         the points where they fit; the CPU has none).
@@ -88,48 +89,15 @@ class Prepared(Generic[AssignmentT]):
     ahead: list[tuple[int, int]] = dataclasses.field(default_factory=list)
 
 
-class Beside(Protocol):
-    """The value of a backend's overlap block (Backend.beside): H's
-    transforms queued and left running (h_scalars, h_from_witness), and
-    msm, msm_many, msm_shared and take run beside them; the methods as
-    Backend's."""
+class Lane(Protocol):
+    """One stream of a kernel region's work on a backend (Backend.region):
+    its MSMs (with the region's MSM options), H's scalars and the gathers
+    from the witness's copy. A backend is itself a lane (its own options,
+    outside any region).
 
-    def msm(self, points: G1Array | G2Array, scalars: Scalars, threads: int
-            ) -> tuple[G1Point | G2Point, dict[str, int]]: ...
-
-    def msm_many(self, parts: Sequence[tuple[G1Array | G2Array, Scalars]], threads: int) -> G1Point | G2Point: ...
-
-    def msm_shared(self, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]], scalars: Scalars,
-                   threads: int) -> list[G1Point | G2Point]: ...
-
-    def take(self, values: Scalars, index: NDArray[np.uint32]) -> Scalars: ...
-
-    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
-                  ) -> Scalars: ...
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       keep_witness: Literal[False] = ...) -> Scalars: ...
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       *, keep_witness: Literal[True]) -> tuple[Scalars, Scalars]: ...
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       keep_witness: bool = ...) -> Scalars | tuple[Scalars, Scalars]: ...
-
-
-class Backend(Protocol):
-    """Kernels the prover needs. Inputs are validated by the caller
-    (backend.api); implementations may assume matching lengths and sizes.
-
-    Scalars: an FrArray, or what h_scalars / h_from_witness / take return
-    (device memory on a GPU), which this backend's msm and msm_shared read
-    and release_scalars gives back."""
-
-    name: str
-    capabilities: Capabilities
+    Scalars: an FrArray, or what h_scalars / h_and_witness / take return
+    (device memory on a GPU), which the lanes of the same backend read and
+    release_scalars gives back."""
 
     def msm(self, points: G1Array | G2Array, scalars: Scalars, threads: int
             ) -> tuple[G1Point | G2Point, dict[str, int]]:
@@ -145,6 +113,64 @@ class Backend(Protocol):
         points[rows[i]], no term where rows[i] is NO_ROW. A GPU sorts the
         scalars once for every set."""
 
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
+                  ) -> Scalars:
+        """h_poly's scalars where this backend's msm reads them (a GPU's: left
+        on the device); a, b, c are consumed; give them back with release_scalars."""
+
+    def h_and_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
+                      check: bool = True) -> tuple[Scalars, Scalars]:
+        """(H's scalars, the backend's copy of the witness, which take and
+        slices read) with A w, B w, C w evaluated by the backend (bellman's
+        layout: the inputs at rows m .. m + k - 1 of A w); check raises
+        UnsatisfiedError naming the first failing constraint."""
+
+    def take(self, values: Scalars, index: NDArray[np.uint32]) -> Scalars:
+        """values[index] (index: a 1-D uint32 array of rows of values), as scalars of this backend."""
+
+    def release_scalars(self, values: Scalars) -> None:
+        """Give back what h_scalars / h_and_witness / take returned (device
+        memory; nothing for host arrays). Releasing twice is harmless."""
+
+
+class Region(Protocol):
+    """A kernel region's lanes (Backend.region): main, on the backend's
+    stream; side, beside it where the region overlaps and the backend has a
+    second stream (a GPU), else None. With side, H's transforms queued on
+    main are left running while side's MSMs run; join (also run when the
+    region's block ends) orders main's later work, and the reads of every
+    result, after side's."""
+
+    @property
+    def main(self) -> Lane: ...
+
+    @property
+    def side(self) -> Lane | None: ...
+
+    def join(self) -> None: ...
+
+
+@dataclasses.dataclass
+class OneLane:
+    """A Region of one lane: a backend with one stream of work (the CPU)
+    runs the side lane's work on main, in the order it comes."""
+    main: Lane
+    side: Lane | None = None
+
+    def join(self) -> None:
+        pass                       # one stream: nothing to order
+
+
+class Backend(Lane, Protocol):
+    """Kernels the prover needs. Inputs are validated by the caller
+    (backend.api); implementations may assume matching lengths and sizes.
+
+    Its Lane methods run on its own stream with its own MSM settings;
+    a kernel region runs on region()'s lanes."""
+
+    name: str
+    capabilities: Capabilities
+
     def batch_sum(self, points: G1Array | G2Array, threads: int) -> G1Point | G2Point:
         """sum points[i]."""
 
@@ -153,37 +179,6 @@ class Backend(Protocol):
 
     def h_poly(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN) -> FrArray:
         """The H scalars (see Flavor) from A, B, C evaluated on the size-n domain; a, b, c are consumed."""
-
-    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
-                  ) -> Scalars:
-        """h_poly's scalars where this backend's msm reads them (a GPU's: left
-        on the device); give them back with release_scalars."""
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       keep_witness: Literal[False] = ...) -> Scalars: ...
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       *, keep_witness: Literal[True]) -> tuple[Scalars, Scalars]: ...
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       keep_witness: bool = ...) -> Scalars | tuple[Scalars, Scalars]: ...
-
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
-                       check: bool = True, keep_witness: bool = False) -> Scalars | tuple[Scalars, Scalars]:
-        """h_scalars with A w, B w, C w evaluated by the backend (bellman's
-        layout: the inputs at rows m .. m + k - 1 of A w); check raises
-        UnsatisfiedError naming the first failing constraint. keep_witness:
-        (H, the backend's copy of the witness), which take and slices read."""
-
-    def take(self, values: Scalars, index: NDArray[np.uint32]) -> Scalars:
-        """values[index] (index: a 1-D uint32 array of rows of values), as scalars of this backend."""
-
-    def release_scalars(self, values: Scalars) -> None:
-        """Give back what h_scalars / h_from_witness / take returned (device
-        memory; nothing for host arrays). Releasing twice is harmless."""
 
     def prepare(self, assignment: AssignmentT, ahead: bool = False) -> Prepared[AssignmentT]:
         """Host work for an assignment's kernel region, done before the device's
@@ -216,17 +211,11 @@ class Backend(Protocol):
     def memory_status(self) -> dict[str, int | None] | None:
         """The device's budget, plan and use in bytes (GpuBackend's keys); None on the host."""
 
-    def with_options(self, options: MsmOptions) -> Backend:
-        """This backend with options for its MSMs: a light view sharing its
-        device, resident points and pools (itself where no option applies)."""
-
-    def beside(self) -> contextlib.AbstractContextManager[Beside | None]:
-        """The prover's overlap mode: a context whose value runs H's transforms
-        without waiting for them (h_scalars, h_from_witness) and msm,
-        msm_many, msm_shared and take beside them (a GPU: on its second
-        stream), every result read and H's MSM on this backend ordered after
-        the block; None where the backend has one stream of work (the CPU):
-        the caller then keeps its own order."""
+    def region(self, options: MsmOptions | None = None, overlap: bool = False
+               ) -> contextlib.AbstractContextManager[Region]:
+        """A kernel region's lanes (Region), their MSMs run with options (None:
+        the backend's own settings); overlap: a side lane beside main where
+        the backend has a second stream. Joined when the block ends."""
 
     def fixed_base(self, base: G1Array | G2Array, scalars: FrArray, threads: int) -> G1Array | G2Array:
         """scalars[i] * base[0] for every i."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, cast, overload
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,7 +16,7 @@ from ..field.fr_array import FrArray
 from ..msm import _cpu as msm_cpu
 from ..ntt import _cpu as ntt_cpu
 from ..ntt.flavor import Flavor
-from .base import NO_ROW, AssignmentT, Capabilities, MsmOptions, Prepared, Scalars
+from .base import NO_ROW, AssignmentT, Capabilities, MsmOptions, OneLane, Prepared, Scalars
 
 if TYPE_CHECKING:
     from ..r1cs.system import R1CS
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def _host(scalars: Scalars) -> FrArray:
-    """Scalars as this backend has them: FrArrays (its h_scalars, h_from_witness
+    """Scalars as this backend has them: FrArrays (its h_scalars, h_and_witness
     and take make no others; Backend's signatures name every backend's kind)."""
     return cast(FrArray, scalars)
 
@@ -105,31 +105,17 @@ class CpuBackend:
     def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN) -> FrArray:
         return self.h_poly(a, b, c, threads, flavor)
 
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       keep_witness: Literal[False] = ...) -> FrArray: ...
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       *, keep_witness: Literal[True]) -> tuple[FrArray, FrArray]: ...
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       keep_witness: bool = ...) -> FrArray | tuple[FrArray, FrArray]: ...
-
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
-                       check: bool = True, keep_witness: bool = False) -> FrArray | tuple[FrArray, FrArray]:
-        """h_scalars of A w, B w, C w evaluated here (as synthesis does on the
-        host); keep_witness: (H, witness), the witness itself standing for a
-        device's copy of it."""
+    def h_and_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
+                      check: bool = True) -> tuple[FrArray, FrArray]:
+        """(h_scalars of A w, B w, C w evaluated here, as synthesis does on the
+        host; the witness itself, standing for a device's copy of it)."""
         r1cs.check_witness(witness)
         n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
         a, b, c = r1cs.evaluate(witness, threads, length=n)
         if check:
             r1cs.check(witness, threads, abc=(a, b, c))
         a.limbs[m:m + k] = witness.limbs[:k]       # bellman's input constraints
-        h = self.h_scalars(a, b, c, threads, flavor)
-        return (h, witness) if keep_witness else h
+        return self.h_scalars(a, b, c, threads, flavor), witness
 
     def take(self, values: Scalars, index: NDArray[np.uint32]) -> FrArray:
         if not isinstance(index, np.ndarray) or index.dtype != np.uint32 or index.ndim != 1:
@@ -184,11 +170,9 @@ class CpuBackend:
     def memory_status(self) -> None:
         return None
 
-    def with_options(self, options: MsmOptions) -> CpuBackend:
-        return self                # no window tables on the host: no option applies
-
-    def beside(self) -> contextlib.nullcontext[None]:
-        return contextlib.nullcontext()    # one stream of work: the prover keeps its order
+    def region(self, options: MsmOptions | None = None, overlap: bool = False) -> contextlib.nullcontext[OneLane]:
+        # one stream of work, and no window tables on the host: no option applies
+        return contextlib.nullcontext(OneLane(self))
 
     def fixed_base(self, base: G1Array | G2Array, scalars: FrArray, threads: int) -> G1Array | G2Array:
         out = type(base).zeros(len(scalars)) if isinstance(base, (G1Array, G2Array)) else None

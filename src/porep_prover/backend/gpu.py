@@ -6,6 +6,18 @@ on it: msm/gpu/msm.py (MSMs, batch sums), msm/gpu/fixed_base.py (fixed-base
 products), ntt/gpu.py (NTTs, the H pipeline) and r1cs/gpu.py (A w, B w, C w
 on the device). Results equal the CPU backend's bit for bit.
 
+A kernel region's lanes (GpuBackend.region), the typed context the kernels'
+host code runs in: GpuLane, one stream of work with its user's MSM options
+(the device it launches on: the backend's own, or cuda.second_stream.
+SecondStream, the device seen from its second stream; the MSM and R1CS
+host code made on that device); GpuRegion, a region's lanes, main on the
+kernel region's stream and, in overlap mode, side on the second. H's
+transforms queued on main are then left running (their other buffers kept
+until join), the witness's upload on main is waited for by side (an event,
+no host wait), and join orders main's later work after side's. The
+backend's own MSM, H and gather methods run on its lane: its stream, the
+MSM side's settings, no region.
+
 Device memory: everything held is bounded by a budget, and a device-memory
 plan decides what stays resident and what is streamed (backend/gpu_memory.py).
 Point arrays given to msm / batch_sum stay resident, or are streamed, and
@@ -17,14 +29,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, overload
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..cuda.arrays import DeviceScalars
 from ..cuda.device import Device, host_key
+from ..cuda.kernel_host import KernelHost
 from ..cuda.pinned import ALIGN, PinnedPool
 from ..cuda.second_stream import SecondStream
 from ..errors import InvalidInputError
@@ -42,10 +56,6 @@ if TYPE_CHECKING:
     from ..cuda import _driver
     from ..curve.points import G1Array, G1Point, G2Array, G2Point
     from ..r1cs.system import R1CS
-
-# what GpuBackend's MSM methods run on: the backend, its options view and its overlap block's value (GpuOptionsView
-# and GpuBeside take them over as their own), each with msm_ops, msm_options, r1cs_ops, upload and free
-MsmSide: TypeAlias = "GpuBackend | GpuOptionsView | GpuBeside"
 
 
 def prepare(pool: PinnedPool, assignment: AssignmentT) -> Prepared[AssignmentT]:
@@ -75,7 +85,6 @@ class GpuBackend(PlannedMemory, Device):
 
     name = "gpu"
     capabilities = Capabilities(evaluates_witness=True, reference=False)
-    msm_options: MsmOptions | None = None    # None: the MSM side's own settings (GpuMsm.tables ...)
 
     def __init__(self, ordinal: int, environment: GpuEnvironment) -> None:
         super().__init__(ordinal, environment)
@@ -83,6 +92,11 @@ class GpuBackend(PlannedMemory, Device):
         self.msm_ops = GpuMsm(self, tables=environment.msm_tables, table_copies=environment.msm_table_copies)
         self.fixed_base_ops = GpuFixedBase(self)
         self.r1cs_ops = GpuR1cs(self)
+
+    @functools.cached_property
+    def lane(self) -> GpuLane:
+        """What its own Lane methods run on: its stream, the MSM side's settings, no region."""
+        return GpuLane(self, self, None)
 
     # ------------------------------------------------------------ Backend
 
@@ -95,61 +109,17 @@ class GpuBackend(PlannedMemory, Device):
     def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
                   ) -> FrArray | DeviceScalars:
         """h_poly's result left on the device, for this backend's msm (close it after); a domain of 1's on the host."""
-        return self.ntt_ops.h_scalars(a, b, c, Flavor.of(flavor))
+        return self.lane.h_scalars(a, b, c, threads, flavor)
 
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       keep_witness: Literal[False] = ...) -> DeviceScalars: ...
+    def h_and_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
+                      check: bool = True) -> tuple[DeviceScalars, DeviceScalars]:
+        return self.lane.h_and_witness(r1cs, witness, threads, flavor, check)
 
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       *, keep_witness: Literal[True]) -> tuple[DeviceScalars, DeviceScalars]: ...
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       keep_witness: bool = ...) -> DeviceScalars | tuple[DeviceScalars, DeviceScalars]: ...
-
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
-                       check: bool = True, keep_witness: bool = False
-                       ) -> DeviceScalars | tuple[DeviceScalars, DeviceScalars]:
-        """H for a witness with A w, B w, C w evaluated on the device (the
-        circuit's matrices resident, only the witness uploaded); check raises
-        UnsatisfiedError naming the first failing constraint. Bellman's layout.
-        keep_witness: return (H, the witness's device copy) instead of H, so the
-        queries' scalars come from it (its slices, take) without uploads."""
-        return self._witness_h(r1cs, witness, Flavor.of(flavor), check, keep_witness)
-
-    def _witness_h(self, r1cs: R1CS, witness: FrArray, flavor: Flavor, check: bool, keep_witness: bool,
-                   side: GpuBeside | None = None) -> DeviceScalars | tuple[DeviceScalars, DeviceScalars]:
-        """h_from_witness; side (a GpuBeside): the second stream waits for the
-        witness's upload, and H's other buffers are left to it (GpuNtt.h_owned's hold)."""
-        n = r1cs.domain_size
-        if n < 2:
-            raise InvalidInputError("h_from_witness needs a domain of at least 2")
-        r1cs.check_witness(witness)
-        w = DeviceScalars(self, self.upload(witness.limbs), len(witness))
-        if side is not None:
-            side.after_first_stream()
-        try:
-            h = self.ntt_ops.h_owned(self.r1cs_ops.evaluate(r1cs, w, n, check), n, flavor,
-                                     None if side is None else side.held)
-        except BaseException:
-            w.close()
-            raise
-        if keep_witness:
-            return h, w
-        w.close()
-        return h
-
-    def take(self: GpuBackend | GpuBeside, values: Scalars, index: NDArray[np.uint32]) -> DeviceScalars:
-        """values[index] gathered on the device (index: uint32 rows of values,
-        resident once per array, e.g. R1CS.query_index(q, np.uint32)); owned."""
-        # values: the witness's device copy (h_from_witness(keep_witness=True)), what this backend takes from
-        return self.r1cs_ops.take(cast(DeviceScalars, values), index)
+    def take(self, values: Scalars, index: NDArray[np.uint32]) -> DeviceScalars:
+        return self.lane.take(values, index)
 
     def release_scalars(self, values: Scalars) -> None:
-        if isinstance(values, DeviceScalars):     # h_scalars' of a domain of 1 are on the host
-            values.close()
+        self.lane.release_scalars(values)
 
     def prepare(self, assignment: AssignmentT, ahead: bool = False) -> Prepared[AssignmentT]:
         """Host work for a partition's kernel region, done outside the device's lock:
@@ -193,59 +163,23 @@ class GpuBackend(PlannedMemory, Device):
             self.pinned.release(prepared.arena)
             prepared.arena = None
 
-    def msm(self: MsmSide, points: G1Array | G2Array, scalars: Scalars, threads: int
+    def msm(self, points: G1Array | G2Array, scalars: Scalars, threads: int
             ) -> tuple[G1Point | G2Point, dict[str, int]]:
-        return self.msm_ops.msm(points, scalars, self.msm_options)
+        return self.lane.msm(points, scalars, threads)
 
-    def msm_many(self: MsmSide, parts: Sequence[tuple[G1Array | G2Array, Scalars]], threads: int
-                 ) -> G1Point | G2Point:
-        """sum of msm(points, scalars) over parts (each its own resident array)."""
-        total: G1Point | G2Point | None = None
-        for points, scalars in parts:
-            got, _ = self.msm(points, scalars, threads)
-            total = got if total is None else total + got
-        return cast("G1Point | G2Point", total)     # a sum: parts is never empty (the prover's L and H)
+    def msm_many(self, parts: Sequence[tuple[G1Array | G2Array, Scalars]], threads: int) -> G1Point | G2Point:
+        return self.lane.msm_many(parts, threads)
 
-    def msm_shared(self: MsmSide, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]],
+    def msm_shared(self, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]],
                    scalars: Scalars, threads: int) -> list[G1Point | G2Point]:
-        """GpuMsm.msm_shared: one sort of the scalars for every (points, rows)
-        of sets; where the arrays cannot be resident at once, each MSM apart
-        (an array with rows takes its scalars scattered to its rows first)."""
-        got = self.msm_ops.msm_shared(sets, scalars)
-        if got is not None:
-            return got
-        out: list[G1Point | G2Point] = []
-        on_device = scalars                # the scatter reads them on the device: uploaded once
-        if not isinstance(scalars, DeviceScalars) and any(rows is not None for _, rows in sets):
-            on_device = DeviceScalars(self, self.upload(scalars.limbs), len(scalars))
-        try:
-            for points, rows in sets:
-                if rows is None:
-                    out.append(self.msm(points, scalars, threads)[0])
-                    continue
-                # with rows, on_device is on the device: scalars were, or were uploaded above
-                put = self.r1cs_ops.put(cast(DeviceScalars, on_device), rows, len(points))
-                try:
-                    out.append(self.msm(points, put, threads)[0])
-                finally:
-                    put.close()
-        finally:
-            if on_device is not scalars:
-                cast(DeviceScalars, on_device).close()      # the copy uploaded above
-        return out
+        return self.lane.msm_shared(sets, scalars, threads)
 
-    def with_options(self, options: MsmOptions) -> GpuOptionsView:
-        return GpuOptionsView(self, options)
-
-    @contextlib.contextmanager
-    def beside(self: GpuBackend | GpuOptionsView) -> Iterator[GpuBeside]:
-        """A GpuBeside: H's transforms on the kernel region's stream, the MSMs
-        that do not depend on H on the second, joined when the block ends."""
-        side = GpuBeside(self)
-        try:
-            yield side
-        finally:
-            side.join()
+    def region(self, options: MsmOptions | None = None, overlap: bool = False
+               ) -> contextlib.AbstractContextManager[GpuRegion]:
+        """A kernel region's lanes (GpuRegion): with overlap, H's
+        transforms on the kernel region's stream and the MSMs that do not
+        depend on H on the second, joined when the block ends."""
+        return _region(self, options, overlap)
 
     def batch_sum(self, points: G1Array | G2Array, threads: int) -> G1Point | G2Point:
         return self.msm_ops.batch_sum(points)
@@ -262,84 +196,165 @@ class GpuBackend(PlannedMemory, Device):
         super().close()
 
 
-class GpuOptionsView:
-    """A GpuBackend with MSM options of its own (with_options): everything else,
-    with_options too, is the backend's (device, lock, resident points, pools);
-    the methods that run GpuMsm.msm run with the view as self."""
-
-    msm, msm_many, msm_shared, beside = GpuBackend.msm, GpuBackend.msm_many, GpuBackend.msm_shared, GpuBackend.beside
-
-    def __init__(self, gpu: GpuBackend, options: MsmOptions) -> None:
-        self.gpu, self.msm_options = gpu, options
-
-    def __getattr__(self, name: str) -> Any:      # the backend's attribute, whichever it is (its type is the name's)
-        return getattr(self.gpu, name)
+# ------------------------------------------------------------ a kernel region's lanes
 
 
-class GpuBeside:
-    """The prover's overlap mode on a GpuBackend (GpuBackend.beside): H's
-    transforms queued on the kernel region's stream and left running
-    (h_scalars, h_from_witness), while msm, msm_many, msm_shared and take
-    run on the device's second stream (cuda.second_stream.SecondStream),
-    the sort's fill of each beside it on a third. join (at the block's end)
-    makes the first stream wait for the second (an event) and frees H's
-    other buffers, which the transforms read until they end: after it, H's
-    MSM and the reads of every result are ordered after both.
+class GpuLane:
+    """One stream of a GpuBackend's kernel region (backend.base.Lane).
 
-    backend: the GpuBackend or its options view (whose MSM options apply)."""
+    backend: the GpuBackend (H's transforms, the witness's upload); device:
+    what this lane's kernels launch on and take memory from (the backend, or
+    a SecondStream of it); options: its MSMs' options (None: the MSM side's
+    own settings); region: the GpuRegion it belongs to (None: the backend's
+    own lane, outside any region)."""
 
-    msm, msm_many, msm_shared, take = GpuBackend.msm, GpuBackend.msm_many, GpuBackend.msm_shared, GpuBackend.take
-    held: list[_driver.DeviceBuffer]          # H's other buffers, freed by join
-    msm_ops: GpuMsm
+    def __init__(self, backend: GpuBackend, device: KernelHost, options: MsmOptions | None,
+                 region: GpuRegion | None = None) -> None:
+        self.backend, self.device, self.options, self.region = backend, device, options, region
+        # on another stream, the MSM and R1CS host code made on it; on the backend's, the backend's own (read
+        # at each call: what the backend has then)
+        self._ops = None if device is backend else (backend.msm_ops.on(device), GpuR1cs(device))
 
-    def __init__(self, backend: GpuBackend | GpuOptionsView) -> None:
-        self.backend, self.held = backend, []
-        self.device = SecondStream(backend)
-        self.msm_options = backend.msm_options
-        self.msm_ops = backend.msm_ops.on(self.device)
-        self.r1cs_ops = GpuR1cs(self.device)
-        self.upload, self.free = self.device.upload, self.device.free
-        self.after_first_stream()          # what the region queued before (its uploads) comes first
+    @property
+    def msm_ops(self) -> GpuMsm:
+        return self.backend.msm_ops if self._ops is None else self._ops[0]
 
-    def after_first_stream(self) -> None:
-        """Work queued on the second stream from now on waits for what the first has queued so far."""
-        self.device.stream.wait(self._event(self.backend.stream))
+    @property
+    def r1cs_ops(self) -> GpuR1cs:
+        return self.backend.r1cs_ops if self._ops is None else self._ops[1]
+
+    # ------------------------------------------------------------ MSMs
+
+    def msm(self, points: G1Array | G2Array, scalars: Scalars, threads: int
+            ) -> tuple[G1Point | G2Point, dict[str, int]]:
+        return self.msm_ops.msm(points, scalars, self.options)
+
+    def msm_many(self, parts: Sequence[tuple[G1Array | G2Array, Scalars]], threads: int) -> G1Point | G2Point:
+        """sum of msm(points, scalars) over parts (each its own resident array)."""
+        total: G1Point | G2Point | None = None
+        for points, scalars in parts:
+            got, _ = self.msm(points, scalars, threads)
+            total = got if total is None else total + got
+        if total is None:
+            raise InvalidInputError("msm_many: no parts")
+        return total
+
+    def msm_shared(self, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]],
+                   scalars: Scalars, threads: int) -> list[G1Point | G2Point]:
+        """GpuMsm.msm_shared: one sort of the scalars for every (points, rows)
+        of sets; where the arrays cannot be resident at once, each MSM apart
+        (an array with rows takes its scalars scattered to its rows first)."""
+        got = self.msm_ops.msm_shared(sets, scalars)
+        if got is not None:
+            return got
+        out: list[G1Point | G2Point] = []
+        on_device = scalars                # the scatter reads them on the device: uploaded once
+        if not isinstance(scalars, DeviceScalars) and any(rows is not None for _, rows in sets):
+            on_device = DeviceScalars(self.device, self.device.upload(scalars.limbs), len(scalars))
+        try:
+            for points, rows in sets:
+                if rows is None:
+                    out.append(self.msm(points, scalars, threads)[0])
+                    continue
+                # with rows, on_device is on the device: scalars were, or were uploaded above
+                put = self.r1cs_ops.put(cast(DeviceScalars, on_device), rows, len(points))
+                try:
+                    out.append(self.msm(points, put, threads)[0])
+                finally:
+                    put.close()
+        finally:
+            if on_device is not scalars:
+                cast(DeviceScalars, on_device).close()      # the copy uploaded above
+        return out
+
+    def take(self, values: Scalars, index: NDArray[np.uint32]) -> DeviceScalars:
+        """values[index] gathered on the device (values: the witness's device
+        copy, h_and_witness's; index: uint32 rows of values, resident once
+        per array, e.g. R1CS.query_index(q, np.uint32)); owned."""
+        if not isinstance(values, DeviceScalars):
+            raise InvalidInputError("take on a GPU reads the witness's device copy (h_and_witness's)")
+        return self.r1cs_ops.take(values, index)
+
+    def release_scalars(self, values: Scalars) -> None:
+        if isinstance(values, DeviceScalars):     # h_scalars' of a domain of 1 are on the host
+            values.close()
+
+    # ------------------------------------------------------------ H (on the backend's stream)
+
+    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
+                  ) -> FrArray | DeviceScalars:
+        """h_poly's result left on the device (a domain of 1's on the host);
+        in an overlap region its transforms are left running."""
+        return self.backend.ntt_ops.h_scalars(a, b, c, Flavor.of(flavor), self._held())
+
+    def h_and_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
+                      check: bool = True) -> tuple[DeviceScalars, DeviceScalars]:
+        """(H, the witness's device copy) with A w, B w, C w evaluated on the
+        device (the circuit's matrices resident, only the witness uploaded);
+        check raises UnsatisfiedError naming the first failing constraint.
+        Bellman's layout. In an overlap region the transforms are left
+        running and the side lane waits for the witness's upload."""
+        backend, n = self.backend, r1cs.domain_size
+        if n < 2:
+            raise InvalidInputError("h_and_witness needs a domain of at least 2")
+        r1cs.check_witness(witness)
+        w = DeviceScalars(backend, backend.upload(witness.limbs), len(witness))
+        if self.region is not None:
+            self.region.after_main()
+        try:
+            h = backend.ntt_ops.h_owned(backend.r1cs_ops.evaluate(r1cs, w, n, check), n, Flavor.of(flavor),
+                                        self._held())
+        except BaseException:
+            w.close()
+            raise
+        return h, w
+
+    def _held(self) -> list[_driver.DeviceBuffer] | None:
+        """Where H's other buffers wait for the region's join (None: freed as H ends)."""
+        return self.region.held if self.region is not None and self.region.side is not None else None
+
+
+class GpuRegion:
+    """A kernel region's lanes on a GpuBackend (backend.base.Region): main on
+    the backend's stream; with overlap, side on its second stream, made
+    to wait for what main has queued so far (the region's uploads)."""
+
+    def __init__(self, backend: GpuBackend, options: MsmOptions | None, overlap: bool) -> None:
+        self.backend = backend
+        self.held: list[_driver.DeviceBuffer] = []      # H's other buffers, freed by join
+        self.main = GpuLane(backend, backend, options, self)
+        self.second = SecondStream(backend) if overlap else None
+        self.side = GpuLane(backend, self.second, options, self) if self.second is not None else None
+        self.after_main()
+
+    def after_main(self) -> None:
+        """Work queued on the side lane from now on waits for what main has queued so far."""
+        if self.second is not None:
+            self.second.stream.wait(self._event(self.backend.stream))
 
     def _event(self, stream: _driver.Stream) -> _driver.Event:
         ev = self.backend.drv.Event(self.backend.ctx)
         ev.record(stream)
         return ev
 
-    def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN
-                  ) -> FrArray | DeviceScalars:
-        """GpuBackend.h_scalars, its transforms left running."""
-        return self.backend.ntt_ops.h_scalars(a, b, c, Flavor.of(flavor), self.held)
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       keep_witness: Literal[False] = ...) -> DeviceScalars: ...
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       *, keep_witness: Literal[True]) -> tuple[DeviceScalars, DeviceScalars]: ...
-
-    @overload
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = ..., check: bool = ...,
-                       keep_witness: bool = ...) -> DeviceScalars | tuple[DeviceScalars, DeviceScalars]: ...
-
-    def h_from_witness(self, r1cs: R1CS, witness: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN,
-                       check: bool = True, keep_witness: bool = False
-                       ) -> DeviceScalars | tuple[DeviceScalars, DeviceScalars]:
-        """GpuBackend.h_from_witness, its transforms left running; the witness's
-        copy is read on the second stream after its upload."""
-        return self.backend._witness_h(r1cs, witness, Flavor.of(flavor), check, keep_witness, side=self)
-
     def join(self) -> None:
-        """The first stream waits for the second (the third is joined into
-        the second by each MSM's accumulation); H's other buffers and those
-        the second stream kept (SecondStream.free_later) freed (Device.free
-        waits for the device: the transforms have ended)."""
-        self.backend.stream.wait(self._event(self.device.stream))
+        """Main waits for side (the third stream is joined into the second
+        by each MSM's accumulation); H's other buffers and those the second
+        stream kept (SecondStream.free_later) freed (Device.free waits for
+        the device: the transforms have ended). Joining again is harmless."""
+        if self.second is None:
+            return
+        self.backend.stream.wait(self._event(self.second.stream))
         held, self.held = self.held, []
         self.backend.free(*held)
-        self.device.free_later()
+        self.second.free_later()
+
+
+@contextlib.contextmanager
+def _region(backend: GpuBackend, options: MsmOptions | None, overlap: bool) -> Iterator[GpuRegion]:
+    """GpuRegion over backend, joined when the block ends, whichever way."""
+    region = GpuRegion(backend, options, overlap)
+    try:
+        yield region
+    finally:
+        region.join()

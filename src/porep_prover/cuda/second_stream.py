@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """A device seen from its second stream: what the MSMs that do not depend on
 H run on while H's transforms run on the kernel region's stream (the
-prover's overlap mode; backend.gpu.GpuBeside).
+prover's overlap mode: the side lane of backend.gpu.GpuRegion).
 
 The kernels' host code (msm/gpu/msm.py, r1cs/gpu.py) reads its stream, launches,
 work buffers, uploads, downloads and frees from the device object it was
@@ -33,16 +33,19 @@ Why each step is safe without waiting for the first stream:
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, overload
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol, overload
 
 import numpy as np
 
 from ..errors import DeviceMemoryError
 
 if TYPE_CHECKING:
+    import threading
+
     import numpy.typing as npt
 
-    from . import Driver, _driver
+    from . import DeviceInfo, Driver, _driver
     from .device import Item
     from .resident import Points
 
@@ -50,8 +53,10 @@ THREADS = 256
 
 
 class ViewedDevice(Protocol):
-    """What a SecondStream uses of its device: a cuda.device.Device, or a
-    view of one (the backend's options view)."""
+    """What a SecondStream uses of its device (a cuda.device.Device)."""
+
+    @property
+    def info(self) -> DeviceInfo: ...
 
     @property
     def drv(self) -> Driver: ...
@@ -67,6 +72,23 @@ class ViewedDevice(Protocol):
 
     @property
     def pooled(self) -> bool: ...
+
+    @property
+    def lock(self) -> threading.RLock: ...
+
+    @property
+    def resident_budget(self) -> int: ...
+
+    @property
+    def pass_points(self) -> int: ...
+
+    def kernel(self, module: str, name: str) -> _driver.Kernel: ...
+
+    def try_alloc(self, nbytes: int) -> _driver.DeviceBuffer | None: ...
+
+    def holding(self, *arrays: npt.NDArray[np.generic] | None) -> AbstractContextManager[None]: ...
+
+    def in_one_pass(self, points: Points) -> bool: ...
 
     def side_fill_stream(self) -> _driver.Stream: ...
 
@@ -95,10 +117,12 @@ class ViewedDevice(Protocol):
 
 
 class SecondStream:
-    """device (a cuda.device.Device, or a view of it such as the backend's
-    options view) with its second stream (aux_stream) as the stream and a
-    third (Device.side_fill_stream) beside it for the MSM's sort; every
-    other attribute is the device's."""
+    """device (a cuda.device.Device) seen from its second stream (aux_stream)
+    as the stream, with a third (Device.side_fill_stream) beside it for the
+    MSM's sort: a KernelHost (cuda.kernel_host) of its own. What it takes
+    as the device's own (the device, its driver and context, the lock, the
+    kernels, the resident store's bounds) is named below one by one; the
+    rest keeps to the second stream."""
 
     def __init__(self, device: ViewedDevice) -> None:
         self.device = device
@@ -107,8 +131,45 @@ class SecondStream:
         self._ours: set[int] = set()     # addresses of the pool buffers made here (freed in this stream's order)
         self.later: list[_driver.DeviceBuffer] = []   # the other buffers given back here: freed by free_later
 
-    def __getattr__(self, name: str) -> Any:     # the device's attribute, whichever it is
-        return getattr(self.device, name)
+    # ------------------------------------------------------------ the device's own
+
+    @property
+    def info(self) -> DeviceInfo:
+        return self.device.info
+
+    @property
+    def drv(self) -> Driver:
+        return self.device.drv
+
+    @property
+    def ctx(self) -> _driver.Context:
+        return self.device.ctx
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self.device.lock
+
+    @property
+    def resident_budget(self) -> int:
+        return self.device.resident_budget
+
+    @property
+    def pass_points(self) -> int:
+        return self.device.pass_points
+
+    def kernel(self, module: str, name: str) -> _driver.Kernel:
+        return self.device.kernel(module, name)
+
+    def try_alloc(self, nbytes: int) -> _driver.DeviceBuffer | None:
+        return self.device.try_alloc(nbytes)
+
+    def holding(self, *arrays: npt.NDArray[np.generic] | None) -> AbstractContextManager[None]:
+        return self.device.holding(*arrays)
+
+    def in_one_pass(self, points: Points) -> bool:
+        return self.device.in_one_pass(points)
+
+    # ------------------------------------------------------------ the second stream's
 
     def launch(self, module: str, name: str, n: int, args: Sequence[_driver.DeviceBuffer | int], block: int = THREADS,
                stream: _driver.Stream | None = None) -> None:

@@ -31,7 +31,6 @@ table, the sinks, the hooks and the handles stay here.
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import functools
 import logging
 import threading
@@ -123,11 +122,6 @@ class Engine:
                 self.devices = discover(list(self.settings.devices))
             for device in self.devices:       # the backends are the process's: the last engine's budget holds
                 device.backend.set_memory_budget(self.settings.device_memory_bytes)
-            if self.settings.msm_options is not None:
-                # this engine's views of its devices' backends (the backends are the process's: another engine
-                # keeps its own settings)
-                self.devices = [dataclasses.replace(d, backend=d.backend.with_options(self.settings.msm_options))
-                                for d in self.devices]
             self._stages = Stages(self.settings, self.jobs, self.memory, self.srs, self.timeline, self.registry,
                                   self._stopped, abc_on_device=self.abc_on_device, abc_for=self._abc_on_device_for)
             self._workers = Workers(self._stages, self.settings, self.devices)

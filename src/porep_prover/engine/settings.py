@@ -33,8 +33,8 @@ class EngineSettings:
     seconds a provider's call / a sink's or hook's call may take (None: no
     limit). provider_stall: seconds a synthesis worker's provider call runs
     before a stand-in worker takes its place (None: never). timeline_events: events kept in memory (the log keeps all).
-    msm_options: the MSM options of this engine's views of its devices'
-    backends (None: the backends' own). overlap_msms: the MSMs that do not
+    msm_options: the MSM options of this engine's kernel regions (prove_device's
+    options; None: the backends' own). overlap_msms: the MSMs that do not
     depend on H run beside H's transforms (prove_device's overlap).
     cluster: the registered cluster whose node engines prove this engine's
     partitions ("": this host's devices).

@@ -264,7 +264,7 @@ class Stages:
             with kernel_region(device.identity, self.timeline, job.id, task.index, name) as region:
                 sums = prove_device(backend, params, staged.assignment, self.settings.threads, b_g2=b_g2,
                                     host=self.cpu, overlap=self.settings.overlap_msms,
-                                    workers=self.settings.gpu_workers_per_device)
+                                    workers=self.settings.gpu_workers_per_device, options=self.settings.msm_options)
             return sums, region.end - region.start
         finally:
             backend.release_prepared(staged)

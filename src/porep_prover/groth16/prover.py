@@ -21,7 +21,8 @@ runs them in a row and checks the proof):
                   host, every query's scalars gathered) or a WitnessAssignment
                   (the witness alone, for a backend that evaluates a, b, c)
     prove_device  the kernel region (under the device's lock): H, then the
-                  MSMs of A, L + H and B_1 (and B_2)
+                  MSMs of A, L + H and B_1 (and B_2), as one list of steps
+                  over the backend's lanes (groth16.region)
     finish        B_2 (unless the region made it), then A, B, C with r, s
 """
 from __future__ import annotations
@@ -30,23 +31,25 @@ import dataclasses
 import random
 import secrets
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ..backend import Backend, Flavor
 from ..config import resolve_threads
-from ..curve.points import G1Array, G1Point, G2Point
+from ..curve.points import G1Point, G2Point
 from ..errors import InvalidInputError
 from ..field.constants import R
 from ..field.fr_array import FrArray
 from ..r1cs import _r1cs
 from .keys import Parameters, VerifyingKey
 from .proof import Proof
+from .region import HStep, MsmStep, On, Ref, Step, SumStep, TakeStep, run_region
 from ..r1cs.system import R1CS
 
 if TYPE_CHECKING:
-    from ..backend.base import Scalars
+    from ..backend.base import MsmOptions
 
 
 # ------------------------------------------------------------ what the stages hand each other
@@ -134,34 +137,30 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
 
 def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | WitnessAssignment, threads: int,
                  clock: "Stopwatch | None" = None, b_g2: bool = False, host: Backend | None = None,
-                 overlap: bool = False, workers: int = 1) -> MsmSums:
+                 overlap: bool = False, workers: int = 1, options: MsmOptions | None = None) -> MsmSums:
     """The kernel region (what a worker does while holding its device's lock):
     H, then the G1 MSMs of A, L + H and B_1; with b_g2, the G2 MSM of B as
-    well (else finish does it). host: the host's backend, where A's input
-    rows of a WitnessAssignment (a few hundred points) are summed; required
-    with one. overlap: the MSMs that do not depend on H (L, A, B_1, B_2)
-    run beside H's transforms where the backend can (Backend.beside; a GPU's
-    second stream), H's MSM after them; the same sums, the clock's laps then
-    h_poly (H's queueing) and msm_g1 (the rest). workers: the kernel-region
+    well (else finish does it): one list of steps (region_steps) run on the
+    backend's region (groth16.region). host: the host's backend, where A's
+    input rows of a WitnessAssignment (a few hundred points) are summed;
+    required with one. overlap: the MSMs that do not depend on H (L, A, B_1,
+    B_2) run beside H's transforms where the backend can (a GPU's second
+    stream), H's MSM after them; the same sums. workers: the kernel-region
     workers sharing the device, for its memory plan (Backend.plan_for, made
     here, under the lock: a new plan re-places what another region reads).
-    InvalidInputError for anything but the two assignments."""
+    options: the MSMs' options (an engine's). InvalidInputError for anything
+    but the two assignments."""
     clock = clock or Stopwatch(None)
-    if isinstance(assignment, (HostAssignment, WitnessAssignment)):
-        be.plan_for(params, assignment.r1cs if isinstance(assignment, WitnessAssignment) else None, workers)
-    known = isinstance(assignment, HostAssignment) or isinstance(assignment, WitnessAssignment) and host is not None
-    if overlap and known:
-        sums = overlapped_sums(be, host, params, assignment, threads, clock, b_g2)
-        if sums is not None:
-            return sums
-    match assignment:
-        case HostAssignment():
-            return sums_from_host(be, params, assignment, threads, clock, b_g2)
-        case WitnessAssignment() if host is not None:
-            return sums_from_witness(be, host, params, assignment, threads, clock, b_g2)
-        case WitnessAssignment():
-            raise InvalidInputError("prove_device: a WitnessAssignment needs the host's backend (host=)")
-    raise InvalidInputError(f"prove_device: a HostAssignment or a WitnessAssignment, not {type(assignment).__name__}")
+    if not isinstance(assignment, (HostAssignment, WitnessAssignment)):
+        raise InvalidInputError(f"prove_device: a HostAssignment or a WitnessAssignment, not "
+                                f"{type(assignment).__name__}")
+    if isinstance(assignment, WitnessAssignment) and host is None:
+        raise InvalidInputError("prove_device: a WitnessAssignment needs the host's backend (host=)")
+    be.plan_for(params, assignment.r1cs if isinstance(assignment, WitnessAssignment) else None, workers)
+    steps = region_steps(params, assignment, b_g2, overlap)
+    got = run_region(be, steps, threads, clock, options, overlap, host)
+    return MsmSums(cast(G1Point, got["a"]), cast(G1Point, got["lh"]), cast(G1Point, got["b1"]),
+                   cast("G2Point | None", got.get("b2")))
 
 
 def finish(be: Backend, params: Parameters, assignment: HostAssignment | WitnessAssignment, sums: MsmSums,
@@ -184,133 +183,84 @@ def finish(be: Backend, params: Parameters, assignment: HostAssignment | Witness
 # ------------------------------------------------------------ the kernel region's steps
 
 
-def sums_from_host(be: Backend, params: Parameters, assignment: HostAssignment, threads: int, clock: "Stopwatch",
-                   b_g2: bool) -> MsmSums:
-    """H from a, b, c (consumed), the G1 sums over the synthesized scalars, and B_2's with b_g2."""
-    sums = h_and_g1_sums(be, (assignment.a, assignment.b, assignment.c), Flavor.BELLMAN, threads, clock,
-                         h=params.h, l=(params.l, assignment.l_scalars), a=(params.a, assignment.a_scalars),
-                         b1=(params.b_g1, assignment.b_scalars))
+def region_steps(params: Parameters, assignment: HostAssignment | WitnessAssignment, b_g2: bool,
+                 overlap: bool) -> list[Step]:
+    """prove_device's region as steps (groth16.region), into the sums a, lh
+    (L + H), b1 and b2 (with b_g2); H's step first. Overlapped, the MSMs
+    that do not depend on H run on the side lane, beside H's transforms,
+    and H's MSM last (after the join); the laps then H's queueing (h_poly)
+    and the rest (msm_g1)."""
+    side = On.SIDE if overlap else On.MAIN
+
+    def lap(name: str) -> str | None:
+        return None if overlap else name
+
+    if isinstance(assignment, HostAssignment):
+        steps = _host_steps(params, assignment, b_g2, overlap, side, lap)
+    else:
+        steps = _witness_steps(params, assignment, b_g2, overlap, side, lap)
+    return steps + [MsmStep(("lh",), ((params.h, None),), Ref("h"), lap="msm_g1")] if overlap else steps
+
+
+def _host_steps(params: Parameters, assignment: HostAssignment, b_g2: bool, overlap: bool, side: On,
+                lap: Callable[[str], str | None]) -> list[Step]:
+    """From a, b, c: H, then A, L + H as one sum (one MSM on the CPU; H's
+    scalars given back after it), B_1 and B_2; overlapped, L alone (H's
+    comes last)."""
+    steps: list[Step] = [HStep(Flavor.BELLMAN, abc=(assignment.a, assignment.b, assignment.c))]
+    steps.append(MsmStep(("a",), ((params.a, None),), assignment.a_scalars, side))
+    if overlap:
+        steps.append(MsmStep(("lh",), ((params.l, None),), assignment.l_scalars, side))
+    else:
+        steps.append(SumStep("lh", ((params.l, assignment.l_scalars), (params.h, Ref("h"))), release=True))
+    steps.append(MsmStep(("b1",), ((params.b_g1, None),), assignment.b_scalars, side, lap=lap("msm_g1")))
     if b_g2:
-        b2_acc, _ = be.msm(params.b_g2, assignment.b_scalars, threads)
-        sums.b2_acc = cast(G2Point, b2_acc)
-        clock.lap("msm_g2")
-    return sums
+        steps.append(MsmStep(("b2",), ((params.b_g2, None),), assignment.b_scalars, side, lap=lap("msm_g2")))
+    return steps
 
 
-def sums_from_witness(be: Backend, host: Backend, params: Parameters, assignment: WitnessAssignment, threads: int,
-                      clock: "Stopwatch", b_g2: bool) -> MsmSums:
-    """H with A w, B w, C w evaluated by the backend, and the sums over its
-    copy of the witness w, one sort of the scalars shared where two arrays
-    read the same ones (msm_shared): H first (its scalars' memory back before
-    the rest), L and A's aux rows over w's aux values (A's points through
+def _witness_steps(params: Parameters, assignment: WitnessAssignment, b_g2: bool, overlap: bool, side: On,
+                   lap: Callable[[str], str | None]) -> list[Step]:
+    """From the witness: H with A w, B w, C w on the backend, H's MSM (its
+    scalars' memory back before the rest; overlapped, it comes last), L and
+    A's aux rows over w's aux values in one sort (A's points through
     R1CS.query_rows: where A reads an aux variable, almost all do, its
-    scalar is L's), A's input rows on the host, then B's scalars taken from
-    w for B_1, beside B_2 with b_g2."""
+    scalar is L's), A's input rows on the host, B's scalars taken from w
+    for B_1 and B_2 in one sort."""
     r1cs, k = assignment.r1cs, assignment.r1cs.num_inputs
-    with DeviceArrays(be) as arrays:
-        h, w = be.h_from_witness(r1cs, assignment.witness, threads, Flavor.BELLMAN, check=assignment.check,
-                                 keep_witness=True)
-        arrays.keep(h, w)
-        clock.lap("h_poly")
-        h_acc, _ = be.msm(params.h, h, threads)
-        arrays.release(h)                  # its memory back before the others' (A's scattered scalars, B's)
-        l_acc, a_acc = be.msm_shared([(params.l, None), (params.a, r1cs.query_rows("a"))], w[k:], threads)
-        a_acc = a_acc + a_input_rows(host, params, assignment, threads)
-        b = arrays.keep(be.take(w, r1cs.query_index("b", np.uint32)))
-        if b_g2:
-            clock.lap("msm_g1")
-            b1_acc, b2_acc = be.msm_shared([(params.b_g1, None), (params.b_g2, None)], b, threads)
-            clock.lap("msm_g2")            # B_1 counted here: one sort with B_2
-        else:
-            (b1_acc, _), b2_acc = be.msm(params.b_g1, b, threads), None
-            clock.lap("msm_g1")
-    return MsmSums(a_acc, l_acc + h_acc, cast(G1Point, b1_acc), cast("G2Point | None", b2_acc))
+    steps: list[Step] = [HStep(Flavor.BELLMAN, r1cs=r1cs, witness=assignment.witness, check=assignment.check)]
+    if not overlap:
+        steps.append(MsmStep(("lh",), ((params.h, None),), Ref("h"), release=True))
+    steps.append(MsmStep(("lh", "a"), ((params.l, None), (params.a, r1cs.query_rows("a"))), Ref("w", k), side))
+    steps += a_input_rows(params, assignment)
+    # with B_2, B_1 is counted in msm_g2: one sort for both
+    steps.append(TakeStep("b", Ref("w"), r1cs.query_index("b", np.uint32), side, lap=lap("msm_g1") if b_g2 else None))
+    b_sets = ((params.b_g1, None), (params.b_g2, None)) if b_g2 else ((params.b_g1, None),)
+    steps.append(MsmStep(("b1", "b2")[:len(b_sets)], b_sets, Ref("b"), side, lap=lap("msm_g2" if b_g2 else "msm_g1")))
+    return steps
 
 
-def overlapped_sums(be: Backend, host: Backend | None, params: Parameters,
-                    assignment: HostAssignment | WitnessAssignment, threads: int, clock: "Stopwatch",
-                    b_g2: bool) -> MsmSums | None:
-    """prove_device's sums in overlap mode, or None where be has no second
-    stream (Backend.beside). H's transforms are queued on be and left
-    running; the MSMs of L, A, B_1 (and B_2 with b_g2) and B's gather run
-    on the beside block's value meanwhile; H's MSM runs on be after the
-    block, whose end orders be's work after the second stream's. The same
-    MSMs as sums_from_host / sums_from_witness, each scalar kept until the
-    region ends (H's memory is not given back before B's MSMs: they run
-    beside its transforms)."""
-    with DeviceArrays(be) as arrays:
-        with be.beside() as side:
-            if side is None:
-                return None
-            if isinstance(assignment, HostAssignment):
-                h = arrays.keep(side.h_scalars(assignment.a, assignment.b, assignment.c, threads, Flavor.BELLMAN))
-                clock.lap("h_poly")
-                a_acc, _ = side.msm(params.a, assignment.a_scalars, threads)
-                l_acc, _ = side.msm(params.l, assignment.l_scalars, threads)
-                b: Scalars = assignment.b_scalars
-            else:
-                r1cs, k = assignment.r1cs, assignment.r1cs.num_inputs
-                h, w = side.h_from_witness(r1cs, assignment.witness, threads, Flavor.BELLMAN,
-                                           check=assignment.check, keep_witness=True)
-                arrays.keep(h, w)
-                clock.lap("h_poly")
-                l_acc, a_acc = side.msm_shared([(params.l, None), (params.a, r1cs.query_rows("a"))], w[k:], threads)
-                # prove_device overlaps a WitnessAssignment only with host given (its `known`)
-                a_acc = a_acc + a_input_rows(cast(Backend, host), params, assignment, threads)
-                b = arrays.keep(side.take(w, r1cs.query_index("b", np.uint32)))
-            if b_g2 and isinstance(assignment, WitnessAssignment):      # as sums_from_witness: one sort
-                b1_acc, b2_acc = side.msm_shared([(params.b_g1, None), (params.b_g2, None)], b, threads)
-            else:
-                (b1_acc, _), b2_acc = side.msm(params.b_g1, b, threads), None
-                if b_g2:
-                    b2_acc, _ = side.msm(params.b_g2, b, threads)
-        h_acc, _ = be.msm(params.h, h, threads)      # after the join: H's scalars are complete
-    clock.lap("msm_g1")
-    return MsmSums(cast(G1Point, a_acc), l_acc + h_acc, cast(G1Point, b1_acc), cast("G2Point | None", b2_acc))
-
-
-def a_input_rows(host: Backend, params: Parameters, assignment: WitnessAssignment, threads: int) -> G1Point:
-    """sum of A's rows of input variables (its first points) over their witness values, on the host."""
+def a_input_rows(params: Parameters, assignment: WitnessAssignment) -> list[Step]:
+    """A's rows of input variables (its first points) over their witness
+    values, summed on the host (a few hundred points: cheaper there than
+    uploaded); no step where A reads no input."""
     idx = assignment.r1cs.query_index("a")
     first = int(np.searchsorted(idx, assignment.r1cs.num_inputs))
     if not first:
-        return G1Point.identity()
-    return cast(G1Point, host.msm(params.a[:first], FrArray(assignment.witness.limbs[idx[:first]]), threads)[0])
-
-
-def h_and_g1_sums(be: Backend, abc: tuple[FrArray, FrArray, FrArray], flavor: Flavor, threads: int,
-                  clock: "Stopwatch", h: G1Array, l: tuple[G1Array, FrArray],  # noqa: E741 (callers name it l=)
-                  a: tuple[G1Array, FrArray], b1: tuple[G1Array, FrArray]) -> MsmSums:
-    """H's scalars of flavor from a, b, c (consumed; left on the device where
-    the backend keeps them there), then g1_sums with h H's points; l, a, b1
-    are (points, scalars). Both flavours' kernel region."""
-    with DeviceArrays(be) as arrays:
-        h_scalars = arrays.keep(be.h_scalars(*abc, threads, flavor))
-        clock.lap("h_poly")
-        sums = g1_sums(be, threads, h=(h, h_scalars), l=l, a=a, b1=b1)
-    clock.lap("msm_g1")
-    return sums
-
-
-def g1_sums(be: Backend, threads: int, h: tuple[G1Array, Scalars],
-            l: tuple[G1Array, Scalars], a: tuple[G1Array, Scalars],  # noqa: E741 (callers name it l=)
-            b1: tuple[G1Array, Scalars]) -> MsmSums:
-    """The G1 MSMs, shared by both flavours; each argument is (points, scalars).
-
-    The delta terms of C cancel once B_1 is expanded:
-        C = L + H + s A + r (beta_1 + B1 + s delta_1) - r s delta_1 = (L + H) + r B1 + s A + r beta_1
-    so L and H go through one msm_many (on the CPU one MSM over the
-    concatenation: one plan, larger windows) and B_1 needs no blinding of its
-    own. (B1 is not folded in as r-scaled scalars: for mostly-bit witnesses its
-    sum is a cheap batch addition, which equal scalars r would turn into a full MSM.)"""
-    a_acc, _ = be.msm(a[0], a[1], threads)
-    lh_acc = be.msm_many([l, h], threads)
-    b1_acc, _ = be.msm(b1[0], b1[1], threads)
-    return MsmSums(cast(G1Point, a_acc), cast(G1Point, lh_acc), cast(G1Point, b1_acc))
+        return []
+    return [MsmStep(("a",), ((params.a[:first], None),), FrArray(assignment.witness.limbs[idx[:first]]), On.HOST)]
 
 
 def assemble(vk: VerifyingKey, sums: MsmSums, rng: random.Random | None, clock: "Stopwatch") -> Proof:
-    """A, B, C from the sums (B_2's included) with fresh r, s (see g1_sums for C)."""
+    """A, B, C from the sums (B_2's included) with fresh r, s.
+
+    The delta terms of C cancel once B_1 is expanded:
+        C = L + H + s A + r (beta_1 + B1 + s delta_1) - r s delta_1 = (L + H) + r B1 + s A + r beta_1
+    so the region sums L and H into one (on the CPU one MSM over the
+    concatenation: one plan, larger windows) and B_1 needs no blinding of
+    its own. (B1 is not folded in as r-scaled scalars: for mostly-bit
+    witnesses its sum is a cheap batch addition, which equal scalars r
+    would turn into a full MSM.)"""
     draw = rng.randrange if rng is not None else secrets.randbelow
     r, s = draw(R), draw(R)
     proof_a = vk.alpha_g1 + sums.a_acc + vk.delta_g1 * r
@@ -329,35 +279,6 @@ def query_scalars(r1cs: R1CS, witness: FrArray, query: str, threads: int | None)
     out = np.empty((len(idx), 4), dtype=np.uint64)
     _r1cs.gather_rows(witness.limbs, idx, out, resolve_threads(threads))
     return FrArray(out)
-
-
-class DeviceArrays:
-    """The scalars a kernel region leaves on its backend (H's, the witness's
-    copy, a query's), given back to it (release_scalars) when the region
-    ends, whichever way, or one early with release."""
-
-    backend: Backend
-    _kept: list[Scalars]
-
-    def __init__(self, backend: Backend) -> None:
-        self.backend, self._kept = backend, []
-
-    def keep(self, *arrays: Scalars) -> Scalars:
-        """Own arrays until the region ends; returns the last one."""
-        self._kept += arrays
-        return arrays[-1]
-
-    def release(self, array: Scalars) -> None:
-        self._kept.remove(array)
-        self.backend.release_scalars(array)
-
-    def __enter__(self) -> "DeviceArrays":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        kept, self._kept = self._kept, []
-        for array in kept:
-            self.backend.release_scalars(array)
 
 
 class Stopwatch:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import secrets
 import warnings
+from typing import cast
 
 import numpy as np
 
@@ -29,7 +30,8 @@ from ..groth16.insecure_setup import InsecureSetupWarning, lagrange_basis
 from ..groth16.keys import VerifyingKey
 from ..groth16.proof_check import (EITHER, FINITE, INFINITY, Query, Suspects, check_proof, columns_used,
                                    random_scalars)
-from ..groth16.prover import MsmSums, Stopwatch, assemble, h_and_g1_sums
+from ..groth16.prover import MsmSums, Stopwatch, assemble
+from ..groth16.region import HStep, MsmStep, Ref, Step, SumStep, run_region
 from ..groth16.proof import Proof
 from ..r1cs.system import R1CS, SparseMatrix
 from .circom_files import CircomR1CS
@@ -87,18 +89,23 @@ def prove(zkey: ZKey, witness: FrArray, backend: str = "cpu", threads: int | Non
 
 def device_part(be, zkey: ZKey, witness: FrArray, threads: int, clock: Stopwatch | None = None,
                 b_g2: bool = False) -> MsmSums:
-    """The sums a backend makes: A_T, B_T (C_T = A_T o B_T) and H, then the
-    G1 MSMs of A, C + H and B_1; with b_g2, B_2's too (else the caller does)."""
+    """The sums a backend makes: A_T, B_T (C_T = A_T o B_T) on the host, then
+    the region's steps (groth16.region): H, the G1 MSMs of A, C + H (one
+    sum) and B_1; with b_g2, B_2's too (else the caller does)."""
     clock = clock or Stopwatch(None)
     a_t = zkey.a_matrix.matvec(witness, threads)
     b_t = zkey.b_matrix.matvec(witness, threads)
     c_t = a_t * b_t
     clock.lap("synthesis")
-    sums = h_and_g1_sums(be, (a_t, b_t, c_t), Flavor.SNARKJS, threads, clock, h=zkey.h,
-                         l=(zkey.c, witness[zkey.n_public + 1:]), a=(zkey.a, witness), b1=(zkey.b_g1, witness))
+    steps: list[Step] = [HStep(Flavor.SNARKJS, abc=(a_t, b_t, c_t)),
+                         MsmStep(("a",), ((zkey.a, None),), witness),
+                         SumStep("lh", ((zkey.c, witness[zkey.n_public + 1:]), (zkey.h, Ref("h")))),
+                         MsmStep(("b1",), ((zkey.b_g1, None),), witness, lap="msm_g1")]
     if b_g2:
-        sums.b2_acc, _ = be.msm(zkey.b_g2, witness, threads)
-    return sums
+        steps.append(MsmStep(("b2",), ((zkey.b_g2, None),), witness, lap="msm_g2"))
+    got = run_region(be, steps, threads, clock)
+    return MsmSums(cast(G1Point, got["a"]), cast(G1Point, got["lh"]), cast(G1Point, got["b1"]),
+                   cast("G2Point | None", got.get("b2")))
 
 
 def check_circuit(zkey: ZKey, r1cs: R1CS, threads: int) -> None:
