@@ -215,7 +215,7 @@ def test_damaged_zkey_gives_no_proof(circuit, zkey, section, how, rng):
     assert not verify(zkey.vk, public, proof)
 
 
-def test_zkey_for_another_circuit(circuit, zkey, tmp_path):
+def test_zkey_for_another_circuit(circuit, zkey, tmp_path, capsys):
     """A changed .r1cs whose sizes match: in A on the zero wire (the witness
     still satisfies it), the key's A differs; in C with a witness made for the
     change, the proof fails and the key is blamed; a change the witness does
@@ -238,13 +238,18 @@ def test_zkey_for_another_circuit(circuit, zkey, tmp_path):
     # the same through groth16 prove --r1cs: no files, exit 2, the key's file named
     key_path, wtns = tmp_path / "c.zkey", tmp_path / "w.wtns"
     snarkjs.write_zkey(key_path, zkey)
-    for changed, witness, _expect in ((zero_a, w, "KeyIntegrityError"), (r1cs_c, w_c, "KeyIntegrityError"),
-                                      (unsat, w, "UnsatisfiedError")):
+    capsys.readouterr()
+    named = f"KeyIntegrityError: {key_path}: "
+    for changed, witness, expect in ((zero_a, w, named + "the key's A differs from the circuit's at constraint 0"),
+                                     (r1cs_c, w_c, named),
+                                     (unsat, w, f"UnsatisfiedError: constraint {m - 1} is not satisfied")):
         write_circom_r1cs(tmp_path / "c.r1cs", changed, 1)
         snarkjs.write_wtns(wtns, witness)
         assert run("groth16", "prove", key_path, wtns, tmp_path / "p.json", tmp_path / "pub.json",
                    "--r1cs", tmp_path / "c.r1cs") == 2
         assert not (tmp_path / "p.json").exists() and not (tmp_path / "pub.json").exists()
+        err = capsys.readouterr().err
+        assert err.startswith(f"porep-prover: error: {expect}") and err.count("\n") == 1, err   # one line, named
 
 
 # ------------------------------------------------------------ the device
