@@ -57,6 +57,25 @@ def test_msm_in_passes_matches_cpu(planned, cls, streamed, rng):
         assert not planned.is_resident(pts.limbs)
 
 
+@pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
+def test_one_streamed_pass_serves_two_scalar_sets(planned, cls, rng):
+    """msm_sets over a streamed array: each set's sum is the CPU's, and the
+    array crosses the bus once for both sets (what two msm calls move twice)."""
+    n = rng.randrange(20000, 40000)
+    pts, sets = random_points(cls, rng, n), [random_fr(n, rng) for _ in range(2)]
+    want = [CPU.msm(pts, sc, 2)[0] for sc in sets]
+    planned.pass_points = rng.randrange(3000, 9000)
+    planned.stream_arrays([pts.limbs], pts.limbs.shape[1] * 8 * rng.randrange(1000, 4000))
+    planned.msm(pts, sets[0], 1)                          # the ring made and warm
+    before = planned.ring.uploaded
+    got = planned.msm_ops.msm_sets(pts, sets)
+    once = planned.ring.uploaded - before
+    assert [total for total, _ in got] == want and once == pts.limbs.nbytes
+    for sc in sets:
+        planned.msm(pts, sc, 1)
+    assert planned.ring.uploaded - before - once == 2 * pts.limbs.nbytes
+
+
 def test_msm_shared_takes_its_msms_apart_where_an_array_streams(planned, rng):
     n = rng.randrange(5000, 9000)
     a, b = random_points(G1Array, rng, n), random_points(G1Array, rng, n)

@@ -99,36 +99,54 @@ class GpuMsm:
             ) -> tuple[G1Point | G2Point, dict[str, int]]:
         """(sum scalars[i] points[i], the scalars' split); options: a caller's
         MsmOptions for the window tables (None: this side's tables / table_copies)."""
+        return self.msm_sets(points, [scalars], options)[0]
+
+    def msm_sets(self, points: G1Array | G2Array, scalar_sets: Sequence[FrArray | DeviceScalars],
+                 options: TableOptions | None = None) -> list[tuple[G1Point | G2Point, dict[str, int]]]:
+        """[msm(points, scalars, options) for scalars in scalar_sets] from one
+        pass over the points: each pass's points (a streamed array's chunk,
+        uploaded once) serve every set in turn before the next, so the
+        transfer of a streamed array is divided by the sets' number (two
+        partitions' regions sharing a pass: backend.device_plan's pairs)."""
         n = len(points)
-        stats = {"zeros": n, "ones": 0, "full": 0, "window_bits": 0}
-        if len(scalars) != n:
-            raise LengthMismatchError(f"msm: {n} points but {len(scalars)} scalars")
+        for scalars in scalar_sets:
+            if len(scalars) != n:
+                raise LengthMismatchError(f"msm: {n} points but {len(scalars)} scalars")
         if n == 0:
-            return point_type(points).identity(), stats
+            return [(point_type(points).identity(), {"zeros": 0, "ones": 0, "full": 0, "window_bits": 0})
+                    for _ in scalar_sets]
         if n >= 1 << 28:
             raise InvalidInputError(f"GPU MSM of {n} points: at most 2^28 - 1 per call")
-        partials: list[tuple[NDArray[np.uint64], int]] = []
-        totals = np.zeros(3, dtype=np.int64)
+        partials: list[list[tuple[NDArray[np.uint64], int]]] = [[] for _ in scalar_sets]
+        totals = np.zeros((len(scalar_sets), 3), dtype=np.int64)
         with self.gpu.holding(points.limbs):   # its resident copy stays while chunks run
             table = window_table(self, points, options) if self.gpu.in_one_pass(points) else None
             for start, stop, pts in self.gpu.point_chunks(points):
-                uploaded = None
-                if isinstance(scalars, DeviceScalars):
-                    sc: DeviceBuffer | int = scalars.address(start)
-                else:
-                    sc = uploaded = self.gpu.upload(scalars.limbs[start:stop])
-                try:
-                    got, used, counts = self._pippenger(points.GROUP, pts, sc, stop - start,
-                                                        proj_bytes(points), table)
-                finally:
-                    if uploaded is not None:
-                        self.gpu.free(uploaded)
-                totals += counts
-                if got is not None:
-                    partials.append((got, used))
-        stats.update(zeros=int(totals[0]), ones=int(totals[1]), full=int(totals[2]),
-                     window_bits=max((used for _, used in partials), default=0))
-        return self._finish(point_type(points), points.GROUP, partials), stats
+                for k, scalars in enumerate(scalar_sets):
+                    got, used, counts = self._chunk(points, pts, scalars, start, stop, table)
+                    totals[k] += counts
+                    if got is not None:
+                        partials[k].append((got, used))
+        out = []
+        for k, parts in enumerate(partials):
+            stats = {"zeros": int(totals[k, 0]), "ones": int(totals[k, 1]), "full": int(totals[k, 2]),
+                     "window_bits": max((used for _, used in parts), default=0)}
+            out.append((self._finish(point_type(points), points.GROUP, parts), stats))
+        return out
+
+    def _chunk(self, points: G1Array | G2Array, pts: DeviceBuffer | int, scalars: FrArray | DeviceScalars,
+               start: int, stop: int, table: Table | None) -> tuple[NDArray[np.uint64] | None, int, NDArray[np.int64]]:
+        """One pass's _pippenger over points[start:stop] (at pts) with their scalars (uploaded here from the host)."""
+        uploaded = None
+        if isinstance(scalars, DeviceScalars):
+            sc: DeviceBuffer | int = scalars.address(start)
+        else:
+            sc = uploaded = self.gpu.upload(scalars.limbs[start:stop])
+        try:
+            return self._pippenger(points.GROUP, pts, sc, stop - start, proj_bytes(points), table)
+        finally:
+            if uploaded is not None:
+                self.gpu.free(uploaded)
 
     def msm_shared(self, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]],
                    scalars: FrArray | DeviceScalars) -> list[G1Point | G2Point] | None:
