@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Protocol, overload
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -46,74 +46,10 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from . import DeviceInfo, Driver, _driver
-    from .device import Item
+    from .device import Device, Item
     from .resident import Points
 
 THREADS = 256
-
-
-class ViewedDevice(Protocol):
-    """What a SecondStream uses of its device (a cuda.device.Device)."""
-
-    @property
-    def info(self) -> DeviceInfo: ...
-
-    @property
-    def drv(self) -> Driver: ...
-
-    @property
-    def ctx(self) -> _driver.Context: ...
-
-    @property
-    def stream(self) -> _driver.Stream: ...
-
-    @property
-    def aux_stream(self) -> _driver.Stream: ...
-
-    @property
-    def pooled(self) -> bool: ...
-
-    @property
-    def lock(self) -> threading.RLock: ...
-
-    @property
-    def resident_budget(self) -> int: ...
-
-    @property
-    def pass_points(self) -> int: ...
-
-    def kernel(self, module: str, name: str) -> _driver.Kernel: ...
-
-    def try_alloc(self, nbytes: int) -> _driver.DeviceBuffer | None: ...
-
-    def holding(self, *arrays: npt.NDArray[np.generic] | None) -> AbstractContextManager[None]: ...
-
-    def in_one_pass(self, points: Points) -> bool: ...
-
-    def side_fill_stream(self) -> _driver.Stream: ...
-
-    def launch(self, module: str, name: str, n: int, args: Sequence[_driver.DeviceBuffer | int], block: int = ...,
-               stream: _driver.Stream | None = ...) -> None: ...
-
-    def alloc(self, nbytes: int) -> _driver.DeviceBuffer: ...
-
-    def free(self, *bufs: _driver.DeviceBuffer | None) -> None: ...
-
-    def take_ahead(self, raw: npt.NDArray[np.uint8]) -> _driver.DeviceBuffer | None: ...
-
-    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...], dtype: type[Item],
-                       stream: _driver.Stream | None = ...) -> npt.NDArray[Item]: ...
-
-    def is_resident(self, limbs: npt.NDArray[np.generic]) -> bool: ...
-
-    def resident_array(self, limbs: npt.NDArray[np.generic]) -> _driver.DeviceBuffer: ...
-
-    def derived(self, limbs: npt.NDArray[np.generic], tag: Hashable) -> _driver.DeviceBuffer | None: ...
-
-    def is_streamed(self, points: Points) -> bool: ...
-
-    def point_chunks(self, points: Points, stream: _driver.Stream | None = ...
-                     ) -> Iterator[tuple[int, int, _driver.DeviceBuffer | int]]: ...
 
 
 class SecondStream:
@@ -124,7 +60,7 @@ class SecondStream:
     kernels, the resident store's bounds) is named below one by one; the
     rest keeps to the second stream."""
 
-    def __init__(self, device: ViewedDevice) -> None:
+    def __init__(self, device: Device) -> None:
         self.device = device
         self.stream = device.aux_stream
         self.aux_stream = device.side_fill_stream()
