@@ -48,6 +48,7 @@ from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
 from porep_prover.groth16.prover import (HostAssignment, finish, prove_device, query_scalars,
                                          synthesize)
+from porep_prover.groth16.region import Ref, Slots
 from porep_prover_porep_shaped.plugin import PorepShapedProvider
 
 MONT_ONE = np.array([(pow(2, 256, R) >> (64 * i)) & (2**64 - 1) for i in range(4)], dtype=np.uint64)
@@ -65,39 +66,21 @@ def fresh(params, r1cs, witness, threads, on_device):
     return synthesize(params, r1cs, witness, threads, check=False, abc_on_device=on_device)
 
 
-class DeviceArrays:
-    """Scalars the phases leave on the backend, given back when the block ends."""
-
-    def __init__(self, backend):
-        self.backend, self.kept = backend, []
-
-    def keep(self, *arrays):
-        self.kept += arrays
-        return arrays[-1]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        kept, self.kept = self.kept, []
-        for array in kept:
-            self.backend.release_scalars(array)
-
-
-def phase_scalars(be, assignment, threads, arrays: DeviceArrays):
+def phase_scalars(be, assignment, threads, slots: Slots):
     """H's scalars and the (l, a, b) queries' scalars, each MSM apart: H from
     a, b, c (consumed) and the synthesized scalars; or all from the device's
     copy of the witness (A's taken too, where the kernel region reads them
     through msm_shared's rows)."""
     if isinstance(assignment, HostAssignment):
-        h = arrays.keep(be.h_scalars(assignment.a, assignment.b, assignment.c, threads, Flavor.BELLMAN))
-        return h, (assignment.l_scalars, assignment.a_scalars, assignment.b_scalars)
+        slots.put("h", be.h_scalars(assignment.a, assignment.b, assignment.c, threads, Flavor.BELLMAN))
+        return slots.get(Ref("h")), (assignment.l_scalars, assignment.a_scalars, assignment.b_scalars)
     r1cs = assignment.r1cs
     h, w = be.h_and_witness(r1cs, assignment.witness, threads, Flavor.BELLMAN, check=assignment.check)
-    arrays.keep(h, w)
-    a_sc = arrays.keep(be.take(w, r1cs.query_index("a", np.uint32)))
-    b_sc = arrays.keep(be.take(w, r1cs.query_index("b", np.uint32)))
-    return h, (w[r1cs.num_inputs:], a_sc, b_sc)
+    slots.put("h", h)
+    slots.put("w", w)
+    for q in "ab":
+        slots.put(q, be.take(w, r1cs.query_index(q, np.uint32)))
+    return h, (w[r1cs.num_inputs:], slots.get(Ref("a")), slots.get(Ref("b")))
 
 
 def one_run(be, params, r1cs, witness, threads, on_device, phases=None, overlap=False) -> dict:
@@ -108,8 +91,8 @@ def one_run(be, params, r1cs, witness, threads, on_device, phases=None, overlap=
     synth = fresh(params, r1cs, witness, threads, on_device)
     times = {}
     t = time.perf_counter()
-    with DeviceArrays(be) as arrays:
-        h_sc, (l_sc, a_sc, b_sc) = phase_scalars(be, synth, threads, arrays)
+    with Slots(be) as slots:
+        h_sc, (l_sc, a_sc, b_sc) = phase_scalars(be, synth, threads, slots)
         times["h (ntt)"] = time.perf_counter() - t
         for name, points, scalars in (("msm a", params.a, a_sc), ("msm l", params.l, l_sc),
                                       ("msm h", params.h, h_sc), ("msm b_g1", params.b_g1, b_sc),

@@ -117,7 +117,7 @@ def run_region(be: Backend, steps: list[Step], threads: int, clock: Clock, optio
     come after theirs). Every slot is given back when the region ends,
     whichever way. Returns the accumulators."""
     sums: dict[str, G1Point | G2Point] = {}
-    with _Slots(be) as slots, be.region(options, overlap) as region:
+    with Slots(be) as slots, be.region(options, overlap) as region:
         beside = False                    # side work queued since the last join
         for step in steps:
             on = step.on if not isinstance(step, HStep) else On.MAIN
@@ -140,7 +140,7 @@ def _lane(region: Region, on: On, host: Backend | None) -> Lane:
     return region.side if on is On.SIDE and region.side is not None else region.main
 
 
-def _run(step: Step, lane: Lane, slots: _Slots, sums: dict[str, G1Point | G2Point], threads: int) -> None:
+def _run(step: Step, lane: Lane, slots: Slots, sums: dict[str, G1Point | G2Point], threads: int) -> None:
     match step:
         case HStep(abc=(a, b, c)):
             slots.put("h", lane.h_scalars(a, b, c, threads, step.flavor))
@@ -171,7 +171,7 @@ def _add(sums: dict[str, G1Point | G2Point], name: str, got: G1Point | G2Point) 
     sums[name] = got if name not in sums else sums[name] + got
 
 
-class _Slots:
+class Slots:
     """The scalars a region's steps leave on its backend (H's, the witness's
     copy, a gather's) by name, given back to it (release_scalars) when the
     region ends, whichever way, or one early with release."""
@@ -201,7 +201,7 @@ class _Slots:
         if isinstance(source, Ref):
             self.release(source.slot)
 
-    def __enter__(self) -> _Slots:
+    def __enter__(self) -> Slots:
         return self
 
     def __exit__(self, *exc: object) -> None:
