@@ -302,7 +302,7 @@ def test_engine_on_gpu_proofs_verify(gpu, cfg, rng):
         # inside: the engine drops its parameters' device copies, tables with them, when it shuts down
         made = [key for key in gpu._resident if not isinstance(key, int)]
     assert result.ok and bool(made) == tables      # the tables were made, and used by every proof
-    assert gpu.msm_options is None and gpu.msm_ops.tables == tables_before   # the engine's view had them
+    assert gpu.lane.options is None and gpu.msm_ops.tables == tables_before   # the engine's lanes had them
     for w, public, proof in zip(witnesses, result.public_inputs, result.proofs):
         assert public == w[1:r1cs.num_inputs].to_ints() and verify(params.vk, public, proof)
     kinds = {e.event for e in events}
