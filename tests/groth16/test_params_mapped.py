@@ -17,7 +17,8 @@ from porep_prover.errors import ParamsDigestError, ParamsFormatError
 from porep_prover.groth16 import (Parameters, insecure_setup, load_params, prove, read_mapped, read_params_mapped,
                                   verify, write_mapped, write_params)
 from porep_prover.groth16 import params_mapped
-from porep_prover.groth16.params_mapped import (ALIGN, HEADER, HEADER_SUMMED, SAMPLE, SECTIONS, is_mapped,
+from porep_prover.host_memory import is_mapped
+from porep_prover.groth16.params_mapped import (ALIGN, HEADER, HEADER_SUMMED, SAMPLE, SECTIONS,
                                                 mapped_copy, mapped_source_digest, mirror_path, tree_sha256)
 
 

@@ -8,7 +8,7 @@ from porep_prover import FrArray  # noqa: E402
 from porep_prover.engine import Engine, Job, load_config  # noqa: E402
 from porep_prover.errors import InvalidInputError, JobFailedError, UnsatisfiedError  # noqa: E402
 from porep_prover.groth16 import read_mapped, read_params, verify  # noqa: E402
-from porep_prover.groth16.params_mapped import is_mapped  # noqa: E402
+from porep_prover.host_memory import is_mapped  # noqa: E402
 from porep_prover.hooks import collect_registry, plugin_manager  # noqa: E402
 from porep_prover_porep_shaped import PARTITION, TARGET, build, counts, statistics, witness  # noqa: E402
 

@@ -13,7 +13,8 @@ For a parameter set the backend asks the planner (backend/device_plan.py)
 what stays resident, what is streamed and how many points an MSM pass
 sorts, and applies it: the resident store keeps the resident arrays (its
 budget what the plan leaves them), the streamed ones are pinned in host
-memory and go through the chunk ring, the MSMs run in passes. The plan is
+memory (in place; copied once where they are a file mapping) and go
+through the chunk ring, the MSMs run in passes. The plan is
 made when a parameter set first reaches the device and kept while the same
 set comes; status reports it with what is used.
 """

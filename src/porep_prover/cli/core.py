@@ -231,7 +231,7 @@ def cmd_params_map(args) -> int:
 
 
 def cmd_params_info(args) -> int:
-    from ..groth16.params_mapped import is_mapped
+    from ..host_memory import is_mapped
     from . import progress
     t = time.perf_counter()
     with progress.display(args) as shown:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Page-locked host memory: arenas for a partition's uploads, filled before
-the GPU's kernel region, and the streamed points pinned in place (HostPins).
+the GPU's kernel region, and the streamed points page-locked (HostPins): in
+place, or copied once where they are a file mapping.
 
 An engine worker prepares its next partition while another worker holds the
 device: the arrays the kernel region uploads (a, b, c and the MSM scalars)
@@ -13,17 +14,20 @@ arrays out in one arena.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 import threading
+import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import numpy as np
 
 from ..errors import CudaError
+from ..host_memory import is_mapped
 from .staging import copy_in_slices
 
 if TYPE_CHECKING:
@@ -32,6 +36,8 @@ if TYPE_CHECKING:
     from . import Driver, _driver
 
 LOG = logging.getLogger(__name__)
+
+ArrayT = TypeVar("ArrayT", bound="npt.NDArray[np.generic]")
 
 SLICE = 8 << 20            # bytes per threaded copy slice
 ALIGN = 256                # arena offsets aligned like device allocations
@@ -117,39 +123,79 @@ class PinnedPool:
 
 
 
+@dataclasses.dataclass
+class Pin:
+    """How one streamed array is page-locked: its own pages registered
+    (copy None), or a page-locked copy of it (copy: what to stream from);
+    holder unlocks them (close)."""
+    holder: _driver.HostRegistration | _driver.PinnedBuffer
+    copy: npt.NDArray[np.generic] | None
+    finalizer: weakref.finalize[[int], npt.NDArray[np.generic]]
+
+
 class HostPins:
-    """Host arrays page-locked in place (the driver's HostRegistration): the
-    points a device streams, so that each chunk's copy is one DMA. An array
-    stays pinned until it is collected, unpinned or the pins closed; one the
-    driver refuses (a lock limit, a mapping it cannot pin) is streamed from
-    pageable memory, as it was."""
+    """Host arrays page-locked for a device to stream from, so that each
+    chunk's copy is one DMA. Anonymous memory is pinned in place (the
+    driver's HostRegistration). A file mapping (mapped parameters) is copied
+    once into page-locked memory instead: registering one makes the kernel
+    pin page-cache pages under the process's memory-map lock, and on the
+    H100 host a 47 GB mapped SRS's registration had not returned after 10
+    minutes, every reader of the process's map (ps, /proc) waiting behind
+    it. An array stays pinned until it is collected, unpinned or the pins
+    closed; one the driver refuses (a lock limit, memory it cannot lock) is
+    streamed from pageable memory, as it was."""
 
     def __init__(self, drv: Driver, ctx: _driver.Context) -> None:
         self.drv, self.ctx = drv, ctx
-        # id(array) -> (registration, finalizer)
-        self._pins: dict[int, tuple[_driver.HostRegistration, weakref.finalize[[int], npt.NDArray[np.generic]]]] = {}
+        self._pins: dict[int, Pin] = {}       # id(array) -> its pin
         self._lock = threading.Lock()
 
     def pin(self, array: npt.NDArray[np.generic]) -> bool:
-        """Page-lock a C-contiguous array's memory (once); whether it is pinned."""
+        """Page-lock a C-contiguous array's memory, or a copy of it (once);
+        whether it is pinned. source(array) is then what to stream from."""
         key = id(array)
         with self._lock:
             if key in self._pins:
                 return True
         if not array.flags.c_contiguous:
             return False
+        raw = array.reshape(-1).view(np.uint8)
+        t = time.perf_counter()
         try:
-            registration = self.drv.HostRegistration(self.ctx, array.reshape(-1).view(np.uint8))
+            holder: _driver.HostRegistration | _driver.PinnedBuffer
+            if is_mapped(array):
+                holder = buffer = self.drv.PinnedBuffer(self.ctx, raw.nbytes)
+                copy = self._copy(buffer, raw).view(array.dtype).reshape(array.shape)
+            else:
+                holder, copy = self.drv.HostRegistration(self.ctx, raw), None
         except CudaError as exc:
             LOG.warning("streaming %d bytes from pageable memory: %s", array.nbytes, exc)
             return False
+        LOG.info("%s %.2f GiB for streaming in %.1f s", "copied into page-locked memory" if copy is not None
+                 else "page-locked in place", array.nbytes / 2**30, time.perf_counter() - t)
         with self._lock:
-            self._pins[key] = (registration, weakref.finalize(array, self._unpin, key))
+            self._pins[key] = Pin(holder, copy, weakref.finalize(array, self._unpin, key))
         return True
+
+    @staticmethod
+    def _copy(buffer: _driver.PinnedBuffer, raw: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+        """raw copied into buffer, on threads (one thread reads a mapping far below memory bandwidth)."""
+        # numpy's stubs take only the buffer types they name, not the pinned buffer (see PinnedPool.acquire)
+        view: npt.NDArray[np.uint8] = np.frombuffer(buffer, dtype=np.uint8)  # type: ignore[call-overload]
+        workers = min(8, os.cpu_count() or 1)
+        with ThreadPoolExecutor(workers, thread_name_prefix="pin-copy") as pool:
+            copy_in_slices(pool if workers > 1 else None, view, raw, SLICE)
+        return view
+
+    def source(self, array: ArrayT) -> ArrayT:
+        """What to stream array from: its page-locked copy, if pin made one, else array itself."""
+        with self._lock:
+            pinned = self._pins.get(id(array))
+        return cast(ArrayT, pinned.copy) if pinned is not None and pinned.copy is not None else array
 
     def pinned_bytes(self) -> int:
         with self._lock:
-            return sum(reg.nbytes for reg, _ in self._pins.values())
+            return sum(pin.holder.nbytes for pin in self._pins.values())
 
     def unpin(self, array: npt.NDArray[np.generic]) -> None:
         self._unpin(id(array))
@@ -160,10 +206,12 @@ class HostPins:
 
     def _unpin(self, key: int) -> None:
         with self._lock:
-            entry = self._pins.pop(key, None)
-        if entry is not None:
-            entry[1].detach()
-            entry[0].close()
+            pin = self._pins.pop(key, None)
+        if pin is not None:
+            pin.finalizer.detach()
+            pin.copy = None
+            with contextlib.suppress(BufferError):   # a view of the copy is still read: freed with the last
+                pin.holder.close()
 
     def close(self) -> None:
         for key in list(self._pins):

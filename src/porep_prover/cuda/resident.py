@@ -91,7 +91,7 @@ class ResidentMemory:
         if self.is_streamed(points):
             if id(points.limbs) not in self._streamed:     # over the budget: chunks within it
                 per = min(per, max(self.resident_budget, 1 << 20) // (points.limbs.shape[1] * 8))
-            yield from self.chunk_ring().chunks(points.limbs, per, stream or self.stream)
+            yield from self.chunk_ring().chunks(self.pins.source(points.limbs), per, stream or self.stream)
             return
         buf = self.resident(points)      # callers hold points (see holding)
         if n <= per:

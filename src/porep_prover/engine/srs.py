@@ -15,7 +15,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable, Iterator, TypedDict
 
-from ..groth16.params_mapped import is_mapped
+from ..host_memory import is_mapped
 
 if TYPE_CHECKING:
     from ..groth16.keys import Parameters

@@ -293,17 +293,6 @@ def _check_sample(path: str | os.PathLike[str], name: str, points: G1Array | G2A
                                 index=int(picks[bad]))
 
 
-def is_mapped(array: np.ndarray) -> bool:
-    """Whether array's memory is a file mapping (page cache the kernel can
-    reclaim) rather than anonymous memory."""
-    base: object = array
-    while base is not None:
-        if isinstance(base, mmap.mmap):
-            return True
-        base = getattr(base, "base", None)
-    return False
-
-
 def _mirror_name(source: str | os.PathLike[str], cache_dir: str | os.PathLike[str], tag: str = "") -> str:
     st = os.stat(source)
     key = f"{os.path.realpath(source)}|{st.st_size}|{st.st_mtime_ns}{tag}"
