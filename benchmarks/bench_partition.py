@@ -21,7 +21,7 @@ bytes dropped.
 Usage:
     python benchmarks/bench_partition.py [--scale 0.015625] [--backend auto] [--matvec host|device]
                                          [--reps 3] [--payload KEY=VALUE ...] [--profile] [--overlap]
-                                         [--device-memory-gib 0,32,16] [--json out.json]
+                                         [--device-memory-gib 0,32,16] [--b-g2 device|host] [--json out.json]
 
 Parameters come from the provider (made on first use, cached under
 POREP_PROVER_PARAMS_CACHE; at large scales mapped). Times are host-clock
@@ -148,32 +148,38 @@ def h_phases(be, synth) -> dict:
     return out
 
 
-def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps: int) -> dict:
+def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps: int, g2: bool = True) -> dict:
     """The kernel region's median seconds under a device budget of gib GiB
     (0: the card's), after one warm-up region that makes the plan's
     resident arrays resident, and the memory figures of the last run,
-    whose proof is finished and verified."""
+    whose proof is finished and verified. g2: B's G2 MSM in the region,
+    else on the host after it (as prover.b_g2 = host), timed with the
+    proof's assembly ("finish ms": what the host must keep up with)."""
     be.set_memory_budget(int(gib * 2**30))
-    dev = on_device and be.wants_matrices(params, r1cs, workers=1)    # as the engine asks the plan
-    chosen = be.plan_for(params, r1cs if dev else None, workers=1)
+    dev = on_device and be.wants_matrices(params, r1cs, workers=1, g2=g2)    # as the engine asks the plan
+    chosen = be.plan_for(params, r1cs if dev else None, workers=1, g2=g2)
     for line in chosen.describe():
         print(f"  {gib:g} GiB: {line}")
     host = get_backend("cpu")
-    prove_device(be, params, fresh(params, r1cs, witness, threads, dev), threads, b_g2=True, host=host)
+    prove_device(be, params, fresh(params, r1cs, witness, threads, dev), threads, b_g2=g2, host=host)
     seconds = []
     for _ in range(reps):
         synth = fresh(params, r1cs, witness, threads, dev)
         before = be.memory_status()
         be.ctx.reset_peak()
         t = time.perf_counter()
-        sums = prove_device(be, params, synth, threads, b_g2=True, host=host)
+        sums = prove_device(be, params, synth, threads, b_g2=g2, host=host)
         seconds.append(time.perf_counter() - t)
     after = be.memory_status()
-    proof = finish(be, params, synth, sums, threads)
+    t = time.perf_counter()
+    proof = finish(be if g2 else host, params, synth, sums, threads)
+    finished = time.perf_counter() - t
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), f"no valid proof under {gib:g} GiB"
-    return {"gib": gib, "matvec": "device" if dev else "host", "ms": statistics.median(seconds) * 1e3,
+    return {"gib": gib, "matvec": "device" if dev else "host", "b_g2": "device" if g2 else "host",
+            "ms": statistics.median(seconds) * 1e3, "finish_ms": finished * 1e3,
             "peak_gib": after["peak"] / 2**30, "streamed_gib": (after["streamed"] - before["streamed"]) / 2**30,
-            "dropped_gib": after["dropped"] / 2**30, "planned_gib": chosen.planned_bytes / 2**30}
+            "dropped_gib": after["dropped"] / 2**30, "planned_gib": chosen.planned_bytes / 2**30,
+            "pinned_gib": after["pinned"] / 2**30}
 
 
 def main() -> None:
@@ -191,6 +197,8 @@ def main() -> None:
                     help="the kernel region timed again in overlap mode, beside the first")
     ap.add_argument("--device-memory-gib", default="", metavar="G1,G2,...",
                     help="first the kernel region under each device budget (GiB; 0: the card's memory)")
+    ap.add_argument("--b-g2", choices=("device", "host"), default="device",
+                    help="where the budgets' B G2 MSM runs (host: after the region, as prover.b_g2 = host)")
     ap.add_argument("--json")
     args = ap.parse_args()
     budgets = [float(g) for g in args.device_memory_gib.split(",") if g.strip()]
@@ -214,11 +222,15 @@ def main() -> None:
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
     budget_rows = []     # first: the phases below hold every MSM's scalars at once, past any plan
     for gib in budgets:
-        row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps)
+        row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps, args.b_g2 == "device")
         budget_rows.append(row)
-        print(f"budget {gib:g} GiB (matvec {row['matvec']}): kernel region {row['ms']:.1f} ms, planned "
-              f"{row['planned_gib']:.1f} GiB, peak {row['peak_gib']:.1f} GiB, streamed {row['streamed_gib']:.1f} "
-              f"GiB a region, dropped {row['dropped_gib']:.1f} GiB", flush=True)
+        print(f"budget {gib:g} GiB (matvec {row['matvec']}, b_g2 {row['b_g2']}): kernel region "
+              f"{row['ms']:.1f} ms, finish {row['finish_ms']:.1f} ms, planned {row['planned_gib']:.1f} GiB, "
+              f"peak {row['peak_gib']:.1f} GiB, streamed {row['streamed_gib']:.1f} GiB a region, "
+              f"pinned {row['pinned_gib']:.1f} GiB, dropped {row['dropped_gib']:.1f} GiB", flush=True)
+        if args.json:           # each budget's row as it is measured: a run cut short keeps them
+            with open(args.json, "w") as f:
+                json.dump({"scale": args.scale, "budgets": budget_rows}, f, indent=1)
     if budgets:
         be.set_memory_budget(0)     # unplanned again: one pass an MSM, nothing streamed
     msm_phases = {}

@@ -7,17 +7,17 @@ import random
 
 import pytest
 
-from porep_prover.backend.device_plan import (GIB, MARGIN, RING, DevicePlan, PointArray, Workload, pass_bytes,
-                                              pass_window_bits, plan)
+from porep_prover.backend.device_plan import (GIB, MARGIN, RING, UPLOAD_RATE, DevicePlan, PointArray, Workload,
+                                              _seconds, pass_bytes, pass_window_bits, plan)
 from porep_prover.cli import main
 from porep_prover.errors import DeviceMemoryError, InvalidInputError
 
 STATS = dict(inputs=329, a_density=0.997, b_density=0.254, nonzeros=(2.4, 1.0, 2.2))
 
 
-def porep(scale=1.0, on_device=True, workers=2, copies=0) -> Workload:
+def porep(scale=1.0, on_device=True, workers=2, copies=0, g2=True) -> Workload:
     return Workload.estimated(round(130_278_869 * scale), aux=round(130_169_893 * scale), on_device=on_device,
-                              workers=workers, table_copies=copies, **STATS)
+                              workers=workers, table_copies=copies, g2=g2, **STATS)
 
 
 def test_a_large_budget_keeps_everything_in_one_pass():
@@ -91,12 +91,43 @@ def test_the_ring_holds_three_chunks():
     assert p.streamed and p.ring_bytes == RING * p.chunk_bytes
 
 
+@pytest.mark.parametrize("gib", [16, 24, 32, 48, 80])
+def test_b_g2_on_the_host_leaves_its_points_out_of_the_plan(gib):
+    """prover.b_g2 = host: the G2 points are neither held nor streamed, and
+    the room they took goes to the G1 arrays: never more streamed, never a
+    higher estimate; under 32 GiB the 5.9 GiB they took keep B_1 resident."""
+    on, off = plan(porep(), gib * GIB), plan(porep(g2=False), gib * GIB)
+    assert "b_g2" not in off.resident + off.streamed and off.workload.array("b_g2") is None
+    assert off.planned_bytes <= off.budget
+    g1 = {"h", "l", "a", "b_g1"}
+    assert sum(off.workload.array(n).nbytes for n in g1 & set(off.streamed)) \
+        <= sum(on.workload.array(n).nbytes for n in g1 & set(on.streamed))
+    assert off.seconds <= on.seconds
+    if gib == 32:
+        assert "b_g1" in off.resident and "b_g1" not in on.resident
+
+
+def test_a_streamed_array_s_passes_are_its_chunks():
+    """A streamed chunk is sorted and summed as it arrives (a pass of its
+    own), so the estimate of streaming H grows as its chunks shrink, and
+    even 1 GiB chunks (11 M points) cost more passes than 2^25-point
+    passes over a resident H."""
+    w, points = porep(), 1 << 25
+    resident = _seconds(w, points, 0, UPLOAD_RATE)
+    large, small = (_seconds(w, points, 0, UPLOAD_RATE, {"h"}, chunk) for chunk in (1 << 30, 64 << 20))
+    assert small > large > resident
+    assert _seconds(w, points, 0, UPLOAD_RATE, {"h"}, 96 * points) == resident     # a chunk of a whole pass
+
+
 def test_gpu_plan_prints_the_plan(capsys):
     assert main(["gpu", "plan", "--device-memory-gib", "16"]) == 0
     out = capsys.readouterr().out
     assert "device budget 16.0 GiB" in out and "streamed:" in out and "GB/s" in out
     assert main(["gpu", "plan", "--scale", "0.0625", "--device-memory-gib", "32"]) == 0
     assert "streamed: nothing" in capsys.readouterr().out
+    assert main(["gpu", "plan", "--device-memory-gib", "32", "--b-g2", "host"]) == 0
+    out = capsys.readouterr().out
+    assert "b_g2" not in out and "b_g1" in out
     assert main(["gpu", "plan", "--device-memory-gib", "4"]) == 2          # a named error, one line
     assert "too small" in capsys.readouterr().err
 

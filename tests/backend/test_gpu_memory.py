@@ -338,9 +338,9 @@ def test_the_matrices_stay_on_the_host_where_the_plan_cannot_keep_them(monkeypat
     from porep_prover.cli.gpu_cmds import POREP_32G
     made = []
 
-    def scale_1(params, r1cs, workers, table_copies):
+    def scale_1(params, r1cs, workers, table_copies, g2):
         made.append((workers, table_copies))
-        return Workload.estimated(**POREP_32G, on_device=True, workers=workers, table_copies=table_copies)
+        return Workload.estimated(**POREP_32G, on_device=True, workers=workers, table_copies=table_copies, g2=g2)
 
     monkeypatch.setattr(gpu_memory.Workload, "of", staticmethod(scale_1))
     be = fake_backend(1 << 50)

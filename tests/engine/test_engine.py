@@ -267,8 +267,9 @@ def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
 class SmallCardBackend(WitnessBackend):
     """WitnessBackend whose memory plan keeps no circuit's matrices (a small card's budget)."""
 
-    def wants_matrices(self, params, r1cs, workers=2):
+    def wants_matrices(self, params, r1cs, workers=2, g2=True):
         self.asked = getattr(self, "asked", 0) + 1
+        self.g2 = getattr(self, "g2", set()) | {g2}
         return False
 
 
@@ -283,6 +284,7 @@ def test_abc_left_to_the_host_where_a_device_s_plan_cannot_keep_the_matrices(cir
         assert engine.abc_on_device                  # the device can: its plan says no for this circuit
         check_result(engine.prove(inline_job(params, r1cs, ws[:3]), timeout=120), params)
     assert be.asked >= 3 and be.from_witness == 0 and be.taken == 0
+    assert be.g2 == {False}          # asked for the plan of prover.b_g2 = host (the default): no G2 points on it
 
 
 class SharingBackend(WitnessBackend):

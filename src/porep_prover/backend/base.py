@@ -197,16 +197,19 @@ class Backend(Lane, Protocol):
         """Bound what the process holds on the backend's device to nbytes (0:
         the device's memory); nothing on the host."""
 
-    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2) -> DevicePlan | None:
+    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
+                 g2: bool = True) -> DevicePlan | None:
         """The device-memory plan (backend.device_plan.DevicePlan) for a
         parameter set, applied; r1cs where A w, B w, C w run on the device;
-        workers: the kernel-region workers sharing it. None on the host."""
+        workers: the kernel-region workers sharing it; g2: B's G2 MSM runs
+        on the device (else its points are no part of the plan). None on
+        the host."""
 
-    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2) -> bool:
+    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2, g2: bool = True) -> bool:
         """Whether A w, B w, C w of r1cs are best evaluated by this backend
         (Capabilities.evaluates_witness) for these parameters: on a GPU,
-        whether its memory plan keeps the circuit's matrices beside them;
-        False where it does not evaluate them."""
+        whether its memory plan (g2 as plan_for's) keeps the circuit's
+        matrices beside them; False where it does not evaluate them."""
 
     def memory_status(self) -> dict[str, int | None] | None:
         """The device's budget, plan and use in bytes (GpuBackend's keys); None on the host."""

@@ -161,10 +161,10 @@ class CpuBackend:
     def set_memory_budget(self, nbytes: int = 0) -> None:
         pass                       # the host's memory is the engine's (engine/memory.py)
 
-    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2) -> None:
+    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2, g2: bool = True) -> None:
         return None                # nothing to place: every array is where the host has it
 
-    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2) -> bool:
+    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2, g2: bool = True) -> bool:
         return self.capabilities.evaluates_witness     # the host's memory holds what a host evaluator needs
 
     def memory_status(self) -> None:

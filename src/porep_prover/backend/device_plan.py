@@ -112,12 +112,14 @@ class Workload:
 
     @classmethod
     def of(cls, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
-           table_copies: int = 0) -> Workload:
+           table_copies: int = 0, g2: bool = True) -> Workload:
         """The workload of a parameter set (groth16.keys.Parameters); with
         r1cs, A w, B w, C w on the device (its matrices resident, the
-        witness uploaded), else on the host (a, b, c and the scalars)."""
+        witness uploaded), else on the host (a, b, c and the scalars); g2:
+        B's G2 MSM runs on the device (else on the host: b_g2 is not the
+        device's to hold or stream)."""
         arrays = tuple(PointArray(name, getattr(params, name).GROUP, len(getattr(params, name)))
-                       for name in ("h", "l", "a", "b_g1", "b_g2"))
+                       for name in ("h", "l", "a", "b_g1", "b_g2")[:5 if g2 else 4])
         domain = len(params.h) + 1
         if r1cs is not None:
             return cls(arrays, domain, matrix_bytes(r1cs), SCALAR_BYTES * r1cs.num_variables, workers, table_copies)
@@ -127,15 +129,15 @@ class Workload:
     @classmethod
     def estimated(cls, constraints: int, inputs: int, aux: int, a_density: float, b_density: float,
                   nonzeros: tuple[float, float, float], on_device: bool = True, workers: int = 2,
-                  table_copies: int = 0) -> Workload:
+                  table_copies: int = 0, g2: bool = True) -> Workload:
         """The workload of a circuit known by its statistics alone (no
         circuit built): constraints, inputs (the constant one included),
         aux variables, the share of aux variables A and B read, the nonzeros
-        a row of A, B, C; on_device as Workload.of with an r1cs."""
+        a row of A, B, C; on_device as Workload.of with an r1cs; g2 as Workload.of's."""
         domain = 1 << max(1, (constraints + inputs - 1).bit_length())
         a_count, b_count = inputs + round(a_density * aux), inputs + round(b_density * aux)
         arrays = (PointArray("h", 1, domain - 1), PointArray("l", 1, aux), PointArray("a", 1, a_count),
-                  PointArray("b_g1", 1, b_count), PointArray("b_g2", 2, b_count))
+                  PointArray("b_g1", 1, b_count)) + ((PointArray("b_g2", 2, b_count),) if g2 else ())
         nnz = round(sum(nonzeros) * constraints)
         # CSR: an int64 row pointer a row, a uint32 column and a uint16 coefficient id an entry; the
         # queries' uint32 maps (A's rows, B's gather)
@@ -350,7 +352,7 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
             moved = sum(a.nbytes for a in streamed) // (2 if paired else 1) + in_region
             yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
                              matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk,
-                             _seconds(w, points, moved, rate), paired)
+                             _seconds(w, points, moved, rate, {a.name for a in streamed}, chunk), paired)
             break         # fewer resident arrays under the same pass only stream more
 
 
@@ -361,15 +363,19 @@ def _chunk_bytes(room: int, points: int) -> int:
     return chunk if chunk >= MIN_CHUNK_BYTES else 0
 
 
-def _seconds(w: Workload, points: int, moved: int, rate: float) -> float:
+def _seconds(w: Workload, points: int, moved: int, rate: float, streamed: set[str] | None = None,
+             chunk: int = 0) -> float:
     """A plan's cost: the bytes it moves in the kernel region at the upload
     rate (none hidden: the floor) plus the bucket additions its passes cost
     over one pass an array: H's full scalars by the MSM's model, the
     witness-fed arrays (narrow scalars, few entries above window 0) a
-    reduction of 16-bit windows a pass more."""
+    reduction of 16-bit windows a pass more. A streamed array's pass is
+    its chunk (chunk bytes; a chunk is sorted and summed as it arrives),
+    a resident one's at most points."""
     extra = 0.0
     for a in w.arrays:
-        split = math.ceil(a.count / points)
+        size = min(points, max(1, chunk // POINT_BYTES[a.group])) if a.name in (streamed or ()) else points
+        split = math.ceil(a.count / size)
         if a.name != "h":
             extra += (split - 1) * BUCKET_COST[a.group] * windows_of(16) * (1 << 15)
             continue

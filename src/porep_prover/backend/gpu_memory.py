@@ -49,7 +49,7 @@ class PlannedMemory:
 
     memory_budget = 0            # bytes the process may hold on the device (set_memory_budget)
     plan: DevicePlan | None = None
-    _plan_key: tuple[int, int, int] | None = None     # (id(params), id(r1cs), workers) of the plan in use
+    _plan_key: tuple[int, int, int, bool] | None = None   # (id(params), id(r1cs), workers, g2) of the plan in use
 
     # the Device's (cuda.device) and the backend's (GpuBackend.msm_ops)
     info: DeviceInfo
@@ -74,7 +74,7 @@ class PlannedMemory:
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self._plan_lock = threading.Lock()
-        self._matrices_choice: dict[tuple[int, int, int, int], bool] = {}
+        self._matrices_choice: dict[tuple[int, int, int, bool, int], bool] = {}
 
     def set_memory_budget(self, nbytes: int = 0) -> None:
         """Bound what this process holds on the device to nbytes (0: the
@@ -99,37 +99,39 @@ class PlannedMemory:
             self.pass_points, self.resident_budget = 0, self.default_resident_budget
             self.stream_arrays([])
 
-    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2) -> DevicePlan:
+    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
+                 g2: bool = True) -> DevicePlan:
         """The plan for a parameter set (groth16.keys.Parameters) under the
         budget, made and applied on its first call and kept while the same
         set comes; r1cs: A w, B w, C w are evaluated on the device (its
-        matrices resident), else on the host. DeviceMemoryError when the
-        budget is too small for the set's domain."""
-        key = (id(params), id(r1cs), workers)
+        matrices resident), else on the host; g2: B's G2 MSM runs on the
+        device (else its points are not planned for). DeviceMemoryError
+        when the budget is too small for the set's domain."""
+        key = (id(params), id(r1cs), workers, g2)
         if not self.memory_budget:
             self.set_memory_budget(0)       # outside the lock, which setting the budget takes
         with self._plan_lock:
             if key == self._plan_key:
                 return cast(DevicePlan, self.plan)     # the key is set and cleared with the plan: a plan
-            workload = Workload.of(params, r1cs, workers, self._table_copies(params))
+            workload = Workload.of(params, r1cs, workers, self._table_copies(params), g2)
             chosen = plan(workload, self.memory_budget, matrices=r1cs is not None)
-        self.use_plan(params, chosen, r1cs, workers)
+        self.use_plan(params, chosen, r1cs, workers, g2)
         return chosen
 
-    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2) -> bool:
+    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2, g2: bool = True) -> bool:
         """Whether A w, B w, C w of r1cs are best evaluated here under the
         budget: the planner's choice with the matrices free to stay on the
         host (they must fit beside the parameters' plan and save more upload
         than the space they take costs). False where no plan holds them; a
         budget too small for any plan is prove_device's error to name. The
-        choice is logged once per (parameters, circuit, budget)."""
+        choice is logged once per (parameters, circuit, budget); g2 as plan_for's."""
         if not self.memory_budget:
             self.set_memory_budget(0)
-        key = (id(params), id(r1cs), workers, self.memory_budget)
+        key = (id(params), id(r1cs), workers, g2, self.memory_budget)
         with self._plan_lock:
             chosen = self._matrices_choice.get(key)
         if chosen is None:
-            workload = Workload.of(params, r1cs, workers, self._table_copies(params))
+            workload = Workload.of(params, r1cs, workers, self._table_copies(params), g2)
             try:
                 chosen = plan(workload, self.memory_budget).matrices
             except DeviceMemoryError:
@@ -144,12 +146,13 @@ class PlannedMemory:
                 self._matrices_choice[key] = chosen
         return chosen
 
-    def use_plan(self, params: SrsArrays, chosen: DevicePlan, r1cs: R1CS | None = None, workers: int = 2) -> None:
+    def use_plan(self, params: SrsArrays, chosen: DevicePlan, r1cs: R1CS | None = None, workers: int = 2,
+                 g2: bool = True) -> None:
         """Run by a plan made elsewhere (a test's, a benchmark's) for this
         parameter set from now on, as plan_for would run by its own."""
         with self._plan_lock:
             self._apply(params, chosen)
-            self.plan, self._plan_key = chosen, (id(params), id(r1cs), workers)
+            self.plan, self._plan_key = chosen, (id(params), id(r1cs), workers, g2)
         for line in chosen.describe():
             LOG.info("device %s: %s", self.info.ordinal, line)
 

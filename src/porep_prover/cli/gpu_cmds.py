@@ -87,7 +87,7 @@ def cmd_plan(args) -> int:
     stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
     stats["aux"] = max(1, round(stats["aux"] * args.scale))
     workload = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
-                                  table_copies=args.table_copies)
+                                  table_copies=args.table_copies, g2=args.b_g2 == "device")
     chosen = plan(workload, int(args.device_memory_gib * GIB), rate=args.upload_gbps * 1e9, pairs=args.pairs)
     print(f"workload: {args.workload} at scale {args.scale:g}: {stats['constraints']:,} constraints, "
           f"{stats['aux']:,} aux variables")
@@ -113,6 +113,8 @@ def register(sub, common) -> None:
                     help="the device budget in GiB (1 to 2^20; default 80)")
     pl.add_argument("--matvec", choices=("device", "host"), default="device",
                     help="where A w, B w, C w are evaluated (device: the matrices resident if they fit)")
+    pl.add_argument("--b-g2", choices=("device", "host"), default="device",
+                    help="where B's G2 MSM runs (prover.b_g2; host: its points are no part of the plan)")
     pl.add_argument("--workers", type=arguments.integer(1, 16), default=2, help="device workers (1 to 16)")
     pl.add_argument("--table-copies", type=arguments.integer(0, 64), default=0,
                     help="H window-table copies wanted (0 to 64)")

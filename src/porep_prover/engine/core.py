@@ -157,8 +157,8 @@ class Engine:
         """abc_on_device for one circuit under its parameters: also every
         device's memory plan keeps the circuit's matrices (Backend.wants_matrices;
         a small card's budget may leave them on the host)."""
-        return self.abc_on_device and all(
-            d.backend.wants_matrices(params, r1cs, self.settings.gpu_workers_per_device) for d in self.devices)
+        workers, g2 = self.settings.gpu_workers_per_device, self.settings.b_g2_on_device
+        return self.abc_on_device and all(d.backend.wants_matrices(params, r1cs, workers, g2=g2) for d in self.devices)
 
     def _preload(self) -> None:
         for path in self.settings.srs_preload:    # .params or mapped .pmap

@@ -156,7 +156,7 @@ def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | W
                                 f"{type(assignment).__name__}")
     if isinstance(assignment, WitnessAssignment) and host is None:
         raise InvalidInputError("prove_device: a WitnessAssignment needs the host's backend (host=)")
-    be.plan_for(params, assignment.r1cs if isinstance(assignment, WitnessAssignment) else None, workers)
+    be.plan_for(params, assignment.r1cs if isinstance(assignment, WitnessAssignment) else None, workers, g2=b_g2)
     steps = region_steps(params, assignment, b_g2, overlap)
     got = run_region(be, steps, threads, clock, options, overlap, host)
     return MsmSums(cast(G1Point, got["a"]), cast(G1Point, got["lh"]), cast(G1Point, got["b1"]),
