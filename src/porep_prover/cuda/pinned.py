@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Page-locked host memory: arenas for a partition's uploads, filled before
 the GPU's kernel region, and the streamed points page-locked (HostPins): in
-place, or copied once where they are a file mapping.
+place, or an anonymous copy where they are a file mapping (MappedCopies).
 
 An engine worker prepares its next partition while another worker holds the
 device: the arrays the kernel region uploads (a, b, c and the MSM scalars)
@@ -14,7 +14,6 @@ arrays out in one arena.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import os
@@ -123,12 +122,53 @@ class PinnedPool:
 
 
 
+class MappedCopies:
+    """Anonymous copies of file-mapped arrays, one an array in the process,
+    shared by every device's HostPins (each registers it in place) and
+    dropped when the last gives it back; a copy still read (a stream's view
+    of it) lives on until that view goes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[int, tuple[npt.NDArray[np.generic], int]] = {}     # id(array) -> (copy, users)
+
+    def take(self, array: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+        """array's copy (C-contiguous, made here on first take, on threads: one
+        thread reads a mapping far below memory bandwidth)."""
+        key = id(array)
+        with self._lock:      # one copy made at a time: a second device asking for it waits for the first's
+            held = self._held.get(key)
+            if held is None:
+                copy = np.empty(array.shape, array.dtype)
+                workers = min(8, os.cpu_count() or 1)
+                with ThreadPoolExecutor(workers, thread_name_prefix="pin-copy") as pool:
+                    copy_in_slices(pool if workers > 1 else None, copy.reshape(-1).view(np.uint8),
+                                   array.reshape(-1).view(np.uint8), SLICE)
+                held = (copy, 0)
+            self._held[key] = (held[0], held[1] + 1)
+            return held[0]
+
+    def give_back(self, key: int) -> None:
+        """One user of the copy of the array whose id() is key is done with it."""
+        with self._lock:
+            held = self._held.pop(key, None)
+            if held is not None and held[1] > 1:
+                self._held[key] = (held[0], held[1] - 1)
+
+    def held_bytes(self) -> int:
+        with self._lock:
+            return sum(copy.nbytes for copy, _ in self._held.values())
+
+
+MAPPED_COPIES = MappedCopies()
+
+
 @dataclasses.dataclass
 class Pin:
-    """How one streamed array is page-locked: its own pages registered
-    (copy None), or a page-locked copy of it (copy: what to stream from);
-    holder unlocks them (close)."""
-    holder: _driver.HostRegistration | _driver.PinnedBuffer
+    """How one streamed array is page-locked: its pages registered in place
+    (copy None), or the pages of its anonymous copy (MAPPED_COPIES'; what to
+    stream from)."""
+    registration: _driver.HostRegistration
     copy: npt.NDArray[np.generic] | None
     finalizer: weakref.finalize[[int], npt.NDArray[np.generic]]
 
@@ -136,14 +176,16 @@ class Pin:
 class HostPins:
     """Host arrays page-locked for a device to stream from, so that each
     chunk's copy is one DMA. Anonymous memory is pinned in place (the
-    driver's HostRegistration). A file mapping (mapped parameters) is copied
-    once into page-locked memory instead: registering one makes the kernel
-    pin page-cache pages under the process's memory-map lock, and on the
-    H100 host a 47 GB mapped SRS's registration had not returned after 10
+    driver's HostRegistration, portable: a second device's registration of
+    the same pages finds them pinned). A file mapping (mapped parameters) is
+    never registered: its anonymous copy (MAPPED_COPIES, one for every
+    device) is, and streamed from. Registering a mapping makes the kernel pin
+    page-cache pages under the process's memory-map lock, and on the H100
+    host a 47 GB mapped SRS's registration had not returned after 10
     minutes, every reader of the process's map (ps, /proc) waiting behind
     it. An array stays pinned until it is collected, unpinned or the pins
-    closed; one the driver refuses (a lock limit, memory it cannot lock) is
-    streamed from pageable memory, as it was."""
+    closed; one the driver refuses (a lock limit) is streamed from pageable
+    memory, as it was (a mapped one from its copy)."""
 
     def __init__(self, drv: Driver, ctx: _driver.Context) -> None:
         self.drv, self.ctx = drv, ctx
@@ -151,7 +193,7 @@ class HostPins:
         self._lock = threading.Lock()
 
     def pin(self, array: npt.NDArray[np.generic]) -> bool:
-        """Page-lock a C-contiguous array's memory, or a copy of it (once);
+        """Page-lock a C-contiguous array's memory, or its copy's (once);
         whether it is pinned. source(array) is then what to stream from."""
         key = id(array)
         with self._lock:
@@ -159,33 +201,26 @@ class HostPins:
                 return True
         if not array.flags.c_contiguous:
             return False
-        raw = array.reshape(-1).view(np.uint8)
         t = time.perf_counter()
+        copy = MAPPED_COPIES.take(array) if is_mapped(array) else None
+        source = array if copy is None else copy
         try:
-            holder: _driver.HostRegistration | _driver.PinnedBuffer
-            if is_mapped(array):
-                holder = buffer = self.drv.PinnedBuffer(self.ctx, raw.nbytes)
-                copy = self._copy(buffer, raw).view(array.dtype).reshape(array.shape)
-            else:
-                holder, copy = self.drv.HostRegistration(self.ctx, raw), None
+            registration = self.drv.HostRegistration(self.ctx, source.reshape(-1).view(np.uint8))
         except CudaError as exc:
             LOG.warning("streaming %d bytes from pageable memory: %s", array.nbytes, exc)
+            if copy is not None:
+                MAPPED_COPIES.give_back(key)
             return False
-        LOG.info("%s %.2f GiB for streaming in %.1f s", "copied into page-locked memory" if copy is not None
-                 else "page-locked in place", array.nbytes / 2**30, time.perf_counter() - t)
+        LOG.info("page-locked %.2f GiB for streaming%s in %.1f s", array.nbytes / 2**30,
+                 "" if copy is None else " (a copy of a file mapping)", time.perf_counter() - t)
         with self._lock:
-            self._pins[key] = Pin(holder, copy, weakref.finalize(array, self._unpin, key))
+            if key not in self._pins:
+                self._pins[key] = Pin(registration, copy, weakref.finalize(array, self._unpin, key))
+                return True
+        registration.close()            # another thread pinned it meanwhile: its pin stands
+        if copy is not None:
+            MAPPED_COPIES.give_back(key)
         return True
-
-    @staticmethod
-    def _copy(buffer: _driver.PinnedBuffer, raw: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-        """raw copied into buffer, on threads (one thread reads a mapping far below memory bandwidth)."""
-        # numpy's stubs take only the buffer types they name, not the pinned buffer (see PinnedPool.acquire)
-        view: npt.NDArray[np.uint8] = np.frombuffer(buffer, dtype=np.uint8)  # type: ignore[call-overload]
-        workers = min(8, os.cpu_count() or 1)
-        with ThreadPoolExecutor(workers, thread_name_prefix="pin-copy") as pool:
-            copy_in_slices(pool if workers > 1 else None, view, raw, SLICE)
-        return view
 
     def source(self, array: ArrayT) -> ArrayT:
         """What to stream array from: its page-locked copy, if pin made one, else array itself."""
@@ -195,7 +230,7 @@ class HostPins:
 
     def pinned_bytes(self) -> int:
         with self._lock:
-            return sum(pin.holder.nbytes for pin in self._pins.values())
+            return sum(pin.registration.nbytes for pin in self._pins.values())
 
     def unpin(self, array: npt.NDArray[np.generic]) -> None:
         self._unpin(id(array))
@@ -209,9 +244,10 @@ class HostPins:
             pin = self._pins.pop(key, None)
         if pin is not None:
             pin.finalizer.detach()
-            pin.copy = None
-            with contextlib.suppress(BufferError):   # a view of the copy is still read: freed with the last
-                pin.holder.close()
+            pin.registration.close()          # before the copy can go: the pages must stay mapped while pinned
+            if pin.copy is not None:
+                pin.copy = None
+                MAPPED_COPIES.give_back(key)
 
     def close(self) -> None:
         for key in list(self._pins):
