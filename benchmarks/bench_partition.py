@@ -152,7 +152,8 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
     """The kernel region's median seconds under a device budget of gib GiB
     (0: the card's), after one warm-up region that makes the plan's
     resident arrays resident, and the memory figures of the last run,
-    whose proof is finished and verified. g2: B's G2 MSM in the region,
+    whose proof is finished and verified, and the mean milliseconds a
+    region's kernels stood waiting for streamed chunks. g2: B's G2 MSM in the region,
     else on the host after it (as prover.b_g2 = host), timed with the
     proof's assembly ("finish ms": what the host must keep up with)."""
     be.set_memory_budget(int(gib * 2**30))
@@ -162,7 +163,7 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
         print(f"  {gib:g} GiB: {line}")
     host = get_backend("cpu")
     prove_device(be, params, fresh(params, r1cs, witness, threads, dev), threads, b_g2=g2, host=host)
-    seconds = []
+    seconds, waited = [], be.copy_wait_ms()
     for _ in range(reps):
         synth = fresh(params, r1cs, witness, threads, dev)
         before = be.memory_status()
@@ -171,12 +172,13 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
         sums = prove_device(be, params, synth, threads, b_g2=g2, host=host)
         seconds.append(time.perf_counter() - t)
     after = be.memory_status()
+    waited = (be.copy_wait_ms() - waited) / reps
     t = time.perf_counter()
     proof = finish(be if g2 else host, params, synth, sums, threads)
     finished = time.perf_counter() - t
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), f"no valid proof under {gib:g} GiB"
     return {"gib": gib, "matvec": "device" if dev else "host", "b_g2": "device" if g2 else "host",
-            "ms": statistics.median(seconds) * 1e3, "finish_ms": finished * 1e3,
+            "ms": statistics.median(seconds) * 1e3, "finish_ms": finished * 1e3, "copy_wait_ms": waited,
             "peak_gib": after["peak"] / 2**30, "streamed_gib": (after["streamed"] - before["streamed"]) / 2**30,
             "dropped_gib": after["dropped"] / 2**30, "planned_gib": chosen.planned_bytes / 2**30,
             "pinned_gib": after["pinned"] / 2**30}
@@ -225,7 +227,9 @@ def main() -> None:
         row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps, args.b_g2 == "device")
         budget_rows.append(row)
         print(f"budget {gib:g} GiB (matvec {row['matvec']}, b_g2 {row['b_g2']}): kernel region "
-              f"{row['ms']:.1f} ms, finish {row['finish_ms']:.1f} ms, planned {row['planned_gib']:.1f} GiB, "
+              f"{row['ms']:.1f} ms, waiting on copies {row['copy_wait_ms']:.1f} ms "
+              f"({row['copy_wait_ms'] / row['ms']:.1%}), finish {row['finish_ms']:.1f} ms, "
+              f"planned {row['planned_gib']:.1f} GiB, "
               f"peak {row['peak_gib']:.1f} GiB, streamed {row['streamed_gib']:.1f} GiB a region, "
               f"pinned {row['pinned_gib']:.1f} GiB, dropped {row['dropped_gib']:.1f} GiB", flush=True)
         if args.json:           # each budget's row as it is measured: a run cut short keeps them

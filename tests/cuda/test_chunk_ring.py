@@ -26,6 +26,10 @@ class Event:
     def synchronize(self):
         pass
 
+    def elapsed_ms(self, start):
+        assert start.stream is self.stream and start.id < self.id      # the later of two on one stream
+        return 0.25 * (self.id - start.id)
+
 
 class Stream:
     def __init__(self, log, name):
@@ -108,14 +112,46 @@ def _check_order(ops):
             pending = address
         elif op[0] == "record" and op[1] == "ring":
             arrival[pending] = op[2]
-        elif op[0] == "record" and op[1] == "kernels":
-            assert reading is not None, (i, op)      # the kernels' event marks a read done
-            last_read_done[reading] = op[2]
+        elif op[0] == "record" and op[1] == "kernels" and reading is not None:
+            last_read_done[reading] = op[2]      # the first kernels' event after a read marks it done
+            reading = None
         elif op[0] == "wait":
             waited.add((op[1], op[2]))
         elif op[0] == "read":
             reading = op[1]
             assert ("kernels", arrival[reading]) in waited, (i, op)
+
+
+def test_each_wait_for_a_chunk_is_timed_between_two_events():
+    """waited_ms: per chunk read, an event on the kernels' stream just
+    before its wait for the chunk and one just after, their elapsed times
+    added once the reads are done (and kept across calls)."""
+    device = FakeDevice()
+    limbs = np.zeros((10, 6), dtype=np.uint64)
+    ring = ChunkRing(device, 2 * 48)
+    for _ in ring.chunks(limbs, 2, device.stream):
+        pass
+    ops = device.log.ops
+    waits = [i for i, op in enumerate(ops) if op[:2] == ("wait", "kernels")]
+    assert len(waits) == 5
+    for i in waits:
+        assert ops[i - 1][:2] == ("record", "kernels") and ops[i + 1][:2] == ("record", "kernels")
+        assert ops[i + 1][2] == ops[i - 1][2] + 1
+    assert ring.waited_ms() == 5 * 0.25
+    assert ring.waited_ms() == 5 * 0.25          # nothing read since: the same total
+    for _ in ring.chunks(limbs[:4], 2, device.stream):
+        pass
+    assert ring.waited_ms() == 7 * 0.25
+
+
+def test_the_record_of_waits_is_bounded(monkeypatch):
+    from porep_prover.cuda import chunk_ring
+    monkeypatch.setattr(chunk_ring, "MAX_STALLS", 4)
+    device = FakeDevice()
+    ring = ChunkRing(device, 48)
+    for _ in ring.chunks(np.zeros((25, 6), dtype=np.uint64), 1, device.stream):
+        assert len(ring._stalls) <= 4
+    assert ring.waited_ms() == 25 * 0.25       # the older waits added up as they were dropped
 
 
 def test_ring_refuses_a_shape_it_cannot_run():

@@ -13,7 +13,9 @@ the copies are DMA at the bus's speed; from pageable memory the driver stages
 each copy before the call returns (correct, slower).
 
 The timeline of a partition shows the copies as the ring's stream's work;
-`uploaded` counts the bytes streamed, for the device's status.
+`uploaded` counts the bytes streamed, for the device's status, and
+`waited_ms` the time the kernels stood waiting for a chunk (events either
+side of each wait), the share of a region the copies did not hide.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from . import Driver, _driver
 
 RING = 3                     # slots: one being written while the kernels read the one before
+MAX_STALLS = 4096            # chunk reads whose wait events are kept before the older half is added up
 
 
 class RingDevice(Protocol):
@@ -67,6 +70,10 @@ class ChunkRing:
         self._drained: list[_driver.Event | None] = [None] * slots
         self._lock = threading.Lock()           # one streamed array at a time
         self.uploaded = 0                       # bytes streamed through the ring so far
+        # per chunk read: events on the kernels' stream just before and just after its wait for the chunk
+        self._stalls: list[tuple[_driver.Event, _driver.Event]] = []
+        self._waited_ms = 0.0
+        self._stall_lock = threading.Lock()
 
     @property
     def nbytes(self) -> int:
@@ -86,7 +93,12 @@ class ChunkRing:
             ready = [self._upload(limbs, spans[i], i % self.slots) for i in range(min(self.slots, len(spans)))]
             for i, (start, stop) in enumerate(spans):
                 slot = i % self.slots
+                before = self._event(stream)
                 stream.wait(ready[slot])
+                with self._stall_lock:
+                    self._stalls.append((before, self._event(stream)))
+                if len(self._stalls) > MAX_STALLS:      # a bounded record: the oldest reads are long done
+                    self._fold(MAX_STALLS // 2)
                 try:
                     yield start, stop, self.bufs[slot].ptr
                 finally:
@@ -108,6 +120,24 @@ class ChunkRing:
         event = self.device.drv.Event(self.device.ctx)
         event.record(stream)
         return event
+
+    def waited_ms(self) -> float:
+        """Milliseconds the kernels' streams have waited for chunks to
+        arrive, over every chunk read so far (from the events either side
+        of each wait: the stall, not the copy). Waits for the chunks read
+        last to be reached: call it once their kernels are done (after a
+        kernel region), not between."""
+        self._fold(0)
+        return self._waited_ms
+
+    def _fold(self, keep: int) -> None:
+        """Add all but the last keep stalls' times into the total."""
+        with self._stall_lock:
+            cut = max(0, len(self._stalls) - keep)
+            stalls, self._stalls = self._stalls[:cut], self._stalls[cut:]
+            for before, after in stalls:
+                after.synchronize()
+                self._waited_ms += after.elapsed_ms(before)
 
     def close(self) -> None:
         """Free the slots once every copy and every reader is done."""

@@ -85,6 +85,7 @@ class Device(ResidentMemory):
         self._streamed: set[int] = set()                 # id(limbs) of the arrays streamed (stream_arrays)
         self.ring = None                                 # the chunk ring of streamed arrays, made on first use
         self.ring_bytes = STREAM_CHUNK                   # its slots' size
+        self.ring_waited_ms = 0.0                        # kernels' waits for chunks of rings since closed
         self.pass_points = 0                             # the most points an MSM pass sorts (0: no limit)
         self.dropped = 0                                 # resident bytes dropped for want of memory, so far
         budget = environment.resident_bytes

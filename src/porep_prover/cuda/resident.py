@@ -69,6 +69,7 @@ class ResidentMemory:
     _streamed: set[int]
     ring: ChunkRing | None
     ring_bytes: int
+    ring_waited_ms: float
     pins: HostPins
 
     if TYPE_CHECKING:   # the Device's (cuda.device)
@@ -124,8 +125,17 @@ class ResidentMemory:
             self.pins.pin(limbs)
         if self.ring is not None and (self.ring.chunk_bytes != chunk_bytes or not arrays):
             self.ring.close()
+            self.ring_waited_ms += self.ring.waited_ms()
             self.ring = None
         self.ring_bytes = chunk_bytes
+
+    def copy_wait_ms(self) -> float:
+        """Milliseconds kernels have stood waiting for streamed chunks to
+        arrive, since the device was made (ChunkRing.waited_ms: call it
+        after a kernel region, not inside one)."""
+        with self.lock:
+            ring = self.ring
+        return self.ring_waited_ms + (ring.waited_ms() if ring is not None else 0.0)
 
     def chunk_ring(self) -> ChunkRing:
         """The device's chunk ring, made on first use."""
