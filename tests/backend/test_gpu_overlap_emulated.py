@@ -115,3 +115,20 @@ def test_the_region_joins_when_the_block_fails():
             region.main.h_scalars(None, None, None, 1)
             raise RuntimeError("an MSM beside failed")
     assert dev.order[-2:] == [("wait", dev.stream, dev.aux_stream), ("free", ("a's buffer", "c's buffer"))]
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_a_region_that_ends_notes_the_device_s_waits_for_chunks(overlap):
+    """At a region's end the device's copy_wait_ms is read (its work is
+    done, so nothing stalls) and kept for the status; a region that fails
+    leaves the last figure as it was."""
+    dev = emulated_backend()
+    dev.copy_wait_seen_ms, dev.copy_wait_ms = 0.0, lambda: 12.5
+    with GpuBackend.region(dev, None, overlap=overlap):
+        pass
+    assert dev.copy_wait_seen_ms == 12.5
+    dev.copy_wait_ms = lambda: 40.0
+    with pytest.raises(RuntimeError):
+        with GpuBackend.region(dev, None, overlap=overlap):
+            raise RuntimeError("a kernel failed")
+    assert dev.copy_wait_seen_ms == 12.5

@@ -260,10 +260,12 @@ def test_engine_status_view(circuit):
 class MemoryBackend(CpuBackend):
     """The CPU backend as a GPU that tells its memory (or fails to)."""
 
-    def __init__(self, free, total, resident, fails=False, planned=None):
+    def __init__(self, free, total, resident, fails=False, planned=None, waited_ms=None):
         super().__init__()
         self.info = types.SimpleNamespace(name="Fake GPU")
         self.free, self.total, self.resident, self.fails, self.planned = free, total, resident, fails, planned
+        if waited_ms is not None:
+            self.copy_wait_seen_ms = waited_ms
 
     def memory_status(self):
         return self.planned
@@ -283,7 +285,9 @@ def test_device_memory_in_the_status_and_the_metrics(rng):
     planned = {"budget": rng.randrange(1 << 34, total), "planned": rng.randrange(1 << 34), "resident": resident,
                "allocated": rng.randrange(1 << 34), "peak": rng.randrange(1 << 34), "streamed": rng.randrange(1 << 40),
                "pinned": rng.randrange(1 << 36), "dropped": rng.randrange(1 << 30)}
-    devices = [ProvingDevice("gpu-a", "gpu0", "gpu", MemoryBackend(free, total, resident, planned=planned)),
+    waited_ms = rng.uniform(0, 1e6)
+    devices = [ProvingDevice("gpu-a", "gpu0", "gpu", MemoryBackend(free, total, resident, planned=planned,
+                                                                   waited_ms=waited_ms)),
                ProvingDevice("gpu-b", "gpu1", "gpu", MemoryBackend(0, 0, 0, fails=True)),
                ProvingDevice("gpu-c", "gpu2", "gpu", MemoryBackend(free, total, resident))]
     with Engine(load_config(overrides={"engine.partition_workers": 1}), devices=devices) as e:
@@ -303,6 +307,9 @@ def test_device_memory_in_the_status_and_the_metrics(rng):
     for name, key in (("budget", "budget"), ("planned", "planned"), ("allocated", "allocated"), ("peak", "peak")):
         assert got[(f"porep_prover_device_memory_{name}_bytes", (("device", "gpu0"),))] == planned[key]
     assert got[("porep_prover_device_streamed_bytes", (("device", "gpu0"),))] == planned["streamed"]
+    assert [d["copy_wait_seconds"] for d in view["devices"]] == [waited_ms / 1e3, None, None]
+    assert got[("porep_prover_device_copy_wait_seconds", (("device", "gpu0"),))] == pytest.approx(waited_ms / 1e3)
+    assert ("porep_prover_device_copy_wait_seconds", (("device", "gpu2"),)) not in got
     assert ("porep_prover_device_memory_budget_bytes", (("device", "gpu2"),)) not in got
     assert got[("porep_prover_device_workers", ())] == view["workers"]["device"]
 

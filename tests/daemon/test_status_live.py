@@ -220,6 +220,10 @@ def test_the_terminal_view_shows_the_numbers(rng):
     device = window["devices"][0]
     assert status_view.percent(device["efficiency"]) in text
     assert status_view.size(status["srs"]["resident_bytes"]) in text
+    gpu = status["devices"][0]
+    wide = rendered({"status": status, "window": window}, width=240)
+    assert f"{status_view.size(gpu['memory']['streamed_bytes'])} / " \
+           f"{status_view.duration(gpu['copy_wait_seconds'])}" in wide
     assert ("accepting jobs" if status["accepting"] else "not accepting") in text
     for p, n in status["queue"].items():
         assert any(line.split()[:2] == [p, str(n)] for line in text.splitlines())

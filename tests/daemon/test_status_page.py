@@ -113,7 +113,8 @@ def test_the_page_shows_what_status_live_says(browser, rng):
     expected = {f"status.queue.{p}" for p in status["queue"]} | {"status.srs.resident_bytes",
                                                                  "window.devices.0.efficiency"}
     expected |= {f"status.memory.host.{k}" for k in status["memory"]["host"]}
-    expected |= {f"status.devices.0.memory.{k}_bytes" for k in ("allocated", "planned", "budget")}
+    expected |= {f"status.devices.0.memory.{k}_bytes" for k in ("allocated", "planned", "budget", "streamed")}
+    expected.add("status.devices.0.copy_wait_seconds")
     expected |= {f"status.jobs.active.{i}.{k}" for i in range(len(status["jobs"]["active"]))
                  for k in ("proved", "in_flight", "queued", "failed", "partitions")}
     expected |= {f"status.cluster.nodes.{i}.{k}" for i in range(len(status["cluster"]["nodes"]))

@@ -112,6 +112,9 @@ class Device:
     def side_fill_stream(self):
         return self.side_fill
 
+    def copy_wait_ms(self):
+        return 0.0                      # no chunk ring here: nothing is streamed, nothing waited for
+
     def alloc(self, nbytes):
         return Buffer(self.mem, nbytes)
 

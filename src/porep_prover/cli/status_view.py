@@ -104,7 +104,7 @@ def _table(title: str, *columns: str) -> Table:
 def devices(status: dict, window: dict | None) -> Table:
     mine = {d["label"]: d for d in (window or {}).get("devices", [])}
     table = _table("Devices", "device", "name", "workers", "efficiency", "regions", "memory free / total",
-                   "held / planned / budget", "parameters", "longest gap, ended by")
+                   "held / planned / budget", "parameters", "streamed / waited for", "longest gap, ended by")
     table.columns[1].max_width, table.columns[1].overflow = 24, "ellipsis"
     table.caption = "efficiency: time in kernel regions (their union) over first start to last end, of those ended " \
         "in the window"
@@ -118,6 +118,8 @@ def devices(status: dict, window: dict | None) -> Table:
                       " / ".join(size(m.get(f"{k}_bytes")) for k in ("allocated", "planned", "budget"))
                       if m and m.get("budget_bytes") else "-",
                       size(m["resident_bytes"]) if m else "-",
+                      f"{size(m['streamed_bytes'])} / {duration(d['copy_wait_seconds'])}"
+                      if m and "streamed_bytes" in m and isinstance(d.get("copy_wait_seconds"), (int, float)) else "-",
                       f"{duration(gap['seconds'])}: job {_short(gap['job'])} partition {gap['partition']} "
                       f"({gap['cause']})"
                       if gap else "none in the window")

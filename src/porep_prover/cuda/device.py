@@ -86,6 +86,7 @@ class Device(ResidentMemory):
         self.ring = None                                 # the chunk ring of streamed arrays, made on first use
         self.ring_bytes = STREAM_CHUNK                   # its slots' size
         self.ring_waited_ms = 0.0                        # kernels' waits for chunks of rings since closed
+        self.copy_wait_seen_ms = 0.0                     # copy_wait_ms when the last kernel region ended
         self.pass_points = 0                             # the most points an MSM pass sorts (0: no limit)
         self.dropped = 0                                 # resident bytes dropped for want of memory, so far
         budget = environment.resident_bytes

@@ -70,6 +70,7 @@ class ResidentMemory:
     ring: ChunkRing | None
     ring_bytes: int
     ring_waited_ms: float
+    copy_wait_seen_ms: float
     pins: HostPins
 
     if TYPE_CHECKING:   # the Device's (cuda.device)

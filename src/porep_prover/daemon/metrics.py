@@ -41,6 +41,7 @@ Exported (label names in braces):
     porep_prover_device_memory_budget_bytes{device}, ..._planned_bytes, ..._allocated_bytes, ..._peak_bytes
                                                    the process's budget on a GPU, its plan's peak, what it holds
     porep_prover_device_streamed_bytes{device}     parameter bytes streamed from host memory
+    porep_prover_device_copy_wait_seconds{device}  seconds its kernels stood waiting for streamed chunks
   with engine.cluster (the status's cluster.nodes; node: the node's label, ray:ADDRESS:ID, else its id;
   a node's device series while it is ready or starting; its partition series until
   LOST_NODE_SERIES_SECONDS after it was first seen lost or failed, then removed):
@@ -176,6 +177,9 @@ class DaemonMetrics:
                                     "up for want of memory so far (its plan did not hold)", ["device"], registry=r)
         self.device_streamed = Gauge("porep_prover_device_streamed_bytes", "Parameter bytes streamed to the "
                                      "device from host memory so far", ["device"], registry=r)
+        self.device_copy_wait = Gauge("porep_prover_device_copy_wait_seconds", "Seconds the device's kernels "
+                                      "stood waiting for streamed parameter chunks so far (as of its last kernel "
+                                      "region)", ["device"], registry=r)
 
     def _cluster_gauges(self) -> None:
         r = self.registry
@@ -258,6 +262,9 @@ class DaemonMetrics:
             if value is not None:
                 gauge.set(value)
         for device in status.get("devices") or []:
+            waited = _number(device, "copy_wait_seconds") if isinstance(device, dict) else None
+            if waited is not None:
+                self.device_copy_wait.labels(str(device.get("label"))).set(waited)
             memory = device.get("memory") if isinstance(device, dict) else None
             if isinstance(memory, dict):
                 for gauge, key in ((self.device_free, "free_bytes"), (self.device_total, "total_bytes"),

@@ -74,7 +74,9 @@ def _device(device, workers: int) -> dict:
     """One device's entry: its names, workers, and memory (a CUDA device's,
     read now: free and total, resident, and the process's budget, planned
     peak, allocated now and peak since the plan, streamed and pinned bytes;
-    None for the host, or a backend that does not tell)."""
+    None for the host, or a backend that does not tell), and the seconds
+    its kernels have stood waiting for streamed chunks, as of the last
+    kernel region's end (None for the host)."""
     backend = device.backend
     memory: dict[str, int | None] | None = None
     if device.kind == "gpu" and hasattr(backend, "memory") and hasattr(backend, "resident_bytes"):
@@ -90,8 +92,10 @@ def _device(device, workers: int) -> dict:
             LOG.warning("device %s: memory not readable: %s", device.label, exc)
     info = getattr(backend, "info", None)
     name = getattr(info, "name", device.label) if device.kind == "gpu" else _cpu_name()
+    waited = getattr(backend, "copy_wait_seen_ms", None) if device.kind == "gpu" else None
     return {"label": device.label, "kind": device.kind, "identity": device.identity, "name": name,
-            "workers": workers, "memory": memory}
+            "workers": workers, "memory": memory,
+            "copy_wait_seconds": None if not isinstance(waited, (int, float)) else waited / 1e3}
 
 
 @functools.cache
