@@ -99,6 +99,7 @@ def fake_backend(capacity: int, pooled: bool = False) -> GpuBackend:
     be.resident_budget = capacity
     be.pooled = pooled             # without memory pools work buffers are as any other
     be.dropped, be.info = 0, types.SimpleNamespace(ordinal=0)
+    be.ring, be.ring_waited_ms, be.copy_wait_seen_ms = None, 0.0, 0.0     # nothing streamed yet
     return be
 
 
