@@ -94,17 +94,16 @@ def test_the_ring_holds_three_chunks():
 @pytest.mark.parametrize("gib", [16, 24, 32, 48, 80])
 def test_b_g2_on_the_host_leaves_its_points_out_of_the_plan(gib):
     """prover.b_g2 = host: the G2 points are neither held nor streamed, and
-    the room they took goes to the G1 arrays: never more streamed, never a
-    higher estimate; under 32 GiB the 5.9 GiB they took keep B_1 resident."""
+    the room they took goes to the G1 arrays: never more of them streamed,
+    never a higher estimate, and a lower one wherever B_2 was held or
+    streamed."""
     on, off = plan(porep(), gib * GIB), plan(porep(g2=False), gib * GIB)
     assert "b_g2" not in off.resident + off.streamed and off.workload.array("b_g2") is None
     assert off.planned_bytes <= off.budget
     g1 = {"h", "l", "a", "b_g1"}
     assert sum(off.workload.array(n).nbytes for n in g1 & set(off.streamed)) \
         <= sum(on.workload.array(n).nbytes for n in g1 & set(on.streamed))
-    assert off.seconds <= on.seconds
-    if gib == 32:
-        assert "b_g1" in off.resident and "b_g1" not in on.resident
+    assert off.seconds < on.seconds
 
 
 def test_a_streamed_array_s_passes_are_its_chunks():

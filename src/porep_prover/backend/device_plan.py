@@ -328,7 +328,8 @@ def _phases(w: Workload, matrices: bool, points: int, paired: bool = False) -> t
 
 def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: float, paired: bool = False
                 ) -> Iterator[DevicePlan]:
-    """Per pass size, the plan that keeps the most arrays resident within the budget (see plan)."""
+    """Per pass size, every split of the arrays into resident (in ORDER's
+    priority) and streamed that fits the budget (see plan)."""
     largest = max(a.count for a in w.arrays)
     upload = _upload(w, matrices)
     fixed = MARGIN + (w.matrix_bytes if matrices else 0) + ((w.workers - 1) * upload if ahead else 0)
@@ -353,7 +354,7 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
             yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
                              matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk,
                              _seconds(w, points, moved, rate, {a.name for a in streamed}, chunk), paired)
-            break         # fewer resident arrays under the same pass only stream more
+            # no break: fewer resident arrays stream more but in larger chunks (fewer passes), which may cost less
 
 
 def _chunk_bytes(room: int, points: int) -> int:
