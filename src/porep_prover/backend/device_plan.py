@@ -7,7 +7,8 @@ prints one without a GPU; the GPU backend runs by one (backend/gpu_memory.py).
 
 The model, in bytes (G1 affine 96 per point, G2 192; a scalar 32):
 
-    held      resident arrays + the streamed arrays' chunk ring
+    held      resident arrays + the streamed arrays' chunk ring + the NTT's
+              twiddle tables (w^e for e < n/2, forward and inverse)
     per partition on the device: its upload (the witness, or a, b, c and
               the scalars when A w, B w, C w are evaluated on the host), once
               for the region and once for the partition copied ahead
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from ..r1cs.system import R1CS
 
 GIB = 1 << 30
-MARGIN = 3 << 29             # 1.5 GiB: the context, the kernel modules, twiddles and the pool's slack
+MARGIN = 3 << 29             # 1.5 GiB: the context, the kernel modules and the pool's slack
 POINT_BYTES = {1: 96, 2: 192}
 PROJ_BYTES = {1: 192, 2: 384}
 SCALAR_BYTES = 32
@@ -146,6 +147,13 @@ class Workload:
         return cls(arrays, domain, matrices, upload, workers, table_copies)
 
 
+def twiddle_bytes(domain: int) -> int:
+    """Device bytes of the NTT's twiddle tables over a domain, kept while
+    the device lives (ntt.gpu.GpuNtt.twiddles): w^e for e < domain / 2,
+    forward and inverse; 4 GiB at 2^27."""
+    return 2 * SCALAR_BYTES * (domain // 2)
+
+
 def matrix_bytes(r1cs: R1CS) -> int:
     """Device bytes of what the device evaluation of r1cs keeps resident:
     each matrix's CSR arrays and the queries' maps."""
@@ -249,6 +257,7 @@ class DevicePlan:
             lines.append(f"  matrices {w.matrix_bytes / g:.2f} GiB  "
                          + ("resident (A w, B w, C w on the device)" if self.matrices else
                             "not on the device (A w, B w, C w on the host)"))
+        lines.append(f"  NTT twiddles {twiddle_bytes(w.domain) / g:.2f} GiB (forward and inverse)")
         if self.table_copies:
             lines.append(f"  H window table: {self.table_copies} copies")
         lines.append(f"  MSM passes of at most {self.pass_points:,} points")
@@ -292,9 +301,11 @@ def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE, matrices: b
                 if best is None or key < best[0]:
                     best = (key, candidate)
     if best is None:
-        floor = MARGIN + _phases(workload, bool(matrices), MIN_PASS)[0] + (workload.matrix_bytes if matrices else 0)
+        floor = MARGIN + twiddle_bytes(workload.domain) + _phases(workload, bool(matrices), MIN_PASS)[0] \
+            + (workload.matrix_bytes if matrices else 0)
         raise DeviceMemoryError(f"a device budget of {budget / GIB:.1f} GiB is too small for a domain of "
-                                f"2^{workload.domain.bit_length() - 1}: at least {floor / GIB:.1f} GiB")
+                                f"2^{workload.domain.bit_length() - 1}: at least {floor / GIB:.1f} GiB (the H phase, "
+                                f"the NTT's twiddles {twiddle_bytes(workload.domain) / GIB:.1f} GiB and the margin)")
     return _with_tables(best[1])
 
 
@@ -332,7 +343,8 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
     priority) and streamed that fits the budget (see plan)."""
     largest = max(a.count for a in w.arrays)
     upload = _upload(w, matrices)
-    fixed = MARGIN + (w.matrix_bytes if matrices else 0) + ((w.workers - 1) * upload if ahead else 0)
+    fixed = MARGIN + twiddle_bytes(w.domain) + (w.matrix_bytes if matrices else 0) \
+        + ((w.workers - 1) * upload if ahead else 0)
     passes = [largest]
     while passes[-1] > MIN_PASS:
         passes.append(max(MIN_PASS, passes[-1] // 2))
