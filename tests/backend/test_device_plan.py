@@ -8,7 +8,8 @@ import random
 import pytest
 
 from porep_prover.backend.device_plan import (GIB, MARGIN, RING, UPLOAD_RATE, DevicePlan, PointArray, Workload,
-                                              _seconds, pass_bytes, pass_window_bits, plan, twiddle_bytes)
+                                              _seconds, compact_twiddle_seconds, pass_bytes, pass_window_bits, plan,
+                                              twiddle_bytes)
 from porep_prover.cli import main
 from porep_prover.errors import DeviceMemoryError, InvalidInputError
 
@@ -38,7 +39,7 @@ def len_h(p: DevicePlan) -> int:
     return p.workload.array("h").count
 
 
-@pytest.mark.parametrize("gib", [18, 20, 24, 32, 48, 64, 80, 96, 139])
+@pytest.mark.parametrize("gib", [14, 16, 24, 32, 48, 64, 80, 96, 139])
 def test_the_planned_peak_fits_the_budget(gib):
     for on_device in (True, False):
         p = plan(porep(on_device=on_device), gib * GIB)
@@ -56,7 +57,7 @@ def test_more_memory_never_costs_more(on_device):
     streamed may: at 25.25 GiB streaming B_1 and B_2 too in fewer, larger
     passes costs less than keeping them resident under smaller passes at 25.)"""
     rnd = random.Random()
-    budgets = sorted(rnd.uniform(18, 160) for _ in range(24))
+    budgets = sorted(rnd.uniform(14, 160) for _ in range(24))
     plans = [plan(porep(on_device=on_device), int(b * GIB)) for b in budgets]
     seconds = [p.seconds for p in plans]
     assert seconds == sorted(seconds, reverse=True), list(zip(budgets, seconds))
@@ -73,25 +74,32 @@ def test_a_budget_below_the_h_phase_is_named():
 
 
 def test_the_ntt_twiddles_count_against_the_budget():
-    """The NTT's twiddle tables (w^e for e < n/2, forward and inverse, kept
-    for the device's life) are planned: 4 GiB at 2^27, so a scale-1
-    partition's H phase (a, b, c: 12 GiB) does not fit 16 GiB, and the
-    error names the least budget with the tables in it."""
-    assert twiddle_bytes(1 << 27) == 4 * GIB and twiddle_bytes(1 << 10) == 32 << 10
-    for gib in (20, 32, 80):
+    """The NTT's twiddles (w^e for e < n/2, forward and inverse, kept for
+    the device's life) are planned: whole, 4 GiB at 2^27, where the room
+    is worth less than a product a butterfly more; compact (two small
+    tables a direction, 1 MiB) where it is worth more, or needed: a
+    scale-1 H phase (a, b, c: 12 GiB) beside whole tables takes 17.5 GiB."""
+    assert twiddle_bytes(1 << 27) == 4 * GIB and twiddle_bytes(1 << 27, compact=True) == 2 * 32 * 2 * 8192
+    assert twiddle_bytes(1 << 10) == 32 << 10 and twiddle_bytes(2, compact=True) == 2 * 32 * 3
+    for gib in (16, 20, 32, 80, 139):
         p = plan(porep(), gib * GIB)
         h_phase = 3 * 32 * p.workload.domain + (p.workload.upload_bytes if p.matrices else 0)
-        assert p.planned_bytes >= MARGIN + twiddle_bytes(p.workload.domain) + h_phase + p.resident_bytes
-    least = (MARGIN + twiddle_bytes(1 << 27) + 3 * 32 * (1 << 27)) / GIB
-    with pytest.raises(DeviceMemoryError, match=f"at least {least:.1f} GiB .*twiddles 4.0 GiB"):
-        plan(porep(), 16 * GIB)
-    assert plan(porep(scale=0.25), 16 * GIB).planned_bytes <= 16 * GIB      # 1 GiB of twiddles at 2^25
+        held = MARGIN + twiddle_bytes(p.workload.domain, p.compact_twiddles) + h_phase + p.resident_bytes
+        assert held <= p.planned_bytes <= p.budget
+        if gib == 16:                    # whole tables leave no room for the H phase
+            assert p.compact_twiddles
+            assert p.seconds >= compact_twiddle_seconds(p.workload.domain)
+        if gib == 139:                   # nothing to gain by their room
+            assert not p.compact_twiddles
+    least = (MARGIN + twiddle_bytes(1 << 27, True) + 3 * 32 * (1 << 27)) / GIB
+    with pytest.raises(DeviceMemoryError, match=f"at least {least:.1f} GiB .*compact NTT twiddles"):
+        plan(porep(), 13 * GIB)
 
 
 def test_window_tables_only_beside_a_resident_h():
     roomy = plan(porep(copies=2), 139 * GIB)
     assert roomy.table_copies == 2 and roomy.planned_bytes <= roomy.budget
-    assert plan(porep(copies=2), 18 * GIB).table_copies == 0
+    assert plan(porep(copies=2), 16 * GIB).table_copies == 0
 
 
 def test_a_pass_s_work_grows_with_its_points():
@@ -107,7 +115,7 @@ def test_the_ring_holds_three_chunks():
     assert p.streamed and p.ring_bytes == RING * p.chunk_bytes
 
 
-@pytest.mark.parametrize("gib", [18, 24, 32, 48, 80])
+@pytest.mark.parametrize("gib", [16, 24, 32, 48, 80])
 def test_b_g2_on_the_host_leaves_its_points_out_of_the_plan(gib):
     """prover.b_g2 = host: the G2 points are neither held nor streamed, and
     the room they took goes to the G1 arrays: never more of them streamed,
@@ -137,7 +145,7 @@ def test_a_streamed_array_s_passes_are_its_chunks():
 def test_gpu_plan_prints_the_plan(capsys):
     assert main(["gpu", "plan", "--device-memory-gib", "20"]) == 0
     out = capsys.readouterr().out
-    assert "device budget 20.0 GiB" in out and "streamed:" in out and "GB/s" in out and "NTT twiddles 4.00 GiB" in out
+    assert "device budget 20.0 GiB" in out and "streamed:" in out and "GB/s" in out and "NTT twiddles compact" in out
     assert main(["gpu", "plan", "--scale", "0.0625", "--device-memory-gib", "32"]) == 0
     assert "streamed: nothing" in capsys.readouterr().out
     assert main(["gpu", "plan", "--device-memory-gib", "32", "--b-g2", "host"]) == 0
@@ -162,9 +170,9 @@ def test_a_pair_sharing_each_streamed_pass_halves_a_partition_s_transfer(gib):
     assert paired.planned_bytes <= budget and not paired.ahead
 
 
-@pytest.mark.parametrize("gib,workers", [(20, 2), (80, 2), (139, 2), (32, 1)])
+@pytest.mark.parametrize("gib,workers", [(16, 2), (80, 2), (139, 2), (32, 1)])
 def test_no_pair_where_it_does_not_fit_stream_or_have_a_second_worker(gib, workers):
-    """20 GiB: a second partition's scalars do not fit beside the H phase;
+    """16 GiB: a second partition's scalars do not fit beside the H phase;
     80 and 139 GiB: nothing, or too little, is streamed to gain; one worker:
     no second partition to pair. The unpaired plan, as without pairs."""
     w = porep(workers=workers)

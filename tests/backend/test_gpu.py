@@ -204,6 +204,29 @@ def test_h_poly_matches_cpu(gpu, log_n, flavor, rng):
     assert gpu.h_poly(a, b, c, 1, flavor) == want
 
 
+@pytest.mark.parametrize("tuning", [NttTuning(), NttTuning("ntt", 11, 256)], ids=["default", "ntt-11-256"])
+@pytest.mark.parametrize("log_n", [1, 2, 9, 13, 14, 21])
+def test_compact_twiddles_match_cpu(gpu, tuning, log_n, rng):
+    """The twiddles as two small tables a direction (what a plan short of
+    device memory sets): every transform and H the same as the CPU's, for
+    domains whose tables split evenly and unevenly, the largest built first
+    and a smaller one served from it after."""
+    xs = random_fr(1 << log_n, rng)
+    ops = GpuNtt(gpu, tuning)
+    ops.set_compact_twiddles(True)
+    try:
+        for inverse, coset in ((False, False), (True, False), (True, True), (False, True)):
+            assert ops.ntt(xs, inverse, coset) == CPU.ntt(xs, inverse, coset, 2)
+        assert all(tw.bits > 0 for tw in ops._twiddles.values())
+        small = random_fr(1 << max(1, log_n - 3), rng)         # served by the larger domain's tables, at a stride
+        assert ops.ntt(small, False, True) == CPU.ntt(small, False, True, 2)
+        a, b, c = (random_fr(1 << log_n, rng) for _ in range(3))
+        for flavor in ("bellman", "snarkjs"):
+            assert ops.h_poly(a, b, c, flavor) == CPU.h_poly(a.copy(), b.copy(), c.copy(), 2, flavor)
+    finally:
+        ops.close()
+
+
 def test_ntt_public_api(rng):
     xs = random_fr(1 << 14, rng)
     assert pp.ntt(xs, coset=True, backend="gpu") == pp.ntt(xs, coset=True, backend="cpu")

@@ -100,6 +100,8 @@ def fake_backend(capacity: int, pooled: bool = False) -> GpuBackend:
     be.pooled = pooled             # without memory pools work buffers are as any other
     be.dropped, be.info = 0, types.SimpleNamespace(ordinal=0)
     be.ring, be.ring_waited_ms, be.copy_wait_seen_ms = None, 0.0, 0.0     # nothing streamed yet
+    be.ntt_ops = types.SimpleNamespace(compact=[])
+    be.ntt_ops.set_compact_twiddles = be.ntt_ops.compact.append                 # the plans' twiddle choices
     return be
 
 

@@ -6,6 +6,7 @@ build and shape (recorded on a stand-in for the backend)."""
 import contextlib
 import dataclasses
 import random
+import types
 
 import pytest
 
@@ -74,7 +75,8 @@ class Kernel:
         self.shared = nbytes
 
     def launch(self, grid, block, args, stream, shared=0):
-        self.device.passes.append((self.module, grid[0], block[0], shared, *args[6:9]))   # b_lo, k, m
+        self.device.passes.append((self.module, grid[0], block[0], shared, *args[7:10]))   # b_lo, k, m
+        self.device.twiddle_args.append((args[2], args[3], args[11]))                        # tw, tw_hi, tw_bits
 
 
 class Device:
@@ -82,21 +84,56 @@ class Device:
 
     def __init__(self):
         self.lock, self.stream, self.passes, self.kernels = contextlib.nullcontext(), object(), [], {}
+        self.twiddle_args, self.allocs, self.freed, self.launched = [], [], [], []
 
     def kernel(self, module, name):
         assert name == "ntt_pass"
         return self.kernels.setdefault(module, Kernel(self, module))
 
     def alloc(self, nbytes):
-        return object()
+        buf = types.SimpleNamespace(nbytes=nbytes)
+        self.allocs.append(buf)
+        return buf
 
-    upload = alloc
+    def upload(self, array):
+        return self.alloc(array.nbytes)
 
     def launch(self, module, name, n, args):
         assert module == "ntt"                       # the tables come from the backend's own build
+        self.launched.append(name)
 
     def free(self, *bufs):
-        pass
+        self.freed.extend(bufs)
+
+
+def freed(dev, buf):
+    return any(b is buf for b in dev.freed)
+
+
+def test_compact_twiddles_hold_two_small_tables_a_direction():
+    """compact_twiddles: a 2^27 transform's passes read w^e as lo[e & mask]
+    hi[e >> bits] (no 2 GiB table made, no fr_powers launched), the whole
+    table otherwise; switching frees the other kind's tables."""
+    log_n = 27
+    dev = Device()
+    ntt = GpuNtt(dev)
+    ntt.forward(object(), object(), log_n, FR_GENERATOR, None)
+    whole = ntt.twiddles(FR_GENERATOR, log_n, False)
+    assert whole.bits == 0 and whole.hi == 0 and whole.lo.nbytes == 32 << (log_n - 1)
+    assert dev.launched == ["fr_powers"] and all(a[0] is whole.lo and a[1:] == (0, 0) for a in dev.twiddle_args)
+    ntt.set_compact_twiddles(True)
+    assert freed(dev, whole.lo)
+    dev.twiddle_args.clear()
+    ntt.forward(object(), object(), log_n, FR_GENERATOR, None)
+    compact = ntt.twiddles(FR_GENERATOR, log_n, False)
+    assert compact.bits == 13 and compact.lo.nbytes == 32 << 13 and compact.hi.nbytes == 32 << 13
+    assert dev.launched == ["fr_powers"]                              # none more: the small tables are the twiddles
+    assert dev.twiddle_args and all(a[0] is compact.lo and a[1] is compact.hi and a[2] == 13
+                                    for a in dev.twiddle_args)
+    ntt.set_compact_twiddles(True)                                    # no change: nothing freed
+    assert not freed(dev, compact.lo)
+    ntt.set_compact_twiddles(False)
+    assert freed(dev, compact.lo) and freed(dev, compact.hi)
 
 
 @pytest.mark.parametrize("tuning", [NttTuning(), NttTuning("ntt.align4", 12, 512), NttTuning("ntt", 11, 64)])

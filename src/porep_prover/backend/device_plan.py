@@ -26,6 +26,7 @@ passes add (an H100 or H200 adds about 2.4 G bucket entries a second).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol, cast
@@ -44,6 +45,7 @@ PROJ_BYTES = {1: 192, 2: 384}
 SCALAR_BYTES = 32
 UPLOAD_RATE = 25e9           # bytes a second from pinned pages (the H100 host: 26.3 GB/s)
 ENTRY_SECONDS = 0.41e-9      # a bucket entry added (the scale-1 H MSM: 0.66 s for 12 x 2^27)
+TWIDDLE_PRODUCT_SECONDS = 5e-12   # an Fr product a butterfly more, the transforms' other work beside it
 MIN_PASS = 1 << 20           # the fewest points a pass sorts: below, launches and reductions dominate
 MIN_CHUNK_BYTES = 64 << 20
 MAX_CHUNK_BYTES = 1 << 30
@@ -147,11 +149,22 @@ class Workload:
         return cls(arrays, domain, matrices, upload, workers, table_copies)
 
 
-def twiddle_bytes(domain: int) -> int:
+def twiddle_bytes(domain: int, compact: bool = False) -> int:
     """Device bytes of the NTT's twiddle tables over a domain, kept while
     the device lives (ntt.gpu.GpuNtt.twiddles): w^e for e < domain / 2,
-    forward and inverse; 4 GiB at 2^27."""
-    return 2 * SCALAR_BYTES * (domain // 2)
+    forward and inverse, whole (4 GiB at 2^27) or compact, each direction
+    two tables of about sqrt(domain / 2) entries (1 MiB at 2^27)."""
+    count = max(1, domain // 2)
+    if not compact:
+        return 2 * SCALAR_BYTES * count
+    lo_bits = (max(1, (count - 1).bit_length()) + 1) // 2
+    return 2 * SCALAR_BYTES * ((1 << lo_bits) + max(1, -(-count >> lo_bits)))
+
+
+def compact_twiddle_seconds(domain: int) -> float:
+    """What compact twiddles add to a partition: a product a butterfly, in
+    H's six transforms of the domain."""
+    return TWIDDLE_PRODUCT_SECONDS * 6 * (domain // 2) * max(1, domain.bit_length() - 1)
 
 
 def matrix_bytes(r1cs: R1CS) -> int:
@@ -199,7 +212,9 @@ class DevicePlan:
     planned_bytes: what the plan holds at its peak; seconds: its cost
     estimate a partition (exposed transfers and extra passes); paired: two
     partitions a region, each streamed chunk uploaded once for both scalar
-    sets (their scalars held at once: the streamed bytes a partition halve)."""
+    sets (their scalars held at once: the streamed bytes a partition halve);
+    compact_twiddles: the NTT's twiddles as two small tables a direction
+    (GpuNtt.compact_twiddles), their room given to the rest."""
     budget: int
     workload: Workload
     resident: tuple[str, ...]
@@ -212,6 +227,7 @@ class DevicePlan:
     planned_bytes: int
     seconds: float
     paired: bool = False
+    compact_twiddles: bool = False
 
     @property
     def resident_bytes(self) -> int:
@@ -257,7 +273,11 @@ class DevicePlan:
             lines.append(f"  matrices {w.matrix_bytes / g:.2f} GiB  "
                          + ("resident (A w, B w, C w on the device)" if self.matrices else
                             "not on the device (A w, B w, C w on the host)"))
-        lines.append(f"  NTT twiddles {twiddle_bytes(w.domain) / g:.2f} GiB (forward and inverse)")
+        if self.compact_twiddles:
+            lines.append(f"  NTT twiddles compact: {twiddle_bytes(w.domain, True) / 2**20:.1f} MiB (a product a "
+                         f"butterfly more, {compact_twiddle_seconds(w.domain) * 1e3:.0f} ms a partition)")
+        else:
+            lines.append(f"  NTT twiddles {twiddle_bytes(w.domain) / g:.2f} GiB (forward and inverse)")
         if self.table_copies:
             lines.append(f"  H window table: {self.table_copies} copies")
         lines.append(f"  MSM passes of at most {self.pass_points:,} points")
@@ -295,17 +315,17 @@ def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE, matrices: b
     choices = (True, False) if workload.matrix_bytes else (False,)
     modes = [(True, False), (False, False)] + ([(False, True)] if pairs and workload.workers >= 2 else [])
     for matrices in [m for m in choices if matrices is None or m == matrices]:
-        for ahead, paired in modes:
-            for candidate in _candidates(workload, budget, matrices, ahead, rate, paired):
+        for (ahead, paired), compact in itertools.product(modes, (False, True)):
+            for candidate in _candidates(workload, budget, matrices, ahead, rate, paired, compact):
                 key = (round(candidate.seconds, 6), paired, not matrices, -candidate.resident_bytes)
                 if best is None or key < best[0]:
                     best = (key, candidate)
     if best is None:
-        floor = MARGIN + twiddle_bytes(workload.domain) + _phases(workload, bool(matrices), MIN_PASS)[0] \
+        floor = MARGIN + twiddle_bytes(workload.domain, True) + _phases(workload, bool(matrices), MIN_PASS)[0] \
             + (workload.matrix_bytes if matrices else 0)
         raise DeviceMemoryError(f"a device budget of {budget / GIB:.1f} GiB is too small for a domain of "
                                 f"2^{workload.domain.bit_length() - 1}: at least {floor / GIB:.1f} GiB (the H phase, "
-                                f"the NTT's twiddles {twiddle_bytes(workload.domain) / GIB:.1f} GiB and the margin)")
+                                f"compact NTT twiddles and the margin)")
     return _with_tables(best[1])
 
 
@@ -337,13 +357,13 @@ def _phases(w: Workload, matrices: bool, points: int, paired: bool = False) -> t
     return ntt, SCALAR_BYTES * (n + points) + pass_bytes(points)
 
 
-def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: float, paired: bool = False
-                ) -> Iterator[DevicePlan]:
+def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: float, paired: bool = False,
+                compact: bool = False) -> Iterator[DevicePlan]:
     """Per pass size, every split of the arrays into resident (in ORDER's
     priority) and streamed that fits the budget (see plan)."""
     largest = max(a.count for a in w.arrays)
     upload = _upload(w, matrices)
-    fixed = MARGIN + twiddle_bytes(w.domain) + (w.matrix_bytes if matrices else 0) \
+    fixed = MARGIN + twiddle_bytes(w.domain, compact) + (w.matrix_bytes if matrices else 0) \
         + ((w.workers - 1) * upload if ahead else 0)
     passes = [largest]
     while passes[-1] > MIN_PASS:
@@ -365,7 +385,8 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
             moved = sum(a.nbytes for a in streamed) // (2 if paired else 1) + in_region
             yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
                              matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk,
-                             _seconds(w, points, moved, rate, {a.name for a in streamed}, chunk), paired)
+                             _seconds(w, points, moved, rate, {a.name for a in streamed}, chunk)
+                             + (compact_twiddle_seconds(w.domain) if compact else 0.0), paired, compact)
             # no break: fewer resident arrays stream more but in larger chunks (fewer passes), which may cost less
 
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..cuda.chunk_ring import ChunkRing
     from ..cuda.pinned import HostPins
     from ..msm.gpu import GpuMsm
+    from ..ntt.gpu import GpuNtt
     from ..r1cs.system import R1CS
 
 LOG = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class PlannedMemory:
     default_resident_budget: int
     dropped: int
     msm_ops: GpuMsm
+    ntt_ops: GpuNtt
 
     if TYPE_CHECKING:   # the Device's
         def memory(self) -> tuple[int, int]: ...
@@ -98,6 +100,7 @@ class PlannedMemory:
             self.synchronize()
             self.pass_points, self.resident_budget = 0, self.default_resident_budget
             self.stream_arrays([])
+            self.ntt_ops.set_compact_twiddles(False)
 
     def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
                  g2: bool = True) -> DevicePlan:
@@ -170,6 +173,7 @@ class PlannedMemory:
         self.pass_points = chosen.pass_points
         self.resident_budget = chosen.resident_bytes + max(0, chosen.budget - chosen.planned_bytes)
         self.stream_arrays([getattr(params, name).limbs for name in chosen.streamed], chosen.chunk_bytes or 1 << 30)
+        self.ntt_ops.set_compact_twiddles(chosen.compact_twiddles)
         self.ctx.reset_peak()
 
     def memory_status(self) -> dict[str, int | None]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..cuda.arrays import DeviceScalars
 from ..cuda.modules import register_module
@@ -78,43 +78,78 @@ def _powers(base: int, count: int, factor: int = 1) -> list[int]:
     return out
 
 
+class Twiddles(NamedTuple):
+    """A direction's twiddles w_N^e (e < N/2) on the device: the whole table
+    in lo (hi 0, bits 0), or compact, w_N^e = lo[e & (2^bits - 1)] hi[e >> bits];
+    log_big: log N, the largest domain they serve."""
+    lo: DeviceBuffer
+    hi: DeviceBuffer | int
+    bits: int
+    log_big: int
+
+    def buffers(self) -> list[DeviceBuffer]:
+        return [self.lo] + ([self.hi] if not isinstance(self.hi, int) else [])
+
+
 class GpuNtt:
     """The NTT side of one GPU backend (its cuda.device.Device supplies alloc / launch / kernel).
     tuning: the pass kernel's build and shape (a benchmark's GpuNtt(gpu,
     NttTuning(...)); the default is the measured best). InvalidInputError
-    unless an NttTuning."""
+    unless an NttTuning. compact_twiddles: each direction's twiddles as two
+    small tables and one product a butterfly more, instead of the whole
+    table (2 GiB a direction at 2^27): what a device-memory plan that needs
+    the room sets (set_compact_twiddles)."""
 
     def __init__(self, gpu: KernelHost, tuning: NttTuning = NttTuning()):
         if not isinstance(tuning, NttTuning):
             raise InvalidInputError(f"GpuNtt: tuning is an NttTuning, not {type(tuning).__name__}")
         self.gpu = gpu
         self.tuning = tuning
-        self._twiddles: dict[tuple[int, bool], tuple[DeviceBuffer, int]] = {}  # (nqr, inverse) -> (table, log N)
+        self.compact_twiddles = False
+        self._twiddles: dict[tuple[int, bool], Twiddles] = {}  # (nqr, inverse) -> the direction's twiddles
         # (base, factor, log n) -> scale's tables (lo, hi, lo_bits)
         self._scales: dict[tuple[int, int, int], tuple[DeviceBuffer, DeviceBuffer, int]] = {}
 
     # ------------------------------------------------------------ tables
 
-    def twiddles(self, nqr: int, log_n: int, inverse: bool) -> tuple[DeviceBuffer, int]:
-        """(table of w_N^e for e < N/2, log N) with N >= n; w_N = nqr^((r-1)/N), inverted when inverse."""
+    def set_compact_twiddles(self, compact: bool) -> None:
+        """Keep the twiddles compact (two small tables a direction) or whole
+        from now on; the tables of the other kind are freed (made again on
+        next use)."""
+        with self.gpu.lock:
+            if compact == self.compact_twiddles:
+                return
+            self.compact_twiddles = compact
+            tables, self._twiddles = list(self._twiddles.values()), {}
+        for tw in tables:
+            self.gpu.free(*tw.buffers())
+
+    def twiddles(self, nqr: int, log_n: int, inverse: bool) -> Twiddles:
+        """A direction's twiddles w_N^e for e < N/2 with N >= n, w_N =
+        nqr^((r-1)/N), inverted when inverse: whole, or compact (see
+        compact_twiddles)."""
         key = (nqr, inverse)
         with self.gpu.lock:
             have = self._twiddles.get(key)
-            if have is not None and have[1] >= log_n:
+            if have is not None and have.log_big >= log_n:
                 return have
             if have is not None:
-                self.gpu.free(have[0])
+                self.gpu.free(*have.buffers())
             log_big = max(log_n, 1)
             w = pow(nqr, (R - 1) >> log_big, R)
             if inverse:
                 w = pow(w, -1, R)
             count = 1 << (log_big - 1)
-            table = self.gpu.alloc(32 * count)
             lo, hi, lo_bits = self._split_tables(w, 1, count)
-            self.gpu.launch("ntt", "fr_powers", count, [table, count, lo, hi, lo_bits])
-            self.gpu.free(lo, hi)
-            self._twiddles[key] = (table, log_big)
-            return self._twiddles[key]
+            if self.compact_twiddles:
+                made = Twiddles(lo, hi, lo_bits, log_big)
+            else:
+                table = self.gpu.alloc(32 * count)
+                self.gpu.launch("ntt", "fr_powers", count, [table, count, lo, hi, lo_bits])
+                self.gpu.free(lo, hi)
+                made = Twiddles(table, 0, 0, log_big)
+            self._twiddles[key] = made
+            return made
 
     def _split_tables(self, base: int, factor: int, count: int) -> tuple[DeviceBuffer, DeviceBuffer, int]:
         """Device tables lo[i] = factor base^i, hi[j] = base^(j 2^lo_bits) covering exponents < count."""
@@ -140,16 +175,14 @@ class GpuNtt:
         scale = self.scale(shift, 1, log_n) if shift else None
         self._dit_gather(src, dst, log_n, tw, scale)
 
-    def _dit_gather(self, src: DeviceBuffer, dst: DeviceBuffer, log_n: int, tw: tuple[DeviceBuffer, int],
+    def _dit_gather(self, src: DeviceBuffer, dst: DeviceBuffer, log_n: int, tw: Twiddles,
                     scale: tuple[DeviceBuffer, DeviceBuffer, int] | None) -> None:
-        table, log_big = tw
         s_lo, s_hi, s_bits = scale if scale is not None else (0, 0, 0)
         kernel = self._pass_kernel()
         for idx, (b_lo, k) in enumerate(passes(log_n)):
             m = min(b_lo, self.tuning.block_log - k)
             flags = (GATHER | (SCALE_LOAD if scale is not None else 0)) if idx == 0 else 0
-            self._launch_pass(kernel, src if idx == 0 else dst, dst, table, s_lo, s_hi, log_n, b_lo, k, m,
-                              log_big, s_bits, flags)
+            self._launch_pass(kernel, src if idx == 0 else dst, dst, tw, s_lo, s_hi, log_n, b_lo, k, m, s_bits, flags)
 
     def _pass_kernel(self) -> Kernel:
         """ntt_pass of the tuning's module, allowed the shared memory of a 2^block_log block."""
@@ -159,13 +192,13 @@ class GpuNtt:
             kernel.set_max_dynamic_shared(32 << block_log)
         return kernel
 
-    def _launch_pass(self, kernel: Kernel, inp: DeviceBuffer, out: DeviceBuffer, table: DeviceBuffer,
+    def _launch_pass(self, kernel: Kernel, inp: DeviceBuffer, out: DeviceBuffer, tw: Twiddles,
                      s_lo: DeviceBuffer | int, s_hi: DeviceBuffer | int, log_n: int, b_lo: int, k: int, m: int,
-                     log_big: int, s_bits: int, flags: int) -> None:
+                     s_bits: int, flags: int) -> None:
         count = 1 << (k + m)
         kernel.launch((1 << (log_n - k - m),), (min(self.tuning.threads, max(1, count // 2)),),
-                      [inp, out, table, s_lo, s_hi, log_n, b_lo, k, m, log_big - log_n, s_bits, flags],
-                      self.gpu.stream, 32 * count)
+                      [inp, out, tw.lo, tw.hi, s_lo, s_hi, log_n, b_lo, k, m, tw.log_big - log_n, tw.bits, s_bits,
+                       flags], self.gpu.stream, 32 * count)
 
     def inverse(self, buf: DeviceBuffer, dst: DeviceBuffer, log_n: int, nqr: int, shift: int | None,
                 factor: int = 1) -> None:
@@ -177,18 +210,17 @@ class GpuNtt:
         scale = self.scale(inv_shift, factor * pow(1 << log_n, -1, R), log_n)
         self._dif(buf, dst, log_n, tw, scale, SCATTER | SCALE_STORE)
 
-    def _dif(self, buf: DeviceBuffer, dst: DeviceBuffer, log_n: int, tw: tuple[DeviceBuffer, int],
+    def _dif(self, buf: DeviceBuffer, dst: DeviceBuffer, log_n: int, tw: Twiddles,
              scale: tuple[DeviceBuffer, DeviceBuffer, int], last_flags: int) -> None:
         """DIF passes in place on buf (natural -> bit-reversed); the last writes dst with last_flags."""
-        table, log_big = tw
         s_lo, s_hi, s_bits = scale
         kernel = self._pass_kernel()
         plan = passes(log_n)[::-1]
         for idx, (b_lo, k) in enumerate(plan):
             m = min(b_lo, self.tuning.block_log - k)
             last = idx == len(plan) - 1
-            self._launch_pass(kernel, buf, dst if last else buf, table, s_lo, s_hi, log_n, b_lo, k, m,
-                              log_big, s_bits, DIF | (last_flags if last else 0))
+            self._launch_pass(kernel, buf, dst if last else buf, tw, s_lo, s_hi, log_n, b_lo, k, m, s_bits,
+                              DIF | (last_flags if last else 0))
 
     def _coefficients(self, buf: DeviceBuffer, log_n: int, nqr: int, base: int, factor: int) -> None:
         """In place: evaluations on <w> (natural order) -> the coefficients
@@ -199,11 +231,11 @@ class GpuNtt:
     def to_coset(self, buf: DeviceBuffer, log_n: int, nqr: int, shift: int) -> None:
         """In place: evaluations on <w> -> evaluations on shift <w> (iNTT, scale, NTT; both natural order)."""
         self._coefficients(buf, log_n, nqr, shift, 1)
-        table, log_big = self.twiddles(nqr, log_n, False)
+        tw = self.twiddles(nqr, log_n, False)
         kernel = self._pass_kernel()
         for b_lo, k in passes(log_n):
             m = min(b_lo, self.tuning.block_log - k)
-            self._launch_pass(kernel, buf, buf, table, 0, 0, log_n, b_lo, k, m, log_big, 0, 0)
+            self._launch_pass(kernel, buf, buf, tw, 0, 0, log_n, b_lo, k, m, 0, 0)
 
     # ------------------------------------------------------------ entry points
 
@@ -296,8 +328,9 @@ class GpuNtt:
         return b
 
     def close(self) -> None:
-        for table, _ in self._twiddles.values():
-            table.close()
+        for tw in self._twiddles.values():
+            for buf in tw.buffers():
+                buf.close()
         for lo, hi, _ in self._scales.values():
             lo.close()
             hi.close()

@@ -10,7 +10,10 @@
  * in, bit-reversed out) runs the high bits first; DIT (bit-reversed in,
  * natural out) the low bits first. Both use twiddle w^((i mod 2^b) n/2^(b+1))
  * for the butterfly on bit b, read from one table of w^e (e < N/2) for the
- * largest domain built, at stride N/n: no product is spent on twiddles.
+ * largest domain built, at stride N/n: no product is spent on twiddles. Where
+ * device memory is short (2^27: the table is 2 GiB a direction) the table
+ * is two small ones instead, w^e = lo[e & mask] hi[e >> tw_bits] (tw_bits
+ * above 0): one product a butterfly more, a few hundred KiB held.
  *
  * The first pass may gather (read x[brev(i)]) and the last may scatter
  * (write to brev(i)); either may scale an element by c g^brev(i) (its
@@ -52,11 +55,13 @@ DEV void scale_by(fr_t &x, const fr_t *lo, const fr_t *hi, u32 lo_bits, u32 e)
 struct pass_args {
     const fr_t *src;
     fr_t *dst;
-    const fr_t *tw;      /* w_N^e, e < N/2 */
+    const fr_t *tw;      /* w_N^e, e < N/2; with tw_bits, w_N^e for e < 2^tw_bits */
+    const fr_t *tw_hi;   /* with tw_bits: w_N^(e 2^tw_bits) */
     const fr_t *s_lo;    /* c g^i, i < 2^s_bits */
     const fr_t *s_hi;    /* g^(i 2^s_bits) */
     u32 log_n, b_lo, k, m;
     u32 tw_shift;        /* log2(N / n) */
+    u32 tw_bits;         /* 0: tw is the whole table */
     u32 s_bits;
     u32 flags;
 };
@@ -78,10 +83,21 @@ DEV u32 element_index(const pass_args &p, u32 e)
     return (top << (p.b_lo + p.k)) | (j << p.b_lo) | (run << p.m) | low;
 }
 
-extern "C" __global__ void ntt_pass(const fr_t *src, fr_t *dst, const fr_t *tw, const fr_t *s_lo, const fr_t *s_hi,
-                                    u32 log_n, u32 b_lo, u32 k, u32 m, u32 tw_shift, u32 s_bits, u32 flags)
+/* w_N^e from the whole table, or from its two small ones. */
+DEV fr_t twiddle_at(const pass_args &p, u32 e)
 {
-    const pass_args p = {src, dst, tw, s_lo, s_hi, log_n, b_lo, k, m, tw_shift, s_bits, flags};
+    if (!p.tw_bits) return p.tw[e];
+    fr_t w = p.tw[e & ((1u << p.tw_bits) - 1)];
+    u32 h = e >> p.tw_bits;
+    if (h) mont_mul<8>(w, w, p.tw_hi[h]);
+    return w;
+}
+
+extern "C" __global__ void ntt_pass(const fr_t *src, fr_t *dst, const fr_t *tw, const fr_t *tw_hi, const fr_t *s_lo,
+                                    const fr_t *s_hi, u32 log_n, u32 b_lo, u32 k, u32 m, u32 tw_shift, u32 tw_bits,
+                                    u32 s_bits, u32 flags)
+{
+    const pass_args p = {src, dst, tw, tw_hi, s_lo, s_hi, log_n, b_lo, k, m, tw_shift, tw_bits, s_bits, flags};
     extern __shared__ fr_t s[];
     const u32 count = 1u << (p.k + p.m), half = count >> 1;
     for (u32 e = threadIdx.x; e < count; e += blockDim.x) {
@@ -98,7 +114,7 @@ extern "C" __global__ void ntt_pass(const fr_t *src, fr_t *dst, const fr_t *tw, 
             u32 e = ((q >> (rb + p.m)) << (rb + p.m + 1)) | (q & (gap - 1));
             u32 i = element_index(p, e);
             u32 tw_e = (i & ((1u << b) - 1)) << (p.log_n - 1 - b + p.tw_shift);
-            fr_t w = p.tw[tw_e], u = s[e], v = s[e + gap];
+            fr_t w = twiddle_at(p, tw_e), u = s[e], v = s[e + gap];
             if (p.flags & DIF) butterfly_dif(u, v, w);
             else butterfly_dit(u, v, w);
             s[e] = u;
