@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from ..errors import DeviceMemoryError, InvalidInputError
 from ..msm.gpu.plan import BUCKET_COST, KEY_COST, windows_of
+from ..ntt.gpu import split_lengths
 
 if TYPE_CHECKING:
     from ..curve.points import G1Array, G2Array
@@ -157,8 +158,8 @@ def twiddle_bytes(domain: int, compact: bool = False) -> int:
     count = max(1, domain // 2)
     if not compact:
         return 2 * SCALAR_BYTES * count
-    lo_bits = (max(1, (count - 1).bit_length()) + 1) // 2
-    return 2 * SCALAR_BYTES * ((1 << lo_bits) + max(1, -(-count >> lo_bits)))
+    _, lo_len, hi_len = split_lengths(count)
+    return 2 * SCALAR_BYTES * (lo_len + hi_len)
 
 
 def compact_twiddle_seconds(domain: int) -> float:

@@ -78,6 +78,14 @@ def _powers(base: int, count: int, factor: int = 1) -> list[int]:
     return out
 
 
+def split_lengths(count: int) -> tuple[int, int, int]:
+    """(lo_bits, lo's entries, hi's entries) of two tables whose products
+    lo[e & (2^lo_bits - 1)] hi[e >> lo_bits] cover the exponents e < count:
+    about sqrt(count) entries each."""
+    lo_bits = (max(1, (count - 1).bit_length()) + 1) // 2
+    return lo_bits, 1 << lo_bits, max(1, -(-count >> lo_bits))
+
+
 class Twiddles(NamedTuple):
     """A direction's twiddles w_N^e (e < N/2) on the device: the whole table
     in lo (hi 0, bits 0), or compact, w_N^e = lo[e & (2^bits - 1)] hi[e >> bits];
@@ -153,10 +161,9 @@ class GpuNtt:
 
     def _split_tables(self, base: int, factor: int, count: int) -> tuple[DeviceBuffer, DeviceBuffer, int]:
         """Device tables lo[i] = factor base^i, hi[j] = base^(j 2^lo_bits) covering exponents < count."""
-        bits = max(1, (count - 1).bit_length())
-        lo_bits = (bits + 1) // 2
-        lo = FrArray.from_ints(_powers(base, 1 << lo_bits, factor))
-        hi = FrArray.from_ints(_powers(pow(base, 1 << lo_bits, R), max(1, -(-count >> lo_bits))))
+        lo_bits, lo_len, hi_len = split_lengths(count)
+        lo = FrArray.from_ints(_powers(base, lo_len, factor))
+        hi = FrArray.from_ints(_powers(pow(base, 1 << lo_bits, R), hi_len))
         return self.gpu.upload(lo.limbs), self.gpu.upload(hi.limbs), lo_bits
 
     def scale(self, base: int, factor: int, log_n: int) -> tuple[DeviceBuffer, DeviceBuffer, int]:

@@ -42,12 +42,18 @@ DEV void butterfly_dif(fr_t &u, fr_t &v, const fr_t &w)
 
 DEV u32 brev(u32 i, u32 log_n) { return log_n ? __brev(i) >> (32 - log_n) : 0; }
 
-/* c g^e from lo[e & mask] * hi[e >> lo_bits], c folded into lo by the host. */
-DEV void scale_by(fr_t &x, const fr_t *lo, const fr_t *hi, u32 lo_bits, u32 e)
+/* c g^e from two small tables, lo[e & mask] * hi[e >> lo_bits] (c folded into lo by the host). */
+DEV fr_t split_power(const fr_t *lo, const fr_t *hi, u32 lo_bits, u32 e)
 {
     fr_t f = lo[e & ((1u << lo_bits) - 1)];
     u32 h = e >> lo_bits;
     if (h) mont_mul<8>(f, f, hi[h]);
+    return f;
+}
+
+DEV void scale_by(fr_t &x, const fr_t *lo, const fr_t *hi, u32 lo_bits, u32 e)
+{
+    fr_t f = split_power(lo, hi, lo_bits, e);
     mont_mul<8>(x, x, f);
 }
 
@@ -86,11 +92,7 @@ DEV u32 element_index(const pass_args &p, u32 e)
 /* w_N^e from the whole table, or from its two small ones. */
 DEV fr_t twiddle_at(const pass_args &p, u32 e)
 {
-    if (!p.tw_bits) return p.tw[e];
-    fr_t w = p.tw[e & ((1u << p.tw_bits) - 1)];
-    u32 h = e >> p.tw_bits;
-    if (h) mont_mul<8>(w, w, p.tw_hi[h]);
-    return w;
+    return p.tw_bits ? split_power(p.tw, p.tw_hi, p.tw_bits, e) : p.tw[e];
 }
 
 extern "C" __global__ void ntt_pass(const fr_t *src, fr_t *dst, const fr_t *tw, const fr_t *tw_hi, const fr_t *s_lo,
@@ -134,10 +136,7 @@ extern "C" __global__ void ntt_pass(const fr_t *src, fr_t *dst, const fr_t *tw, 
 extern "C" __global__ void fr_powers(fr_t *out, u32 count, const fr_t *lo, const fr_t *hi, u32 lo_bits)
 {
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-        fr_t w = lo[i & ((1u << lo_bits) - 1)];
-        u32 h = i >> lo_bits;
-        if (h) mont_mul<8>(w, w, hi[h]);
-        out[i] = w;
+        out[i] = split_power(lo, hi, lo_bits, i);
     }
 }
 
