@@ -21,7 +21,8 @@ bytes dropped.
 Usage:
     python benchmarks/bench_partition.py [--scale 0.015625] [--backend auto] [--matvec host|device]
                                          [--reps 3] [--payload KEY=VALUE ...] [--profile] [--overlap]
-                                         [--device-memory-gib 0,32,16] [--b-g2 device|host] [--json out.json]
+                                         [--device-memory-gib 0,32,16] [--b-g2 device,host] [--no-phases]
+                                         [--json out.json]
 
 Parameters come from the provider (made on first use, cached under
 POREP_PROVER_PARAMS_CACHE; at large scales mapped). Times are host-clock
@@ -199,11 +200,17 @@ def main() -> None:
                     help="the kernel region timed again in overlap mode, beside the first")
     ap.add_argument("--device-memory-gib", default="", metavar="G1,G2,...",
                     help="first the kernel region under each device budget (GiB; 0: the card's memory)")
-    ap.add_argument("--b-g2", choices=("device", "host"), default="device",
-                    help="where the budgets' B G2 MSM runs (host: after the region, as prover.b_g2 = host)")
+    ap.add_argument("--b-g2", default="device", metavar="device|host[,...]",
+                    help="where the budgets' B G2 MSM runs (host: after the region, as prover.b_g2 = host); "
+                         "with both, every budget is timed each way, in the order given")
+    ap.add_argument("--no-phases", action="store_true",
+                    help="only the budgets' regions: not the phases one by one after them")
     ap.add_argument("--json")
     args = ap.parse_args()
     budgets = [float(g) for g in args.device_memory_gib.split(",") if g.strip()]
+    g2_places = [w.strip() for w in args.b_g2.split(",") if w.strip()]
+    if not g2_places or set(g2_places) - {"device", "host"}:
+        ap.error(f"--b-g2: device, host or both, comma-separated, not {args.b_g2!r}")
     payload = {"scale": args.scale, "seed": args.seed}
     payload.update(parse_entry(kv) for kv in args.payload)
     provider, job = PorepShapedProvider(), Job("porep-shaped", 1, payload)
@@ -223,8 +230,8 @@ def main() -> None:
     proof = finish(be, params, synth, prove_device(be, params, synth, threads, host=get_backend("cpu")), threads)
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
     budget_rows = []     # first: the phases below hold every MSM's scalars at once, past any plan
-    for gib in budgets:
-        row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps, args.b_g2 == "device")
+    for place, gib in ((p, g) for p in g2_places for g in budgets):
+        row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps, place == "device")
         budget_rows.append(row)
         print(f"budget {gib:g} GiB (matvec {row['matvec']}, b_g2 {row['b_g2']}): kernel region "
               f"{row['ms']:.1f} ms, waiting on copies {row['copy_wait_ms']:.1f} ms "
@@ -237,6 +244,8 @@ def main() -> None:
                 json.dump({"scale": args.scale, "budgets": budget_rows}, f, indent=1)
     if budgets:
         be.set_memory_budget(0)     # unplanned again: one pass an MSM, nothing streamed
+    if args.no_phases:
+        return
     msm_phases = {}
     runs = [one_run(be, params, r1cs, witness, threads, on_device, msm_phases if args.profile and i == args.reps - 1
                     else None, args.overlap) for i in range(args.reps)]
