@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import time
 
@@ -182,7 +183,15 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
             "ms": statistics.median(seconds) * 1e3, "finish_ms": finished * 1e3, "copy_wait_ms": waited,
             "peak_gib": after["peak"] / 2**30, "streamed_gib": (after["streamed"] - before["streamed"]) / 2**30,
             "dropped_gib": after["dropped"] / 2**30, "planned_gib": chosen.planned_bytes / 2**30,
-            "pinned_gib": after["pinned"] / 2**30}
+            "pinned_gib": after["pinned"] / 2**30, "host_used_gib": host_used_gib(),
+            "rss_peak_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+
+
+def host_used_gib() -> float:
+    """The host's memory in use now (MemTotal less MemAvailable, every process), GiB."""
+    with open("/proc/meminfo") as f:
+        info = {line.split(":")[0]: int(line.split()[1]) for line in f}
+    return (info["MemTotal"] - info["MemAvailable"]) / 2**20
 
 
 def main() -> None:
@@ -238,7 +247,8 @@ def main() -> None:
               f"({row['copy_wait_ms'] / row['ms']:.1%}), finish {row['finish_ms']:.1f} ms, "
               f"planned {row['planned_gib']:.1f} GiB, "
               f"peak {row['peak_gib']:.1f} GiB, streamed {row['streamed_gib']:.1f} GiB a region, "
-              f"pinned {row['pinned_gib']:.1f} GiB, dropped {row['dropped_gib']:.1f} GiB", flush=True)
+              f"pinned {row['pinned_gib']:.1f} GiB, dropped {row['dropped_gib']:.1f} GiB; host in use "
+              f"{row['host_used_gib']:.1f} GiB, peak RSS {row['rss_peak_gib']:.1f} GiB", flush=True)
         if args.json:           # each budget's row as it is measured: a run cut short keeps them
             with open(args.json, "w") as f:
                 json.dump({"scale": args.scale, "budgets": budget_rows}, f, indent=1)

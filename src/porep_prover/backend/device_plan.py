@@ -18,7 +18,7 @@ The model, in bytes (G1 affine 96 per point, G2 192; a scalar 32):
               bucket a window)
 
 and the budget must cover held + uploads + the larger phase + a margin (the
-context, the kernels, the twiddles). Every array read once per partition
+context, the kernels) + the small buffers no phase names (SMALL_BUFFERS). Every array read once per partition
 costs its bytes over the bus when streamed, so the plan weighs each choice's
 seconds: bytes streamed at the upload rate against the bucket additions more
 passes add (an H100 or H200 adds about 2.4 G bucket entries a second).
@@ -41,10 +41,13 @@ if TYPE_CHECKING:
 
 GIB = 1 << 30
 MARGIN = 3 << 29             # 1.5 GiB: the context, the kernel modules and the pool's slack
+# inside the budget's limit, beside what the model names: the split power tables, the MSMs' counters, sums and
+# reductions, the pool's rounding (a 16 GiB plan of exactly its limit failed by 4.7 MB on an H100)
+SMALL_BUFFERS = 128 << 20
 POINT_BYTES = {1: 96, 2: 192}
 PROJ_BYTES = {1: 192, 2: 384}
 SCALAR_BYTES = 32
-UPLOAD_RATE = 25e9           # bytes a second from pinned pages (the H100 host: 26.3 GB/s)
+UPLOAD_RATE = 50e9           # bytes a second from pinned pages (an H100 host: 55 GB/s, bench_gpu --sections xfer)
 ENTRY_SECONDS = 0.41e-9      # a bucket entry added (the scale-1 H MSM: 0.66 s for 12 x 2^27)
 TWIDDLE_PRODUCT_SECONDS = 5e-12   # an Fr product a butterfly more, the transforms' other work beside it
 MIN_PASS = 1 << 20           # the fewest points a pass sorts: below, launches and reductions dominate
@@ -322,8 +325,8 @@ def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE, matrices: b
                 if best is None or key < best[0]:
                     best = (key, candidate)
     if best is None:
-        floor = MARGIN + twiddle_bytes(workload.domain, True) + _phases(workload, bool(matrices), MIN_PASS)[0] \
-            + (workload.matrix_bytes if matrices else 0)
+        floor = MARGIN + SMALL_BUFFERS + twiddle_bytes(workload.domain, True) \
+            + _phases(workload, bool(matrices), MIN_PASS)[0] + (workload.matrix_bytes if matrices else 0)
         raise DeviceMemoryError(f"a device budget of {budget / GIB:.1f} GiB is too small for a domain of "
                                 f"2^{workload.domain.bit_length() - 1}: at least {floor / GIB:.1f} GiB (the H phase, "
                                 f"compact NTT twiddles and the margin)")
@@ -364,7 +367,7 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
     priority) and streamed that fits the budget (see plan)."""
     largest = max(a.count for a in w.arrays)
     upload = _upload(w, matrices)
-    fixed = MARGIN + twiddle_bytes(w.domain, compact) + (w.matrix_bytes if matrices else 0) \
+    fixed = MARGIN + SMALL_BUFFERS + twiddle_bytes(w.domain, compact) + (w.matrix_bytes if matrices else 0) \
         + ((w.workers - 1) * upload if ahead else 0)
     passes = [largest]
     while passes[-1] > MIN_PASS:

@@ -82,16 +82,17 @@ POREP_32G: CircuitStats = {"constraints": 130_278_869, "inputs": 329, "aux": 130
 
 def cmd_plan(args) -> int:
     """The device-memory plan of a workload under a budget, without a GPU."""
-    from ..backend.device_plan import GIB, Workload, plan
+    from ..backend.device_plan import GIB, UPLOAD_RATE, Workload, plan
+    rate = UPLOAD_RATE if args.upload_gbps is None else args.upload_gbps * 1e9
     stats = POREP_32G.copy()
     stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
     stats["aux"] = max(1, round(stats["aux"] * args.scale))
     workload = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
                                   table_copies=args.table_copies, g2=args.b_g2 == "device")
-    chosen = plan(workload, int(args.device_memory_gib * GIB), rate=args.upload_gbps * 1e9, pairs=args.pairs)
+    chosen = plan(workload, int(args.device_memory_gib * GIB), rate=rate, pairs=args.pairs)
     print(f"workload: {args.workload} at scale {args.scale:g}: {stats['constraints']:,} constraints, "
           f"{stats['aux']:,} aux variables")
-    for line in chosen.describe(args.upload_gbps * 1e9):
+    for line in chosen.describe(rate):
         print(line)
     return 0
 
@@ -118,8 +119,9 @@ def register(sub, common) -> None:
     pl.add_argument("--workers", type=arguments.integer(1, 16), default=2, help="device workers (1 to 16)")
     pl.add_argument("--table-copies", type=arguments.integer(0, 64), default=0,
                     help="H window-table copies wanted (0 to 64)")
-    pl.add_argument("--upload-gbps", type=arguments.number(0.1, 1000), default=25.0,
-                    help="pinned upload rate for the transfer floor, GB/s (default 25)")
+    pl.add_argument("--upload-gbps", type=arguments.number(0.1, 1000), default=None,
+                    help="pinned upload rate for the plan and its transfer floor, GB/s (default: the model's, "
+                         "an H100 host's measured rate)")
     pl.add_argument("--pairs", action="store_true",
                     help="also weigh two partitions a region sharing each streamed pass (on paper: the engine "
                          "runs one partition a region)")
