@@ -194,6 +194,19 @@ def host_used_gib() -> float:
     return (info["MemTotal"] - info["MemAvailable"]) / 2**20
 
 
+def budget_rows_of(spec: str, g2_places: list[str]) -> list[tuple[float, str]]:
+    """(GiB, where B's G2 MSM runs) in the order timed: spec's budgets in
+    turn, each with every one of g2_places, or with the place it names
+    alone ("16:host")."""
+    rows = []
+    for entry in (e.strip() for e in spec.split(",") if e.strip()):
+        gib, _, named = entry.partition(":")
+        if named not in ("", "device", "host"):
+            raise SystemExit(f"--device-memory-gib: {entry!r}: the place is device or host")
+        rows += [(float(gib), place) for place in ([named] if named else g2_places)]
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=1 / 64)
@@ -208,7 +221,8 @@ def main() -> None:
     ap.add_argument("--overlap", action="store_true",
                     help="the kernel region timed again in overlap mode, beside the first")
     ap.add_argument("--device-memory-gib", default="", metavar="G1,G2,...",
-                    help="first the kernel region under each device budget (GiB; 0: the card's memory)")
+                    help="first the kernel region under each device budget (GiB; 0: the card's memory; "
+                         "G:host or G:device times that budget with B's G2 MSM there alone)")
     ap.add_argument("--b-g2", default="device", metavar="device|host[,...]",
                     help="where the budgets' B G2 MSM runs (host: after the region, as prover.b_g2 = host); "
                          "with both, every budget is timed each way, in the order given")
@@ -216,10 +230,11 @@ def main() -> None:
                     help="only the budgets' regions: not the phases one by one after them")
     ap.add_argument("--json")
     args = ap.parse_args()
-    budgets = [float(g) for g in args.device_memory_gib.split(",") if g.strip()]
     g2_places = [w.strip() for w in args.b_g2.split(",") if w.strip()]
     if not g2_places or set(g2_places) - {"device", "host"}:
         ap.error(f"--b-g2: device, host or both, comma-separated, not {args.b_g2!r}")
+    rows = budget_rows_of(args.device_memory_gib, g2_places)
+    budgets = [gib for gib, _ in rows]
     payload = {"scale": args.scale, "seed": args.seed}
     payload.update(parse_entry(kv) for kv in args.payload)
     provider, job = PorepShapedProvider(), Job("porep-shaped", 1, payload)
@@ -239,7 +254,7 @@ def main() -> None:
     proof = finish(be, params, synth, prove_device(be, params, synth, threads, host=get_backend("cpu")), threads)
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
     budget_rows = []     # first: the phases below hold every MSM's scalars at once, past any plan
-    for place, gib in ((p, g) for p in g2_places for g in budgets):
+    for gib, place in rows:
         row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps, place == "device")
         budget_rows.append(row)
         print(f"budget {gib:g} GiB (matvec {row['matvec']}, b_g2 {row['b_g2']}): kernel region "
