@@ -156,10 +156,13 @@ def test_gpu_plan_prints_the_plan(capsys):
     assert "too small" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("gib", [24, 32, 40, 48])
+@pytest.mark.parametrize("gib", [24, 40, 48])
 def test_a_pair_sharing_each_streamed_pass_halves_a_partition_s_transfer(gib):
     """pairs: where arrays are streamed and a second partition's scalars
-    fit, two partitions a region upload each streamed chunk once for both:
+    fit, two partitions a region may upload each streamed chunk once for
+    both (where the streamed bytes' exposed share outweighs the room the
+    second partition takes: not at 28-32 GiB, where the matrices would
+    leave the device):
     the chosen plan's streamed bytes a partition are half its arrays', its
     estimate below the best unpaired plan's, and its peak, the other
     partition's witness and H scalars included, within the budget."""

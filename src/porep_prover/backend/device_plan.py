@@ -50,6 +50,12 @@ SCALAR_BYTES = 32
 UPLOAD_RATE = 50e9           # bytes a second from pinned pages (an H100 host: 55 GB/s, bench_gpu --sections xfer)
 ENTRY_SECONDS = 0.41e-9      # a bucket entry added (the scale-1 H MSM: 0.66 s for 12 x 2^27)
 TWIDDLE_PRODUCT_SECONDS = 5e-12   # an Fr product a butterfly more, the transforms' other work beside it
+# Fitted to an H100's scale-1 kernel regions streamed in 810 MiB to 1 GiB chunks (16, 24 and 32 GiB budgets:
+# 3.64, 3.36 and 2.47 s against 1.65 s resident; BENCHMARKS.md): an MSM pass more over an array (a streamed
+# chunk is one: its sort's host round trips, its reduction of every window, a narrower window) costs about
+# 12 ms; a streamed byte's upload is mostly hidden behind the kernels, 40 % of it not
+PASS_SECONDS = 12e-3
+STREAM_EXPOSED = 0.4
 MIN_PASS = 1 << 20           # the fewest points a pass sorts: below, launches and reductions dominate
 MIN_CHUNK_BYTES = 64 << 20
 MAX_CHUNK_BYTES = 1 << 30
@@ -384,9 +390,11 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
             chunk = _chunk_bytes(room - held, points) if streamed else 0
             if (streamed and chunk == 0) or held + RING * chunk > room or (paired and not streamed):
                 continue
-            # in the region: the whole upload, or, copied ahead, what the host path uploads beyond the witness
+            # in the region: the whole upload, or, copied ahead, what the host path uploads beyond the witness;
+            # while chunks stream, a copy ahead shares their bus: exposed as they are
             in_region = max(0, upload - w.upload_bytes) if ahead else upload
-            moved = sum(a.nbytes for a in streamed) // (2 if paired else 1) + in_region
+            shared = sum(a.nbytes for a in streamed) // (2 if paired else 1) + (upload - in_region if streamed else 0)
+            moved = in_region + STREAM_EXPOSED * shared
             yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
                              matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk,
                              _seconds(w, points, moved, rate, {a.name for a in streamed}, chunk)
@@ -401,26 +409,29 @@ def _chunk_bytes(room: int, points: int) -> int:
     return chunk if chunk >= MIN_CHUNK_BYTES else 0
 
 
-def _seconds(w: Workload, points: int, moved: int, rate: float, streamed: set[str] | None = None,
+def _seconds(w: Workload, points: int, moved: float, rate: float, streamed: set[str] | None = None,
              chunk: int = 0) -> float:
-    """A plan's cost: the bytes it moves in the kernel region at the upload
-    rate (none hidden: the floor) plus the bucket additions its passes cost
-    over one pass an array: H's full scalars by the MSM's model, the
+    """A plan's cost over every array resident in one pass: the bytes the
+    kernel region waits for at the upload rate (moved: what it uploads
+    before its kernels can start, and STREAM_EXPOSED of what streams beside
+    them) plus what its passes cost over one pass an array, PASS_SECONDS
+    each and their bucket additions: H's full scalars by the MSM's model, the
     witness-fed arrays (narrow scalars, few entries above window 0) a
     reduction of 16-bit windows a pass more. A streamed array's pass is
     its chunk (chunk bytes; a chunk is sorted and summed as it arrives),
     a resident one's at most points."""
-    extra = 0.0
+    extra, passes = 0.0, 0
     for a in w.arrays:
         size = min(points, max(1, chunk // POINT_BYTES[a.group])) if a.name in (streamed or ()) else points
         split = math.ceil(a.count / size)
+        passes += split - 1
         if a.name != "h":
             extra += (split - 1) * BUCKET_COST[a.group] * windows_of(16) * (1 << 15)
             continue
         per = -(-a.count // split)
         whole = pass_cost(a.count, pass_window_bits(a.count, a.group), a.group)
         extra += split * pass_cost(per, pass_window_bits(per, a.group), a.group) - whole
-    return moved / rate + ENTRY_SECONDS * max(0.0, extra)
+    return moved / rate + ENTRY_SECONDS * max(0.0, extra) + PASS_SECONDS * passes
 
 
 def _with_tables(p: DevicePlan) -> DevicePlan:
