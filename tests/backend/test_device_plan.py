@@ -135,12 +135,14 @@ def test_a_streamed_array_s_passes_are_its_chunks():
     """A streamed chunk is sorted and summed as it arrives (a pass of its
     own), so the estimate of streaming H grows as its chunks shrink, and
     even 1 GiB chunks (11 M points) cost more passes than 2^25-point
-    passes over a resident H."""
+    passes over a resident H; its first chunk is waited for whole."""
     w, points = porep(), 1 << 25
     resident = _seconds(w, points, 0, UPLOAD_RATE)
     large, small = (_seconds(w, points, 0, UPLOAD_RATE, {"h"}, chunk) for chunk in (1 << 30, 64 << 20))
     assert small > large > resident
-    assert _seconds(w, points, 0, UPLOAD_RATE, {"h"}, 96 * points) == resident     # a chunk of a whole pass
+    # a chunk of a whole pass: the passes of a resident H, and the first chunk, which its kernels wait for
+    whole = _seconds(w, points, 0, UPLOAD_RATE, {"h"}, 96 * points)
+    assert whole == pytest.approx(resident + 96 * points / UPLOAD_RATE)
 
 
 def test_gpu_plan_prints_the_plan(capsys):
@@ -156,13 +158,13 @@ def test_gpu_plan_prints_the_plan(capsys):
     assert "too small" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("gib", [24, 40, 48])
+@pytest.mark.parametrize("gib", [22, 24])
 def test_a_pair_sharing_each_streamed_pass_halves_a_partition_s_transfer(gib):
     """pairs: where arrays are streamed and a second partition's scalars
     fit, two partitions a region may upload each streamed chunk once for
     both (where the streamed bytes' exposed share outweighs the room the
-    second partition takes: not at 28-32 GiB, where the matrices would
-    leave the device):
+    second partition takes: at 22-26 GiB, not at 28-48 GiB, where the
+    matrices or resident arrays would leave the device):
     the chosen plan's streamed bytes a partition are half its arrays', its
     estimate below the best unpaired plan's, and its peak, the other
     partition's witness and H scalars included, within the budget."""
@@ -185,7 +187,7 @@ def test_no_pair_where_it_does_not_fit_stream_or_have_a_second_worker(gib, worke
 
 
 def test_gpu_plan_weighs_pairs_when_asked(capsys):
-    assert main(["gpu", "plan", "--device-memory-gib", "40", "--pairs"]) == 0
+    assert main(["gpu", "plan", "--device-memory-gib", "24", "--pairs"]) == 0
     assert "paired: two partitions a region" in capsys.readouterr().out
-    assert main(["gpu", "plan", "--device-memory-gib", "40"]) == 0
+    assert main(["gpu", "plan", "--device-memory-gib", "24"]) == 0
     assert "paired" not in capsys.readouterr().out

@@ -31,6 +31,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol, cast
 
+from ..cuda.chunk_ring import RING
 from ..errors import DeviceMemoryError, InvalidInputError
 from ..msm.gpu.plan import BUCKET_COST, KEY_COST, windows_of
 from ..ntt.gpu import split_lengths
@@ -50,16 +51,16 @@ SCALAR_BYTES = 32
 UPLOAD_RATE = 50e9           # bytes a second from pinned pages (an H100 host: 55 GB/s, bench_gpu --sections xfer)
 ENTRY_SECONDS = 0.41e-9      # a bucket entry added (the scale-1 H MSM: 0.66 s for 12 x 2^27)
 TWIDDLE_PRODUCT_SECONDS = 5e-12   # an Fr product a butterfly more, the transforms' other work beside it
-# Fitted to an H100's scale-1 kernel regions streamed in 810 MiB to 1 GiB chunks (16, 24 and 32 GiB budgets:
-# 3.64, 3.36 and 2.47 s against 1.65 s resident; BENCHMARKS.md): an MSM pass more over an array (a streamed
-# chunk is one: its sort's host round trips, its reduction of every window, a narrower window) costs about
-# 12 ms; a streamed byte's upload is mostly hidden behind the kernels, 40 % of it not
-PASS_SECONDS = 12e-3
-STREAM_EXPOSED = 0.4
+# Fitted to an H100's scale-1 kernel regions streamed in 810 MiB to 1 GiB chunks, a ring of three (16, 24 and
+# 32 GiB budgets: 3.64, 3.36 and 2.47 s against 1.65 s resident; BENCHMARKS.md): an MSM pass more over an array
+# (a streamed chunk is one: its sort's host round trips, its reduction of every window, a narrower window) costs
+# about 13 ms; a streamed array's first chunk arrives before any of its kernels can run (exposed whole), and of
+# the rest of its bytes' upload, hidden behind the kernels, a quarter is not
+PASS_SECONDS = 13e-3
+STREAM_EXPOSED = 0.25
 MIN_PASS = 1 << 20           # the fewest points a pass sorts: below, launches and reductions dominate
 MIN_CHUNK_BYTES = 64 << 20
-MAX_CHUNK_BYTES = 1 << 30
-RING = 3                     # chunk buffers: one copied into while two are read (two MSMs' chunks in flight)
+MAX_CHUNK_BYTES = 2 << 30
 # the order arrays are made resident in when all cannot be, for equal bytes saved: the cheapest MSM a byte
 # first (its transfer could hide behind the least work), H (full scalars, the most work a byte) last
 ORDER = ("b_g2", "b_g1", "a", "l", "h")
@@ -387,26 +388,37 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
         for kept in range(len(order), -1, -1):
             resident, streamed = order[:kept], order[kept:]
             held = sum(a.nbytes for a in resident)
-            chunk = _chunk_bytes(room - held, points) if streamed else 0
-            if (streamed and chunk == 0) or held + RING * chunk > room or (paired and not streamed):
+            largest_chunk = _chunk_bytes(room - held, points) if streamed else 0
+            if (streamed and largest_chunk == 0) or held + RING * largest_chunk > room or (paired and not streamed):
                 continue
             # in the region: the whole upload, or, copied ahead, what the host path uploads beyond the witness;
             # while chunks stream, a copy ahead shares their bus: exposed as they are
             in_region = max(0, upload - w.upload_bytes) if ahead else upload
             shared = sum(a.nbytes for a in streamed) // (2 if paired else 1) + (upload - in_region if streamed else 0)
             moved = in_region + STREAM_EXPOSED * shared
-            yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
-                             matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk,
-                             _seconds(w, points, moved, rate, {a.name for a in streamed}, chunk)
-                             + (compact_twiddle_seconds(w.domain) if compact else 0.0), paired, compact)
+            # smaller chunks too: more passes, but each array's first chunk, which its kernels wait for, arrives sooner
+            for chunk in _chunk_sizes(largest_chunk):
+                yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
+                                 matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk,
+                                 _seconds(w, points, moved, rate, {a.name for a in streamed}, chunk)
+                                 + (compact_twiddle_seconds(w.domain) if compact else 0.0), paired, compact)
             # no break: fewer resident arrays stream more but in larger chunks (fewer passes), which may cost less
 
 
 def _chunk_bytes(room: int, points: int) -> int:
-    """A streamed chunk's bytes: a third of the room left, within the chunk
-    bounds and at most one pass of G2 points; 0 when below the least."""
+    """The largest streamed chunk's bytes: a slot of the ring (RING of them)
+    in the room left, within the chunk bounds and at most one pass of G2
+    points; 0 when below the least."""
     chunk = min(MAX_CHUNK_BYTES, room // RING, POINT_BYTES[2] * points)
     return chunk if chunk >= MIN_CHUNK_BYTES else 0
+
+
+def _chunk_sizes(largest: int) -> list[int]:
+    """The chunk sizes weighed for a split: the largest that fits, and its halves down to the least (0: none)."""
+    sizes = [largest]
+    while sizes[-1] // 2 >= MIN_CHUNK_BYTES:
+        sizes.append(sizes[-1] // 2)
+    return sizes
 
 
 def _seconds(w: Workload, points: int, moved: float, rate: float, streamed: set[str] | None = None,
@@ -414,24 +426,27 @@ def _seconds(w: Workload, points: int, moved: float, rate: float, streamed: set[
     """A plan's cost over every array resident in one pass: the bytes the
     kernel region waits for at the upload rate (moved: what it uploads
     before its kernels can start, and STREAM_EXPOSED of what streams beside
-    them) plus what its passes cost over one pass an array, PASS_SECONDS
+    them, and each streamed array's first chunk, whose kernels wait for it
+    whole) plus what its passes cost over one pass an array, PASS_SECONDS
     each and their bucket additions: H's full scalars by the MSM's model, the
     witness-fed arrays (narrow scalars, few entries above window 0) a
     reduction of 16-bit windows a pass more. A streamed array's pass is
     its chunk (chunk bytes; a chunk is sorted and summed as it arrives),
     a resident one's at most points."""
-    extra, passes = 0.0, 0
+    extra, passes, first = 0.0, 0, 0
     for a in w.arrays:
         size = min(points, max(1, chunk // POINT_BYTES[a.group])) if a.name in (streamed or ()) else points
         split = math.ceil(a.count / size)
         passes += split - 1
+        if a.name in (streamed or ()):
+            first += min(size, a.count) * POINT_BYTES[a.group]
         if a.name != "h":
             extra += (split - 1) * BUCKET_COST[a.group] * windows_of(16) * (1 << 15)
             continue
         per = -(-a.count // split)
         whole = pass_cost(a.count, pass_window_bits(a.count, a.group), a.group)
         extra += split * pass_cost(per, pass_window_bits(per, a.group), a.group) - whole
-    return moved / rate + ENTRY_SECONDS * max(0.0, extra) + PASS_SECONDS * passes
+    return (moved + first) / rate + ENTRY_SECONDS * max(0.0, extra) + PASS_SECONDS * passes
 
 
 def _with_tables(p: DevicePlan) -> DevicePlan:

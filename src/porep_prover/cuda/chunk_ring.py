@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 
     from . import Driver, _driver
 
-RING = 3                     # slots: one being written while the kernels read the one before
+# slots: one written while the kernels read the other. A slot is written again once its last reader is done, so
+# with two the bus stays busy whichever is slower, the copies or the kernels (each chunk's copy has the length of
+# the chunk before's kernels to arrive in), and a ring's bytes give chunks half its size, not a third: fewer passes
+RING = 2
 MAX_STALLS = 4096            # chunk reads whose wait events are kept before the older half is added up
 
 
