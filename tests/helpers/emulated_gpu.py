@@ -217,9 +217,9 @@ class Device:
         for i in range(n):
             self.mem.write(out, i, "u32", self.mem.read(out, i, "u32") + self.mem.read(sums, i >> 10, "u32"))
 
-    def _flush(self, sums, next_keys, nxt, t, key, dead, acc, open_, first, last):
+    def _flush(self, sums, next_keys, nxt, t, key, dead, acc, open_, first, last, into):
         if not open_ and not dead:
-            self.mem.write(sums, key, "proj", acc)
+            self.mem.write(sums, key, "proj", (self.mem.read(sums, key, "proj") + acc) % P if into else acc)
         k = key | (0 if open_ and not dead else SIGN)
         if first:
             self.mem.write(next_keys, 2 * t, "u32", k)
@@ -232,17 +232,17 @@ class Device:
         return next(b for b in range(first, last) if self.mem.read(ends, b, "u32") > pos)
 
     def k_msm_accumulate(self, grid, block, points, entries, offsets, ends, first, last, base, count, chunk, sums,
-                         next_keys, nxt):
+                         next_keys, nxt, into):
         self.k_msm_accumulate_rows(grid, block, points, 0, entries, offsets, ends, first, last, base, count, chunk,
-                                   sums, next_keys, nxt)
+                                   sums, next_keys, nxt, into)
 
     def k_msm_accumulate_table(self, grid, block, points, table, n, entries, offsets, ends, first, last, base, count,
-                               chunk, sums, next_keys, nxt):
+                               chunk, sums, next_keys, nxt, into):
         self.k_msm_accumulate_rows(grid, block, points, 0, entries, offsets, ends, first, last, base, count, chunk,
-                                   sums, next_keys, nxt, table, n)
+                                   sums, next_keys, nxt, into, table, n)
 
     def k_msm_accumulate_rows(self, grid, block, points, rows, entries, offsets, ends, first, last, base, count,
-                              chunk, sums, next_keys, nxt, table=0, n=0):
+                              chunk, sums, next_keys, nxt, into, table=0, n=0):
         for t in range(-(-count // chunk)):
             lo = base + t * chunk
             hi = min(lo + chunk, base + count)
@@ -251,7 +251,7 @@ class Device:
                 True, 0
             for pos in range(lo, hi):
                 if pos == end:
-                    self._flush(sums, next_keys, nxt, t, key, False, acc, open_left, first_run, False)
+                    self._flush(sums, next_keys, nxt, t, key, False, acc, open_left, first_run, False, into)
                     first_run = open_left = False
                     key = self._bucket_at(ends, key + 1, last, pos)
                     end, acc = self.mem.read(ends, key, "u32"), 0
@@ -262,9 +262,9 @@ class Device:
                 else:
                     p = self.mem.read(points, row, "point") if row != NO_KEY else 0
                 acc = (acc - p if e & SIGN else acc + p) % P
-            self._flush(sums, next_keys, nxt, t, key, False, acc, open_left or end > hi, first_run, True)
+            self._flush(sums, next_keys, nxt, t, key, False, acc, open_left or end > hi, first_run, True, into)
 
-    def k_msm_combine(self, grid, block, keys, values, total, chunk, sums, next_keys, nxt):
+    def k_msm_combine(self, grid, block, keys, values, total, chunk, sums, next_keys, nxt, into):
         rd = lambda i: self.mem.read(keys, i, "u32")  # noqa: E731
         for t in range(-(-total // chunk)):
             lo, hi = t * chunk, min(t * chunk + chunk, total)
@@ -273,13 +273,13 @@ class Device:
             for pos in range(lo, hi):
                 k = rd(pos) & ~SIGN
                 if k != key:
-                    self._flush(sums, next_keys, nxt, t, key, dead, acc, open_left, first, False)
+                    self._flush(sums, next_keys, nxt, t, key, dead, acc, open_left, first, False, into)
                     first = open_left = False
                     key, dead, acc = k, bool(rd(pos) & SIGN), 0
                 if not dead:
                     acc = (acc + self.mem.read(values, pos, "proj")) % P
             open_right = hi < total and rd(hi) & ~SIGN == key
-            self._flush(sums, next_keys, nxt, t, key, dead, acc, open_left or open_right, first, True)
+            self._flush(sums, next_keys, nxt, t, key, dead, acc, open_left or open_right, first, True, into)
 
     def k_msm_reduce(self, grid, block, sums, nb, windows, segments, partial):
         per = -(-nb // segments)

@@ -14,6 +14,7 @@ from emulated_gpu import NO_KEY, Device, P, draw, run
 
 from porep_prover.msm.gpu import GpuMsm
 from porep_prover.msm.gpu.buckets import Target
+from porep_prover.msm.gpu.msm import Accumulation
 from porep_prover.msm.gpu.plan import MsmTuning
 
 
@@ -101,3 +102,38 @@ def test_one_sort_serves_several_arrays(overlap, mix):
     assert names.count("k_msm_classify") == names.count("k_msm_digits") == 1
     assert names.count("k_msm_accumulate") == names.count("k_msm_accumulate_rows") >= 1
     assert names.count("k_msm_reduce") == 2
+
+
+@pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
+def test_passes_add_into_one_set_of_buckets(overlap):
+    """An MSM of several passes (a streamed array's chunks, of sizes not
+    powers of two): each pass's entries are added into one set of buckets,
+    whose window width the first pass with scalars picks for every pass
+    (later passes of other scalars sort with it), a pass of zeros adds
+    nothing, and the windows are reduced once, at the end. Their sum is the
+    plain sum of scalar times point."""
+    rnd = random.Random()
+    dev = Device()
+    ops = GpuMsm(dev, MsmTuning(overlap=overlap, groups=3))
+    spans = [(0, 97, "narrow"), (97, 110, "zero"), (110, 241, "full"), (241, 330, "random")]
+    n = spans[-1][1]
+    points = [0 if i % 13 == 6 else rnd.randrange(1, P) for i in range(n)]
+    scalars = [0 if mix == "zero" else draw(rnd, mix) for start, stop, mix in spans for _ in range(start, stop)]
+    pts, sc = dev.alloc(96 * n), dev.alloc(32 * n)
+    for i in range(n):
+        dev.mem.write(sc.ptr, i, "fr", scalars[i])
+        dev.mem.write(pts.ptr, i, "point", points[i])
+    acc = Accumulation(dev.alloc)
+    for start, stop, _ in spans:
+        rows, c, split = ops._pippenger(1, pts.ptr + 96 * start, sc.ptr + 32 * start, stop - start, 192, None, acc)
+        assert rows is None and c == acc.c > 0
+        assert sum(split) == stop - start
+    got = sum(int(r) * pow(2, acc.c * w, P) for w, r in enumerate(acc.reduce(ops, 1))) % P
+    assert got == sum(k % P * p for k, p in zip(scalars, points)) % P
+    names = [k for k, _ in dev.launches]
+    assert names.count("k_msm_classify") == len(spans)
+    assert names.count("k_msm_reduce") == 1
+
+
+def test_buckets_no_pass_filled_reduce_to_nothing():
+    assert Accumulation(Device().alloc).reduce(GpuMsm(Device()), 1) is None

@@ -200,15 +200,22 @@ def pass_cost(points: int, c: int, group: int = 1) -> float:
     return windows * points * (1 + KEY_COST[group]) + BUCKET_COST[group] * windows * (1 << (c - 1))
 
 
+def bucket_bytes(points: int, group: int = 1) -> int:
+    """The xyzz sums of a full-scalar pass's buckets over this many points,
+    every window's: an MSM of several passes keeps them across its passes
+    (GpuMsm's Accumulation), a set for each scalar set."""
+    c = pass_window_bits(points, group)
+    return windows_of(c) * (1 << (c - 1)) * PROJ_BYTES[group]
+
+
 def pass_bytes(points: int, group: int = 1) -> int:
     """Device work bytes of one full-scalar MSM pass over this many points:
-    the sort's keys and entries and, while they are filled, each window's
-    buckets (xyzz sums, three counters); or, before, the canonical scalars
-    beside the keys, whichever is larger."""
+    its buckets' sums (bucket_bytes) beside the sort's keys and entries and
+    the buckets' three counters, or, before, the canonical scalars beside
+    the keys, whichever is larger."""
     c = pass_window_bits(points, group)
-    windows, buckets = windows_of(c), windows_of(c) * (1 << (c - 1))
-    keys = 4 * points * windows
-    return max(SCALAR_BYTES * points + keys, 2 * keys + buckets * (PROJ_BYTES[group] + 12))
+    buckets, keys = windows_of(c) * (1 << (c - 1)), 4 * points * windows_of(c)
+    return bucket_bytes(points, group) + max(SCALAR_BYTES * points + keys, 2 * keys + 12 * buckets)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -332,11 +339,13 @@ def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE, matrices: b
                 if best is None or key < best[0]:
                     best = (key, candidate)
     if best is None:
-        floor = MARGIN + SMALL_BUFFERS + twiddle_bytes(workload.domain, True) \
-            + _phases(workload, bool(matrices), MIN_PASS)[0] + (workload.matrix_bytes if matrices else 0)
+        # everything streamed through the least ring beside the larger phase of the least pass
+        floor = MARGIN + SMALL_BUFFERS + twiddle_bytes(workload.domain, True) + RING * MIN_CHUNK_BYTES \
+            + max(_phases(workload, bool(matrices), MIN_PASS)) + (workload.matrix_bytes if matrices else 0)
+        least = math.ceil(floor / GIB * 10) / 10
         raise DeviceMemoryError(f"a device budget of {budget / GIB:.1f} GiB is too small for a domain of "
-                                f"2^{workload.domain.bit_length() - 1}: at least {floor / GIB:.1f} GiB (the H phase, "
-                                f"compact NTT twiddles and the margin)")
+                                f"2^{workload.domain.bit_length() - 1}: at least {least:.1f} GiB (the H phase, "
+                                f"compact NTT twiddles, the least chunk ring and the margin)")
     return _with_tables(best[1])
 
 
@@ -354,12 +363,13 @@ def _phases(w: Workload, matrices: bool, points: int, paired: bool = False) -> t
     matrices, its witness beside a, b, c, then beside H's scalars and a
     pass; without, a, b, c (uploaded, transformed in place), then H's
     scalars, a pass and its scalars. Paired, the other partition's witness
-    and H's scalars beside either (a pass's work buffers serve both in turn)."""
+    and H's scalars beside either, and in the MSM phase its buckets (a
+    pass's other work buffers serve both in turn)."""
     n, ntt = w.domain, 3 * SCALAR_BYTES * w.domain
     if paired:
         other = (w.upload_bytes if matrices else 0) + SCALAR_BYTES * n
         h, msm = _phases(w, matrices, points)
-        return h + other, msm + other
+        return h + other, msm + other + bucket_bytes(points)
     if matrices:
         # beside the witness: H's scalars, or a query's scalars gathered from the witness (B's; A's scattered
         # to its rows when its MSM is taken apart from L's), whichever is larger
@@ -397,7 +407,7 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
             shared = sum(a.nbytes for a in streamed) // (2 if paired else 1) + (upload - in_region if streamed else 0)
             moved = in_region + STREAM_EXPOSED * shared
             # smaller chunks too: more passes, but each array's first chunk, which its kernels wait for, arrives sooner
-            for chunk in _chunk_sizes(largest_chunk):
+            for chunk in _chunk_sizes(largest_chunk) if streamed else [0]:
                 yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
                                  matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk,
                                  _seconds(w, points, moved, rate, {a.name for a in streamed}, chunk)
@@ -413,12 +423,15 @@ def _chunk_bytes(room: int, points: int) -> int:
     return chunk if chunk >= MIN_CHUNK_BYTES else 0
 
 
+# the chunk sizes a plan weighs: MIN_CHUNK_BYTES to MAX_CHUNK_BYTES in quarter octaves, the same for every budget
+# (so a larger budget can always choose what a smaller one chose: more memory never costs more)
+CHUNK_LADDER = tuple(sorted({min(MAX_CHUNK_BYTES, round(MIN_CHUNK_BYTES * 2 ** (k / 4)))
+                             for k in range(4 * (MAX_CHUNK_BYTES // MIN_CHUNK_BYTES).bit_length())}))
+
+
 def _chunk_sizes(largest: int) -> list[int]:
-    """The chunk sizes weighed for a split: the largest that fits, and its halves down to the least (0: none)."""
-    sizes = [largest]
-    while sizes[-1] // 2 >= MIN_CHUNK_BYTES:
-        sizes.append(sizes[-1] // 2)
-    return sizes
+    """The chunk sizes weighed for a split: those of CHUNK_LADDER that fit in largest bytes."""
+    return [size for size in CHUNK_LADDER if size <= largest]
 
 
 def _seconds(w: Workload, points: int, moved: float, rate: float, streamed: set[str] | None = None,

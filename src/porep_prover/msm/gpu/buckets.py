@@ -62,12 +62,13 @@ class GpuBuckets:
 
     def buckets(self, sort: Sort, targets: list[Target], sorted_: tuple[DeviceBuffer, DeviceBuffer, DeviceBuffer],
                 sums: list[DeviceBuffer], stretches: list[Stretch], bounds: list[int],
-                alloc: Callable[[int], DeviceBuffer], mark: Callable[[str], None], aux: Stream) -> None:
-        """Every bucket's sum into sums (one buffer a target), stretch by
-        stretch: the fill on aux (the backend's stream, or the one beside it,
-        which fills the next stretch while this one adds up the last), each
-        target's accumulation and combine levels on the backend's stream once
-        the stretch is filled."""
+                alloc: Callable[[int], DeviceBuffer], mark: Callable[[str], None], aux: Stream,
+                into: bool = False) -> None:
+        """Every bucket's sum into sums (one buffer a target; into: added to
+        what each bucket holds), stretch by stretch: the fill on aux (the
+        backend's stream, or the one beside it, which fills the next stretch
+        while this one adds up the last), each target's accumulation and
+        combine levels on the backend's stream once the stretch is filled."""
         gpu, main = self.gpu, self.gpu.stream
         entries, _, ends = sorted_
         aux.wait(self.event(main))                                    # the sort's buffers are ready
@@ -84,7 +85,7 @@ class GpuBuckets:
                 continue
             for t, buf in zip(targets, sums):
                 self.accumulate(t, sorted_ + (buf,), s.buckets, bounds[i], bounds[i + 1] - bounds[i], chunk, alloc,
-                                mark)
+                                mark, into)
 
     def event(self, stream: Stream) -> Event:
         """An event recorded on stream now."""
@@ -94,9 +95,10 @@ class GpuBuckets:
 
     def accumulate(self, target: Target, sorted_: tuple[DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer],
                    buckets: range, base: int, count: int, chunk: int, alloc: Callable[[int], DeviceBuffer],
-                   mark: Callable[[str], None]) -> None:
+                   mark: Callable[[str], None], into: bool = False) -> None:
         """The target's sums of buckets, whose entries are [base, base + count):
-        chunked level 1, then combine levels until one chunk is left."""
+        chunked level 1, then combine levels until one chunk is left; into:
+        each bucket's sum added to what the target's sums hold there."""
         gpu, group, proj = self.gpu, target.group, target.proj_bytes
         mod = self.tuning.module(group)
         entries, offsets, ends, sums = sorted_
@@ -104,7 +106,7 @@ class GpuBuckets:
         chunks = -(-count // chunk)
         next_keys, nxt = alloc(8 * chunks), alloc(2 * proj * chunks)
         tail: list[DeviceBuffer | int] = [entries, offsets, ends, buckets.start, buckets.stop, base, count, chunk, sums,
-                                          next_keys, nxt]
+                                          next_keys, nxt, int(into)]
         if target.rows:
             gpu.launch(mod, f"g{group}_msm_accumulate_rows", chunks, [target.points, target.rows] + tail,
                        block=SMALL_THREADS)
@@ -119,12 +121,12 @@ class GpuBuckets:
             chunk = chunk_length(length, want)
             chunks = -(-length // chunk)
             k2, v2 = alloc(8 * chunks), alloc(2 * proj * chunks)
-            gpu.launch(mod, f"g{group}_msm_combine", chunks, [next_keys, nxt, length, chunk, sums, k2, v2],
+            gpu.launch(mod, f"g{group}_msm_combine", chunks, [next_keys, nxt, length, chunk, sums, k2, v2, int(into)],
                        block=SMALL_THREADS)
             next_keys, nxt, length = k2, v2, 2 * chunks
         # one chunk holds the rest: every run in it is closed and is written
         k2, v2 = alloc(8), alloc(2 * proj)
-        gpu.launch(mod, f"g{group}_msm_combine", 1, [next_keys, nxt, length, length, sums, k2, v2],
+        gpu.launch(mod, f"g{group}_msm_combine", 1, [next_keys, nxt, length, length, sums, k2, v2, int(into)],
                    block=SMALL_THREADS)
         mark("combine")
 

@@ -8,7 +8,10 @@ bucket reduction on the device, the windows combined on the host. Points
 come from the backend's resident store (uploaded once per array), in
 passes of at most the device's pass_points, or, when an array is streamed
 (the device-memory plan's, or one over the resident budget), through the
-chunk ring in chunks (cuda/chunk_ring.py).
+chunk ring in chunks (cuda/chunk_ring.py). An MSM of more than one pass
+keeps one set of buckets a scalar set for all its passes: each pass's
+entries are added into it (the window width fixed by the first pass's
+scalars) and its windows are reduced once, at the end, not once a pass.
 
 Large G1 MSMs (from 2^29 entries: 2^26 points) are filled and added up in
 stretches of buckets: the sort's fill of the next stretch runs on the
@@ -41,12 +44,49 @@ from .sort import COUNTERS, REPEATS, GpuSort
 from .table import Table, TableOptions, window_table
 
 if TYPE_CHECKING:
-    from ...cuda.kernel_host import DeviceBuffer, Event, KernelHost
+    from ...cuda.kernel_host import DeviceBuffer, Event, KernelHost, Stream
     from ...curve.points import G1Array, G1Point, G2Array, G2Point
     from ...field.fr_array import FrArray
 
 NO_ROW = 0xFFFFFFFF      # a row map's entry for a scalar without a point (msm_shared)
 DEFAULT_TUNING = MsmTuning()   # GpuMsm's unless one is given: every choice left to the plan
+
+
+class Accumulation:
+    """One scalar set's buckets kept across an MSM's passes (GpuMsm.msm_sets
+    over an array of more than one pass): made by the first pass that has
+    entries, which fixes the window width c for the others; each pass adds
+    its buckets' sums into them; reduce gives the window sums once, at the
+    end. alloc: where the buckets come from (work buffers that outlive the
+    passes)."""
+
+    def __init__(self, alloc: Callable[[int], DeviceBuffer]) -> None:
+        self.alloc = alloc
+        self.c = 0                     # 0 until the first pass: that pass's scalars pick it
+        self.nb = self.sets = self.proj_bytes = 0
+        self.sums: DeviceBuffer | None = None
+
+    def begin(self, c: int, nb: int, sets: int, proj_bytes: int) -> None:
+        """Fix the buckets' shape at the first pass; every later pass must sort the same way."""
+        if self.c == 0:
+            self.c, self.nb, self.sets, self.proj_bytes = c, nb, sets, proj_bytes
+        # _pippenger passes every later pass the first's c, and the buckets' shape follows from it
+        assert (c, nb, sets, proj_bytes) == (self.c, self.nb, self.sets, self.proj_bytes), "buckets reshaped"
+
+    def buckets(self, stream: Stream) -> DeviceBuffer:
+        """The buckets (identity to begin with), made on first use, zeroed on stream (the passes')."""
+        if self.sums is None:
+            self.sums = self.alloc(self.proj_bytes * self.sets * self.nb)
+            self.sums.zero(stream)
+        return self.sums
+
+    def reduce(self, msm: GpuMsm, group: int) -> NDArray[np.uint64] | None:
+        """The window sums (sets x xyzz rows) of every pass's entries; None where no pass had one."""
+        if self.sums is None:
+            return None
+        with WorkBuffers(msm.gpu) as bufs:
+            return msm.buckets.reduce(msm.tuning.module(group), group, self.sums, self.nb, self.sets,
+                                      self.proj_bytes, bufs.alloc)
 
 
 class GpuMsm:
@@ -119,14 +159,22 @@ class GpuMsm:
             raise InvalidInputError(f"GPU MSM of {n} points: at most 2^28 - 1 per call")
         partials: list[list[tuple[NDArray[np.uint64], int]]] = [[] for _ in scalar_sets]
         totals = np.zeros((len(scalar_sets), 3), dtype=np.int64)
-        with self.gpu.holding(points.limbs):   # its resident copy stays while chunks run
-            table = window_table(self, points, options) if self.gpu.in_one_pass(points) else None
+        with self.gpu.holding(points.limbs), WorkBuffers(self.gpu) as kept:   # its resident copy stays while chunks run
+            one_pass = self.gpu.in_one_pass(points)
+            table = window_table(self, points, options) if one_pass else None
+            # more than one pass (or a streamed array): a set of buckets a scalar set, kept across the passes
+            shared = None if one_pass else [Accumulation(kept.alloc) for _ in scalar_sets]
             for start, stop, pts in self.gpu.point_chunks(points):
                 for k, scalars in enumerate(scalar_sets):
-                    got, used, counts = self._chunk(points, pts, scalars, start, stop, table)
+                    got, used, counts = self._chunk(points, pts, scalars, start, stop, table,
+                                                    shared[k] if shared else None)
                     totals[k] += counts
                     if got is not None:
                         partials[k].append((got, used))
+            for k, acc in enumerate(shared or ()):
+                rows = acc.reduce(self, points.GROUP)
+                if rows is not None:
+                    partials[k].append((rows, acc.c))
         out = []
         for k, parts in enumerate(partials):
             stats = {"zeros": int(totals[k, 0]), "ones": int(totals[k, 1]), "full": int(totals[k, 2]),
@@ -135,15 +183,18 @@ class GpuMsm:
         return out
 
     def _chunk(self, points: G1Array | G2Array, pts: DeviceBuffer | int, scalars: FrArray | DeviceScalars,
-               start: int, stop: int, table: Table | None) -> tuple[NDArray[np.uint64] | None, int, NDArray[np.int64]]:
-        """One pass's _pippenger over points[start:stop] (at pts) with their scalars (uploaded here from the host)."""
+               start: int, stop: int, table: Table | None, into: Accumulation | None = None
+               ) -> tuple[NDArray[np.uint64] | None, int, NDArray[np.int64]]:
+        """One pass's _pippenger over points[start:stop] (at pts) with their
+        scalars (uploaded here from the host); into: the buckets it adds into
+        (the window sums then come from into.reduce, and None here)."""
         uploaded = None
         if isinstance(scalars, DeviceScalars):
             sc: DeviceBuffer | int = scalars.address(start)
         else:
             sc = uploaded = self.gpu.upload(scalars.limbs[start:stop])
         try:
-            return self._pippenger(points.GROUP, pts, sc, stop - start, proj_bytes(points), table)
+            return self._pippenger(points.GROUP, pts, sc, stop - start, proj_bytes(points), table, into)
         finally:
             if uploaded is not None:
                 self.gpu.free(uploaded)
@@ -234,25 +285,30 @@ class GpuMsm:
     # ------------------------------------------------------------ one chunk
 
     def _pippenger(self, group: int, pts: DeviceBuffer | int, sc: DeviceBuffer | int, n: int, proj_bytes: int,
-                   table: Table | None = None) -> tuple[NDArray[np.uint64] | None, int, NDArray[np.int64]]:
+                   table: Table | None = None, into: Accumulation | None = None
+                   ) -> tuple[NDArray[np.uint64] | None, int, NDArray[np.int64]]:
         """(window sums, c, (zeros, ones, full) counts) of one chunk: the sums
         windows x xyzz rows, or None when the chunk has no nonzero term; c
         the tuning's window_bits, or window_bits_for its scalars when None. With a
         window table (table.Table) c is the table's and the rows are
-        its sets' sums."""
+        its sets' sums. into (no table): the buckets of earlier passes, this
+        one's entries added into them and nothing reduced (rows None)."""
         target = Target(group, pts, 0, proj_bytes, table.buf if table else 0, n)
-        c = table.c if table else self.tuning.window_bits
-        sums, c, split = self._pippenger_targets([target], sc, n, c, pts, table.sets if table else 0)
+        c = table.c if table else (into.c if into is not None and into.c else self.tuning.window_bits)
+        sums, c, split = self._pippenger_targets([target], sc, n, c, pts, table.sets if table else 0, into)
         return sums[0], c, split
 
     def _pippenger_targets(self, targets: list[Target], sc: DeviceBuffer | int, n: int, c: int | None,
-                           classify_pts: DeviceBuffer | int, sets: int = 0
+                           classify_pts: DeviceBuffer | int, sets: int = 0, into: Accumulation | None = None
                            ) -> tuple[list[NDArray[np.uint64] | None], int, NDArray[np.int64]]:
         """_pippenger for each of targets from one sort of the n scalars (the
         first target's group picks c and runs the sort): a list of window sums
         (or Nones), c, the counts. classify_pts: points whose infinities zero
         their scalars (0 where several arrays share the scalars). sets: the
-        window table's (its copies in each target), 0 without one."""
+        window table's (its copies in each target), 0 without one. into (one
+        target, no table): buckets kept across passes, made by the first
+        (its c then every pass's); the entries are added into them, and the
+        window sums are left to into.reduce (None here)."""
         gpu, group = self.gpu, targets[0].group
         mod = self.tuning.module(group)
         mark, collect = self._marker()
@@ -270,6 +326,8 @@ class GpuMsm:
                 self.profile["c"] = c
             sort = self.sort.digits(mod, group, canon, n, c, lengths, int(tally[REPEATS]), sets, alloc)
             keys_n = sort.sets * sort.nb
+            if into is not None:
+                into.begin(c, sort.nb, sort.sets, targets[0].proj_bytes)
             counts = alloc(4 * keys_n)
             counts.zero(gpu.stream)
             # the buckets' sizes in one part a window: the sizes do not depend on the parts, which
@@ -285,14 +343,21 @@ class GpuMsm:
                 return [None] * len(targets), c, split
             ends, entries = alloc(4 * keys_n), alloc(4 * total)
             ends.copy_from(offsets, 4 * keys_n, stream=gpu.stream)
-            sums = [alloc(t.proj_bytes * keys_n) for t in targets]
-            for buf in sums:
-                buf.zero(gpu.stream)
+            if into is not None:
+                sums = [into.buckets(gpu.stream)]
+            else:
+                sums = [alloc(t.proj_bytes * keys_n) for t in targets]
+                for buf in sums:
+                    buf.zero(gpu.stream)
             overlap = self.tuning.overlap if self.tuning.overlap is not None else overlapped(group, total)
             stretches = self.sort.stretches(sort, overlap)
             bounds = self.sort.offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
             aux = gpu.aux_stream if overlap else gpu.stream
-            self.buckets.buckets(sort, targets, (entries, offsets, ends), sums, stretches, bounds, alloc, mark, aux)
+            self.buckets.buckets(sort, targets, (entries, offsets, ends), sums, stretches, bounds, alloc, mark, aux,
+                                 into is not None)
+            if into is not None:
+                collect()
+                return [None], c, split
             rows: list[NDArray[np.uint64] | None] = [
                 self.buckets.reduce(self.tuning.module(t.group), t.group, buf, sort.nb, sort.sets, t.proj_bytes, alloc)
                 for t, buf in zip(targets, sums)]
