@@ -63,9 +63,23 @@ class PooledBuffer(FakeBuffer):
     pooled = True
 
     def close(self):
-        if self.open:                 # back to the pool, which keeps it
-            self.device.pool_free += self.nbytes
+        if self.open:                 # back to the pool, which keeps it (once its stream gets there, where modelled)
+            if self.device.pending is None:
+                self.device.pool_free += self.nbytes
+            else:
+                self.device.pending += self.nbytes
             self.open = False
+
+
+class Settling(Idle):
+    """A stream whose synchronize lets the frees queued on it reach the pool."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def synchronize(self):
+        self.device.pool_free += self.device.pending
+        self.device.pending = 0
 
 
 class PooledDevice(FakeDevice):
@@ -75,6 +89,7 @@ class PooledDevice(FakeDevice):
     def __init__(self, capacity):
         super().__init__(capacity)
         self.pool_free = 0
+        self.pending = None            # an int: frees wait for a stream's synchronize (Settling) to reach the pool
 
     def DeviceBuffer(self, ctx, nbytes, stream=None):
         if stream is None:
@@ -219,6 +234,27 @@ def test_work_buffers_come_back_to_the_pool_and_it_gives_way():
         with pytest.raises(DeviceMemoryError):
             be.work_alloc(400)                                 # nothing to give back, the points held
     assert be.resident_bytes() == 500 and be.drv.used == 800
+
+
+def test_a_plain_allocation_waits_for_the_pools_frees_before_evicting():
+    """Work buffers given back in stream order reach the pool only once
+    their stream gets there: a plain allocation that runs short waits for
+    the streams, has what the pool then keeps given back, and evicts no
+    resident array that fits beside it (a budget changed at run time found
+    the card short by what the pool kept, and dropped its arrays for every
+    region)."""
+    from porep_prover.cuda.arrays import WorkBuffers
+    be = fake_backend(1000, pooled=True)
+    be.drv.pending = 0
+    be.stream = be.aux_stream = Settling(be.drv)
+    with WorkBuffers(be) as bufs:
+        bufs.alloc(600)
+    assert be.drv.pending == 600 and be.drv.pool_free == 0     # freed in stream order, not reached yet
+    (points,) = arrays(300)
+    be.resident_array(points)
+    buf = be.alloc(700)
+    assert buf.nbytes == 700 and not buf.pooled
+    assert be.resident_bytes() == 300 and be.dropped == 0 and be.drv.used == 1000
 
 
 class RecordingMsm:

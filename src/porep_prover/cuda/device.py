@@ -135,11 +135,17 @@ class Device(ResidentMemory):
     # ------------------------------------------------------------ memory
 
     def alloc(self, nbytes: int) -> _driver.DeviceBuffer:
-        """Device memory; on exhaustion drop the resident arrays not in use and retry once."""
+        """Device memory; on exhaustion wait for the streams (work buffers
+        freed in their order reach the pool only then, and the pool gives
+        them back), then drop the resident arrays not in use and retry once."""
         buf = self.try_alloc(nbytes)
         if buf is not None:
             return buf
         self.synchronize()
+        if self.pooled:
+            buf = self.try_alloc(nbytes)
+            if buf is not None:
+                return buf
         held = self.resident_bytes()
         self.release_resident()
         self.dropped += held - self.resident_bytes()
