@@ -48,7 +48,7 @@ from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
 from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
-from porep_prover.groth16.prover import (HostAssignment, finish, prove_device, query_scalars,
+from porep_prover.groth16.prover import (HostAssignment, Stopwatch, finish, prove_device, query_scalars,
                                          synthesize)
 from porep_prover.groth16.region import Ref, Slots
 from porep_prover_porep_shaped.plugin import PorepShapedProvider
@@ -168,7 +168,7 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
         print(f"  {gib:g} GiB: {line}")
     host = get_backend("cpu")
     prove_device(be, params, fresh(params, r1cs, witness, threads, dev), threads, b_g2=g2, host=host)
-    seconds, waited = [], be.copy_wait_ms()
+    seconds, waited, laps = [], be.copy_wait_ms(), {}
     for _ in range(reps):
         synth = fresh(params, r1cs, witness, threads, dev)
         staged = be.prepare(synth)      # as the engine stages a partition: its uploads in pinned memory
@@ -176,7 +176,7 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
             before = be.memory_status()
             be.ctx.reset_peak()
             t = time.perf_counter()
-            sums = prove_device(be, params, staged.assignment, threads, b_g2=g2, host=host)
+            sums = prove_device(be, params, staged.assignment, threads, b_g2=g2, host=host, clock=Stopwatch(laps))
             seconds.append(time.perf_counter() - t)
         finally:
             be.release_prepared(staged)
@@ -191,6 +191,7 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
             "peak_gib": after["peak"] / 2**30, "streamed_gib": (after["streamed"] - before["streamed"]) / 2**30,
             "dropped_gib": after["dropped"] / 2**30, "planned_gib": chosen.planned_bytes / 2**30,
             "pinned_gib": after["pinned"] / 2**30, "host_used_gib": host_used_gib(),
+            "steps_ms": {k: v * 1e3 / reps for k, v in laps.items()},
             "rss_peak_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
 
 
@@ -271,6 +272,8 @@ def main() -> None:
               f"peak {row['peak_gib']:.1f} GiB, streamed {row['streamed_gib']:.1f} GiB a region, "
               f"pinned {row['pinned_gib']:.1f} GiB, dropped {row['dropped_gib']:.1f} GiB; host in use "
               f"{row['host_used_gib']:.1f} GiB, peak RSS {row['rss_peak_gib']:.1f} GiB", flush=True)
+        print(f"  {gib:g} GiB steps (host clock at each step's end, ms): "
+              + ", ".join(f"{k} {v:.1f}" for k, v in row["steps_ms"].items()), flush=True)
         if args.json:           # each budget's row as it is measured: a run cut short keeps them
             with open(args.json, "w") as f:
                 json.dump({"scale": args.scale, "budgets": budget_rows}, f, indent=1)
