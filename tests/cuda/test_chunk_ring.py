@@ -159,3 +159,68 @@ def test_ring_refuses_a_shape_it_cannot_run():
         ChunkRing(FakeDevice(), 0)
     with pytest.raises(ValueError):
         ChunkRing(FakeDevice(), 1024, slots=1)
+
+
+def _read(ring, device, limbs, per):
+    """Every chunk of limbs through the ring, each checked whole in its slot when read."""
+    seen = []
+    for start, stop, address in ring.chunks(limbs, per, device.stream):
+        slot = next(b for b in device.bufs if b.ptr == address)
+        got = slot.data[:(stop - start) * 48].view(np.uint64).reshape(-1, 6)
+        assert np.array_equal(got, limbs[start:stop])
+        seen.append((start, stop))
+        device.log.ops.append(("read", address))
+    assert seen[0][0] == 0 and seen[-1][1] == len(limbs)
+
+
+def _uploads(device):
+    return sum(op[3] for op in device.log.ops if op[0] == "upload")
+
+
+@pytest.mark.parametrize("slots", [2, 3])
+def test_the_next_array_s_first_chunks_are_uploaded_while_the_last_one_ends(slots, rng):
+    """A region reads its streamed arrays in one order: once the ring has
+    seen B follow A, the end of A's reading uploads B's first chunks (one a
+    slot, into the slots that drain first), and B's reading uses them
+    instead of uploading them again; every chunk is whole when read and
+    every byte crosses once a reading."""
+    device = FakeDevice()
+    a, b = (np.array([[rng.getrandbits(64) for _ in range(6)] for _ in range(rows)], dtype=np.uint64)
+            for rows in (rng.randrange(13, 30), rng.randrange(13, 30)))          # more chunks than slots
+    ring = ChunkRing(device, 4 * 48, slots=slots)
+    _read(ring, device, a, 3)
+    _read(ring, device, b, 4)                     # learnt: b after a
+    before = len(device.log.ops)
+    _read(ring, device, a, 3)
+    ops = device.log.ops[before:]
+    last_read = max(i for i, op in enumerate(ops) if op[0] == "read")
+    ahead = [op for op in ops[last_read:] if op[0] == "upload"]
+    assert len(ahead) == slots and all(op[3] == 4 * 48 for op in ahead)    # b's first chunks, after a's last read
+    before = len(device.log.ops)
+    _read(ring, device, b, 4)
+    again = [op for op in device.log.ops[before:] if op[0] == "upload"]
+    chunks_of_b = -(-len(b) // 4)
+    assert len(again) == (chunks_of_b - slots) + slots      # b's chunks past the preloaded, then a's first ones
+    assert ring.uploaded == 2 * (a.nbytes + b.nbytes) + sum(op[3] for op in again[-slots:])
+    _check_order(device.log.ops)
+
+
+def test_a_missed_guess_costs_uploads_not_chunks(rng):
+    """After A (which B followed), C is read: C's chunks are all uploaded
+    and whole when read; B's preloaded chunks are never read as C's. After
+    forget(), nothing is preloaded."""
+    device = FakeDevice()
+    a, b, c = (np.array([[rng.getrandbits(64) for _ in range(6)] for _ in range(rows)], dtype=np.uint64)
+               for rows in (17, 11, 13))
+    ring = ChunkRing(device, 4 * 48)
+    for x in (a, b, a):
+        _read(ring, device, x, 4)
+    preloaded = ring.uploaded - 2 * a.nbytes - b.nbytes
+    assert preloaded == 2 * 4 * 48
+    _read(ring, device, c, 4)
+    assert ring.uploaded >= 2 * a.nbytes + b.nbytes + preloaded + c.nbytes
+    _check_order(device.log.ops)
+    ring.forget()
+    before = ring.uploaded
+    _read(ring, device, a, 4)
+    assert ring.uploaded - before == a.nbytes        # no order known: nothing ahead

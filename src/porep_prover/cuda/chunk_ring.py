@@ -12,6 +12,14 @@ copy and a kernel. From pinned host memory (a HostRegistration, cuda.pinned)
 the copies are DMA at the bus's speed; from pageable memory the driver stages
 each copy before the call returns (correct, slower).
 
+A kernel region reads its streamed arrays in the same order every time: the
+ring learns which array followed which, and when an array's last chunk has
+been asked for it starts uploading the first chunks of the one that came
+next last time, into the slots that drain first, so that array's kernels
+need not wait for a whole chunk at their start. A guess that misses costs
+those uploads' bus time, never a wrong chunk (a preload is used only by
+the array it was made of, read in the same chunks).
+
 The timeline of a partition shows the copies as the ring's stream's work;
 `uploaded` counts the bytes streamed, for the device's status, and
 `waited_ms` the time the kernels stood waiting for a chunk (events either
@@ -20,8 +28,9 @@ side of each wait), the share of a region the copies did not hide.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -53,6 +62,16 @@ class RingDevice(Protocol):
     def free(self, *bufs: _driver.DeviceBuffer | None) -> None: ...
 
 
+class Preload(NamedTuple):
+    """The first chunks of an array uploaded ahead of its reading: the array
+    (weakly), the rows a chunk, the slot of its first chunk, and each
+    uploaded chunk's arrival (an event on the ring's stream)."""
+    limbs: weakref.ref[npt.NDArray[np.uint64]]
+    per: int
+    base: int
+    ready: list[_driver.Event]
+
+
 class ChunkRing:
     """slots device buffers of chunk_bytes on device (a cuda.device.Device:
     its drv, ctx and alloc), and a copy stream of the ring's own."""
@@ -77,6 +96,11 @@ class ChunkRing:
         self._stalls: list[tuple[_driver.Event, _driver.Event]] = []
         self._waited_ms = 0.0
         self._stall_lock = threading.Lock()
+        # the order arrays were read in: id of an array -> (the next one, weakly, and its rows a chunk)
+        self._after: dict[int, tuple[weakref.ref[npt.NDArray[np.uint64]], int]] = {}
+        self._last: int | None = None           # id of the array read last
+        self._next_slot = 0                     # the slot the next array's first chunk goes to
+        self._preload: Preload | None = None
 
     @property
     def nbytes(self) -> int:
@@ -88,14 +112,16 @@ class ChunkRing:
         in order. stream: the kernels' stream, which waits for each chunk's
         upload; the caller queues every kernel that reads a chunk on it (or
         orders them before it) before asking for the next."""
-        row = limbs.shape[1] * 8
-        per = max(1, min(per, self.chunk_bytes // row))
-        spans = [(s, min(s + per, len(limbs))) for s in range(0, len(limbs), per)]
+        per = self._rows(limbs, per)
+        spans = self._spans(limbs, per)
         with self._lock:
-            # the arrival of the chunk each slot holds next: the first chunks', one a slot, to begin with
-            ready = [self._upload(limbs, spans[i], i % self.slots) for i in range(min(self.slots, len(spans)))]
+            if self._last is not None:
+                self._after[self._last] = (weakref.ref(limbs), per)
+            self._last = id(limbs)
+            base, ready = self._first_chunks(limbs, per, spans)
+            self._next_slot = (base + len(spans)) % self.slots
             for i, (start, stop) in enumerate(spans):
-                slot = i % self.slots
+                slot = (base + i) % self.slots
                 before = self._event(stream)
                 stream.wait(ready[slot])
                 with self._stall_lock:
@@ -108,6 +134,54 @@ class ChunkRing:
                     self._drained[slot] = self._event(stream)
                 if i + self.slots < len(spans):
                     ready[slot] = self._upload(limbs, spans[i + self.slots], slot)
+            self._preload_next(limbs)
+
+    def _rows(self, limbs: npt.NDArray[np.uint64], per: int) -> int:
+        """Rows of limbs a chunk: at most per, and what a slot holds."""
+        return max(1, min(per, self.chunk_bytes // (int(limbs.shape[1]) * 8)))
+
+    @staticmethod
+    def _spans(limbs: npt.NDArray[np.uint64], per: int) -> list[tuple[int, int]]:
+        return [(s, min(s + per, len(limbs))) for s in range(0, len(limbs), per)]
+
+    def _first_chunks(self, limbs: npt.NDArray[np.uint64], per: int, spans: list[tuple[int, int]]
+                      ) -> tuple[int, list[_driver.Event]]:
+        """(the slot of limbs' first chunk, each slot's next arrival): the
+        preload made for limbs in these chunks where there is one, else the
+        first chunks uploaded now, one a slot from the slot that drains first."""
+        preload, self._preload = self._preload, None
+        base = self._next_slot
+        if preload is not None and preload.limbs() is limbs and preload.per == per:
+            ready = list(preload.ready)
+            base = preload.base
+        else:
+            ready = []
+        for i in range(len(ready), min(self.slots, len(spans))):
+            ready.append(self._upload(limbs, spans[i], (base + i) % self.slots))
+        # indexed by slot, as chunks() reads them
+        by_slot: list[_driver.Event] = [ready[0]] * self.slots
+        for i, event in enumerate(ready):
+            by_slot[(base + i) % self.slots] = event
+        return base, by_slot
+
+    def _preload_next(self, limbs: npt.NDArray[np.uint64]) -> None:
+        """Upload the first chunks of the array read after limbs last time,
+        each once its slot's last chunk is read (a Preload for its chunks())."""
+        follows = self._after.get(id(limbs))
+        nxt = follows[0]() if follows is not None else None
+        if follows is None or nxt is None:
+            return
+        per = follows[1]
+        spans = self._spans(nxt, per)
+        base = self._next_slot
+        ready = [self._upload(nxt, spans[i], (base + i) % self.slots) for i in range(min(self.slots, len(spans)))]
+        self._preload = Preload(weakref.ref(nxt), per, base, ready)
+
+    def forget(self) -> None:
+        """Drop the learned order and any preload (the streamed arrays changed)."""
+        with self._lock:
+            self._after.clear()
+            self._last, self._preload = None, None
 
     def _upload(self, limbs: npt.NDArray[np.uint64], span: tuple[int, int], slot: int) -> _driver.Event:
         """Rows span of limbs into slot once its last reader is done; the event of its arrival."""

@@ -128,6 +128,8 @@ class ResidentMemory:
             self.ring.close()
             self.ring_waited_ms += self.ring.waited_ms()
             self.ring = None
+        elif self.ring is not None:
+            self.ring.forget()              # the order it learnt was of the arrays streamed before
         self.ring_bytes = chunk_bytes
 
     def copy_wait_ms(self) -> float:
