@@ -54,8 +54,9 @@ TWIDDLE_PRODUCT_SECONDS = 5e-12   # an Fr product a butterfly more, the transfor
 # Fitted to an H100's scale-1 kernel regions streamed in 810 MiB to 1 GiB chunks, a ring of three (16, 24 and
 # 32 GiB budgets: 3.64, 3.36 and 2.47 s against 1.65 s resident; BENCHMARKS.md): an MSM pass more over an array
 # (a streamed chunk is one: its sort's host round trips, its reduction of every window, a narrower window) costs
-# about 13 ms; a streamed array's first chunk arrives before any of its kernels can run (exposed whole), and of
-# the rest of its bytes' upload, hidden behind the kernels, a quarter is not
+# about 13 ms; a streamed array's first chunk arrived before any of its kernels could run (exposed whole: the ring
+# now uploads it while the array before ends, so the plan counts one a region), and of the rest of its bytes'
+# upload, hidden behind the kernels, a quarter is not
 PASS_SECONDS = 13e-3
 STREAM_EXPOSED = 0.25
 MIN_PASS = 1 << 20           # the fewest points a pass sorts: below, launches and reductions dominate
@@ -439,8 +440,9 @@ def _seconds(w: Workload, points: int, moved: float, rate: float, streamed: set[
     """A plan's cost over every array resident in one pass: the bytes the
     kernel region waits for at the upload rate (moved: what it uploads
     before its kernels can start, and STREAM_EXPOSED of what streams beside
-    them, and each streamed array's first chunk, whose kernels wait for it
-    whole) plus what its passes cost over one pass an array, PASS_SECONDS
+    them, and a streamed array's first chunk, which its kernels wait for
+    whole where the ring did not upload it while the array before ended:
+    once a region) plus what its passes cost over one pass an array, PASS_SECONDS
     each and their bucket additions: H's full scalars by the MSM's model, the
     witness-fed arrays (narrow scalars, few entries above window 0) a
     reduction of 16-bit windows a pass more. A streamed array's pass is
@@ -451,8 +453,8 @@ def _seconds(w: Workload, points: int, moved: float, rate: float, streamed: set[
         size = min(points, max(1, chunk // POINT_BYTES[a.group])) if a.name in (streamed or ()) else points
         split = math.ceil(a.count / size)
         passes += split - 1
-        if a.name in (streamed or ()):
-            first += min(size, a.count) * POINT_BYTES[a.group]
+        if a.name in (streamed or ()):    # the ring uploads the next array's first chunks as one ends: one waited for
+            first = max(first, min(size, a.count) * POINT_BYTES[a.group])
         if a.name != "h":
             extra += (split - 1) * BUCKET_COST[a.group] * windows_of(16) * (1 << 15)
             continue
