@@ -280,7 +280,7 @@ class MemoryBackend(CpuBackend):
 
 
 def test_device_memory_in_the_status_and_the_metrics(rng):
-    total = rng.randrange(1 << 33, 1 << 37)
+    total = rng.randrange(1 << 35, 1 << 37)            # above the least budget drawn below
     free, resident = rng.randrange(total), rng.randrange(1 << 32)
     planned = {"budget": rng.randrange(1 << 34, total), "planned": rng.randrange(1 << 34), "resident": resident,
                "allocated": rng.randrange(1 << 34), "peak": rng.randrange(1 << 34), "streamed": rng.randrange(1 << 40),
