@@ -17,10 +17,11 @@ from porep_prover.cuda.cache import MAGIC, KernelCache, cache_key
 KERNELS = {
     "ntt": [b"ntt_pass", b"fr_powers", b"fr_scale", b"h_combine", b"fr_mul_vec", b"h_finish"],
     "msm_g1": [b"g1_msm_classify", b"g1_msm_digits", b"g1_msm_place", b"g1_msm_accumulate", b"g1_msm_accumulate_rows",
-               b"g1_msm_accumulate_table", b"g1_msm_combine",
+               b"g1_msm_accumulate_table", b"g1_msm_combine", b"g1_msm_accumulate_into", b"g1_msm_combine_into",
                b"g1_msm_reduce", b"g1_msm_fold", b"g1_msm_sum", b"g1_scan_tiles", b"g1_scan_sums", b"g1_scan_add",
                b"g1_fq_sqr_chain", b"g1_fq_mul2_vec"],
     "msm_g2": [b"g2_msm_accumulate", b"g2_msm_accumulate_rows", b"g2_msm_accumulate_table", b"g2_msm_combine",
+               b"g2_msm_accumulate_into", b"g2_msm_combine_into",
                b"g2_msm_reduce", b"g2_msm_sum", b"g2_scan_tiles"],
     "r1cs": [b"r1cs_matvec", b"r1cs_unsatisfied", b"r1cs_take", b"r1cs_put"],
     "fixed_base_g1": [b"g1_fb_mul", b"g1_fb_normalize"],

@@ -232,17 +232,20 @@ class Device:
         return next(b for b in range(first, last) if self.mem.read(ends, b, "u32") > pos)
 
     def k_msm_accumulate(self, grid, block, points, entries, offsets, ends, first, last, base, count, chunk, sums,
-                         next_keys, nxt, into):
+                         next_keys, nxt, into=False):
         self.k_msm_accumulate_rows(grid, block, points, 0, entries, offsets, ends, first, last, base, count, chunk,
                                    sums, next_keys, nxt, into)
 
+    def k_msm_accumulate_into(self, grid, block, *args):
+        self.k_msm_accumulate(grid, block, *args, into=True)
+
     def k_msm_accumulate_table(self, grid, block, points, table, n, entries, offsets, ends, first, last, base, count,
-                               chunk, sums, next_keys, nxt, into):
+                               chunk, sums, next_keys, nxt):
         self.k_msm_accumulate_rows(grid, block, points, 0, entries, offsets, ends, first, last, base, count, chunk,
-                                   sums, next_keys, nxt, into, table, n)
+                                   sums, next_keys, nxt, False, table, n)
 
     def k_msm_accumulate_rows(self, grid, block, points, rows, entries, offsets, ends, first, last, base, count,
-                              chunk, sums, next_keys, nxt, into, table=0, n=0):
+                              chunk, sums, next_keys, nxt, into=False, table=0, n=0):
         for t in range(-(-count // chunk)):
             lo = base + t * chunk
             hi = min(lo + chunk, base + count)
@@ -264,7 +267,10 @@ class Device:
                 acc = (acc - p if e & SIGN else acc + p) % P
             self._flush(sums, next_keys, nxt, t, key, False, acc, open_left or end > hi, first_run, True, into)
 
-    def k_msm_combine(self, grid, block, keys, values, total, chunk, sums, next_keys, nxt, into):
+    def k_msm_combine_into(self, grid, block, *args):
+        self.k_msm_combine(grid, block, *args, into=True)
+
+    def k_msm_combine(self, grid, block, keys, values, total, chunk, sums, next_keys, nxt, into=False):
         rd = lambda i: self.mem.read(keys, i, "u32")  # noqa: E731
         for t in range(-(-total // chunk)):
             lo, hi = t * chunk, min(t * chunk + chunk, total)

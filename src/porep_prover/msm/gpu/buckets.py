@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from ...cuda.arrays import WorkBuffers
 from ...curve import _curve
+from ...errors import InvalidInputError
 from .plan import MsmTuning, chunk_length
 from .sort import GpuSort, Sort, Stretch
 
@@ -106,7 +107,10 @@ class GpuBuckets:
         chunks = -(-count // chunk)
         next_keys, nxt = alloc(8 * chunks), alloc(2 * proj * chunks)
         tail: list[DeviceBuffer | int] = [entries, offsets, ends, buckets.start, buckets.stop, base, count, chunk, sums,
-                                          next_keys, nxt, int(into)]
+                                          next_keys, nxt]
+        into_ = "_into" if into else ""          # kernels of their own: the others keep their code and registers
+        if into and (target.rows or target.table):
+            raise InvalidInputError("buckets kept across passes serve a plain MSM (no row map, no window table)")
         if target.rows:
             gpu.launch(mod, f"g{group}_msm_accumulate_rows", chunks, [target.points, target.rows] + tail,
                        block=SMALL_THREADS)
@@ -114,19 +118,19 @@ class GpuBuckets:
             gpu.launch(mod, f"g{group}_msm_accumulate_table", chunks,
                        [target.points, target.table, target.n] + tail, block=SMALL_THREADS)
         else:
-            gpu.launch(mod, f"g{group}_msm_accumulate", chunks, [target.points] + tail, block=SMALL_THREADS)
+            gpu.launch(mod, f"g{group}_msm_accumulate{into_}", chunks, [target.points] + tail, block=SMALL_THREADS)
         mark("accumulate")
         length = 2 * chunks
         while length > FINAL_LIST:
             chunk = chunk_length(length, want)
             chunks = -(-length // chunk)
             k2, v2 = alloc(8 * chunks), alloc(2 * proj * chunks)
-            gpu.launch(mod, f"g{group}_msm_combine", chunks, [next_keys, nxt, length, chunk, sums, k2, v2, int(into)],
+            gpu.launch(mod, f"g{group}_msm_combine{into_}", chunks, [next_keys, nxt, length, chunk, sums, k2, v2],
                        block=SMALL_THREADS)
             next_keys, nxt, length = k2, v2, 2 * chunks
         # one chunk holds the rest: every run in it is closed and is written
         k2, v2 = alloc(8), alloc(2 * proj)
-        gpu.launch(mod, f"g{group}_msm_combine", 1, [next_keys, nxt, length, length, sums, k2, v2, int(into)],
+        gpu.launch(mod, f"g{group}_msm_combine{into_}", 1, [next_keys, nxt, length, length, sums, k2, v2],
                    block=SMALL_THREADS)
         mark("combine")
 

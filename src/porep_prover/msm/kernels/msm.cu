@@ -27,9 +27,9 @@
  *                    binary search); a bucket inside one chunk is written to the sums,
  *                    the open ends of the others go to a shorter list of
  *                    partial sums, and msm_combine repeats on that list until
- *                    every bucket is complete; with into, a bucket's sum is
- *                    added to what it holds (an array's passes sharing one
- *                    set of buckets, reduced once)
+ *                    every bucket is complete (msm_accumulate_into and
+ *                    msm_combine_into: each bucket's sum added to what it
+ *                    holds, an MSM's passes sharing one set of buckets)
  *   msm_reduce       per (window, segment of buckets): sum (b + 1) B_b
  *   msm_fold         partial sums folded by a factor, group by group
  *   msm_sum          the sum of all points (batch addition)
@@ -290,18 +290,19 @@ extern "C" __global__ void PREFIX(scan_add)(u32 *out, u32 n, const u32 *sums)
 /* ---------------------------------------------------------------- buckets */
 
 /* Where a chunk's first and last runs go: slot 2t and 2t + 1 of the next
- * list. A run that is a whole bucket is written to sums (into: added to
- * what sums holds, the buckets of earlier passes over the same windows) and
- * leaves a dead slot (identity); an open run leaves its sum, to be combined
- * with its neighbours' at the next level. Keys stay sorted, so the list is
- * again sorted by bucket. */
+ * list. A run that is a whole bucket is written to sums (INTO: added to
+ * what sums holds, the buckets of an MSM's earlier passes) and leaves a dead
+ * slot (identity); an open run leaves its sum, to be combined with its
+ * neighbours' at the next level. Keys stay sorted, so the list is again
+ * sorted by bucket. */
+template <bool INTO>
 DEV void flush(proj *sums, u32 *next_keys, proj *next, u32 t, u32 key, bool dead, const proj &acc, bool open,
-               bool first, bool last, bool into)
+               bool first, bool last)
 {
     proj id;
     set_inf(id);
     if (!open && !dead) {
-        if (into) {
+        if (INTO) {
             proj held = sums[key];
             add(held, held, acc);
             sums[key] = held;
@@ -348,10 +349,10 @@ DEV u32 bucket_at(const u32 *ends, u32 from, u32 last, u32 pos)
  * beside the points). A kernel each, so the plain one keeps its registers. */
 enum Source { PLAIN, ROWS, TABLE };
 
-template <Source SRC>
+template <Source SRC, bool INTO = false>
 DEV void accumulate_level1(const point *points, const u32 *rows, const point *table, u32 n, const u32 *entries,
                            const u32 *offsets, const u32 *ends, u32 first, u32 last, u32 base, u32 count,
-                           u32 chunk, proj *sums, u32 *next_keys, proj *next, bool into)
+                           u32 chunk, proj *sums, u32 *next_keys, proj *next)
 {
     u32 chunks = (count + chunk - 1) / chunk, total = base + count;
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < chunks; t += gridDim.x * blockDim.x) {
@@ -362,7 +363,7 @@ DEV void accumulate_level1(const point *points, const u32 *rows, const point *ta
         set_inf(acc);
         for (u32 pos = lo; pos < hi; pos++) {
             if (pos == end) {
-                flush(sums, next_keys, next, t, key, false, acc, open_left, first_run, false, into);
+                flush<INTO>(sums, next_keys, next, t, key, false, acc, open_left, first_run, false);
                 first_run = open_left = false;
                 key = bucket_at(ends, key + 1, last, pos);
                 end = ends[key];
@@ -374,39 +375,51 @@ DEV void accumulate_level1(const point *points, const u32 *rows, const point *ta
             if (SRC != ROWS || row != NO_ROW) add_affine(acc, acc, *src, (e & SIGN_BIT) != 0);
         }
         bool open_right = end > hi;
-        flush(sums, next_keys, next, t, key, false, acc, open_left || open_right, first_run, true, into);
+        flush<INTO>(sums, next_keys, next, t, key, false, acc, open_left || open_right, first_run, true);
     }
 }
 
 extern "C" __global__ void PREFIX(msm_accumulate)(const point *points, const u32 *entries, const u32 *offsets,
                                                   const u32 *ends, u32 first, u32 last, u32 base, u32 count,
-                                                  u32 chunk, proj *sums, u32 *next_keys, proj *next, u32 into)
+                                                  u32 chunk, proj *sums, u32 *next_keys, proj *next)
 {
     accumulate_level1<PLAIN>(points, nullptr, nullptr, 0, entries, offsets, ends, first, last, base, count, chunk,
-                             sums, next_keys, next, into != 0);
+                             sums, next_keys, next);
 }
 
 extern "C" __global__ void PREFIX(msm_accumulate_rows)(const point *points, const u32 *rows, const u32 *entries,
                                                        const u32 *offsets, const u32 *ends, u32 first, u32 last,
                                                        u32 base, u32 count, u32 chunk, proj *sums, u32 *next_keys,
-                                                       proj *next, u32 into)
+                                                       proj *next)
 {
     accumulate_level1<ROWS>(points, rows, nullptr, 0, entries, offsets, ends, first, last, base, count, chunk,
-                            sums, next_keys, next, into != 0);
+                            sums, next_keys, next);
 }
 
 extern "C" __global__ void PREFIX(msm_accumulate_table)(const point *points, const point *table, u32 n,
                                                         const u32 *entries, const u32 *offsets, const u32 *ends,
                                                         u32 first, u32 last, u32 base, u32 count, u32 chunk,
-                                                        proj *sums, u32 *next_keys, proj *next, u32 into)
+                                                        proj *sums, u32 *next_keys, proj *next)
 {
     accumulate_level1<TABLE>(points, nullptr, table, n, entries, offsets, ends, first, last, base, count, chunk,
-                             sums, next_keys, next, into != 0);
+                             sums, next_keys, next);
+}
+
+/* msm_accumulate over an MSM's later pass: each bucket's sum added to what
+ * sums holds (one set of buckets for all its passes, reduced once). A kernel
+ * of its own, so the others keep their code and registers. */
+extern "C" __global__ void PREFIX(msm_accumulate_into)(const point *points, const u32 *entries, const u32 *offsets,
+                                                       const u32 *ends, u32 first, u32 last, u32 base, u32 count,
+                                                       u32 chunk, proj *sums, u32 *next_keys, proj *next)
+{
+    accumulate_level1<PLAIN, true>(points, nullptr, nullptr, 0, entries, offsets, ends, first, last, base, count,
+                                   chunk, sums, next_keys, next);
 }
 
 /* Level 2 and on: the same over a list of partial sums (keys may be dead). */
-extern "C" __global__ void PREFIX(msm_combine)(const u32 *keys, const proj *values, u32 total, u32 chunk,
-                                               proj *sums, u32 *next_keys, proj *next, u32 into)
+template <bool INTO>
+DEV void combine_level(const u32 *keys, const proj *values, u32 total, u32 chunk, proj *sums, u32 *next_keys,
+                       proj *next)
 {
     u32 chunks = (total + chunk - 1) / chunk;
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < chunks; t += gridDim.x * blockDim.x) {
@@ -419,7 +432,7 @@ extern "C" __global__ void PREFIX(msm_combine)(const u32 *keys, const proj *valu
         for (u32 pos = lo; pos < hi; pos++) {
             u32 k = keys[pos] & ~DEAD_BIT;
             if (k != key) {
-                flush(sums, next_keys, next, t, key, dead, acc, open_left, first, false, into != 0);
+                flush<INTO>(sums, next_keys, next, t, key, dead, acc, open_left, first, false);
                 first = open_left = false;
                 key = k;
                 dead = (keys[pos] & DEAD_BIT) != 0;
@@ -428,8 +441,20 @@ extern "C" __global__ void PREFIX(msm_combine)(const u32 *keys, const proj *valu
             if (!dead) add(acc, acc, values[pos]);
         }
         bool open_right = hi < total && (keys[hi] & ~DEAD_BIT) == key;
-        flush(sums, next_keys, next, t, key, dead, acc, open_left || open_right, first, true, into != 0);
+        flush<INTO>(sums, next_keys, next, t, key, dead, acc, open_left || open_right, first, true);
     }
+}
+
+extern "C" __global__ void PREFIX(msm_combine)(const u32 *keys, const proj *values, u32 total, u32 chunk,
+                                               proj *sums, u32 *next_keys, proj *next)
+{
+    combine_level<false>(keys, values, total, chunk, sums, next_keys, next);
+}
+
+extern "C" __global__ void PREFIX(msm_combine_into)(const u32 *keys, const proj *values, u32 total, u32 chunk,
+                                                    proj *sums, u32 *next_keys, proj *next)
+{
+    combine_level<true>(keys, values, total, chunk, sums, next_keys, next);
 }
 
 /* k p for a small k >= 0 (double-and-add from the top set bit). */
