@@ -137,3 +137,13 @@ def test_passes_add_into_one_set_of_buckets(overlap):
 
 def test_buckets_no_pass_filled_reduce_to_nothing():
     assert Accumulation(Device().alloc).reduce(GpuMsm(Device()), 1) is None
+
+
+def test_kept_buckets_serve_a_plain_msm_only():
+    """A row map or a window table with buckets kept across passes is a named error, never a wrong sum."""
+    from porep_prover.errors import InvalidInputError
+    dev = Device()
+    ops = GpuMsm(dev)
+    for target in (Target(1, 0, 1, 192), Target(1, 0, 0, 192, 1, 5)):
+        with pytest.raises(InvalidInputError, match="plain MSM"):
+            ops.buckets.accumulate(target, (0, 0, 0, 0), range(0, 1), 0, 1, 1, dev.alloc, lambda name: None, True)
