@@ -224,3 +224,10 @@ def test_a_missed_guess_costs_uploads_not_chunks(rng):
     before = ring.uploaded
     _read(ring, device, a, 4)
     assert ring.uploaded - before == a.nbytes        # no order known: nothing ahead
+
+
+def test_an_empty_array_has_no_chunks():
+    device = FakeDevice()
+    ring = ChunkRing(device, 4 * 48)
+    assert list(ring.chunks(np.zeros((0, 6), dtype=np.uint64), 4, device.stream)) == []
+    assert ring.uploaded == 0

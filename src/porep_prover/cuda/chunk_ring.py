@@ -158,6 +158,8 @@ class ChunkRing:
             ready = []
         for i in range(len(ready), min(self.slots, len(spans))):
             ready.append(self._upload(limbs, spans[i], (base + i) % self.slots))
+        if not ready:                           # no rows: nothing to read
+            return base, []
         # indexed by slot, as chunks() reads them
         by_slot: list[_driver.Event] = [ready[0]] * self.slots
         for i, event in enumerate(ready):
