@@ -6,12 +6,17 @@ msm/kernels/msm.cu written again in Python over a group where the sums are
 checkable, the integers mod a prime (a point is an integer, infinity 0). The
 Pippenger sums it returns, combined over the windows, must equal the plain
 sum of scalar times point; the device tests check the kernels themselves."""
+import contextlib
 import random
 
+import numpy as np
 import pytest
 
 from emulated_gpu import NO_KEY, Device, P, draw, run
 
+from porep_prover.curve.points import G1Array
+from porep_prover.field.constants import R
+from porep_prover.field.fr_array import FrArray
 from porep_prover.msm.gpu import GpuMsm
 from porep_prover.msm.gpu.buckets import Target
 from porep_prover.msm.gpu.msm import Accumulation
@@ -147,3 +152,60 @@ def test_kept_buckets_serve_a_plain_msm_only():
     for target in (Target(1, 0, 1, 192), Target(1, 0, 0, 192, 1, 5)):
         with pytest.raises(InvalidInputError, match="plain MSM"):
             ops.buckets.accumulate(target, (0, 0, 0, 0), range(0, 1), 0, 1, 1, dev.alloc, lambda name: None, True)
+
+
+class PassingDevice(Device):
+    """The emulated device as a backend that runs an array in passes of `per`
+    points (as a streamed array's chunks or passes over a resident copy):
+    the points' stand-ins (integers mod P) live at `pts`; uploaded scalars
+    arrive canonical, as msm_classify would make them."""
+
+    def __init__(self, per):
+        super().__init__()
+        self.per, self.pts, self.passes = per, None, 0
+
+    @contextlib.contextmanager
+    def holding(self, *arrays):
+        yield
+
+    def in_one_pass(self, points):
+        return False
+
+    def point_chunks(self, points):
+        for start in range(0, len(points), self.per):
+            self.passes += 1
+            yield start, min(len(points), start + self.per), self.pts.ptr + 96 * start
+
+    def upload(self, data):
+        values = FrArray(np.ascontiguousarray(data).reshape(-1, 4)).to_ints()
+        buf = self.alloc(32 * len(values))
+        for i, k in enumerate(values):
+            self.mem.write(buf.ptr, i, "fr", k)
+        return buf
+
+
+@pytest.mark.parametrize("sets", [1, 2])
+def test_msm_sets_in_passes_keep_a_set_of_buckets_each(sets):
+    """GpuMsm.msm_sets over an array of several passes on the emulated
+    device: each scalar set adds every pass into buckets of its own, which
+    are reduced once, and each set's windows combine to its plain sum."""
+    rnd = random.Random()
+    n, per = rnd.randrange(150, 260), rnd.randrange(40, 90)
+    dev = PassingDevice(per)
+    ops = GpuMsm(dev, MsmTuning(groups=3))
+    points = [0 if i % 11 == 2 else rnd.randrange(1, P) for i in range(n)]
+    dev.pts = dev.alloc(96 * n)
+    for i, p in enumerate(points):
+        dev.mem.write(dev.pts.ptr, i, "point", p)
+    scalar_sets = [[draw(rnd, mix) % R for _ in range(n)] for mix in ("narrow", "random")[:sets]]
+    ops._finish = lambda point, group, parts: sum(int(r) * pow(2, c * w, P) for rows, c in parts
+                                                  for w, r in enumerate(rows)) % P
+    got = ops.msm_sets(G1Array.zeros(n), [FrArray.from_ints(s) for s in scalar_sets])
+    for (total, stats), scalars in zip(got, scalar_sets, strict=True):
+        assert total == sum(k % P * p for k, p in zip(scalars, points)) % P
+        assert stats["zeros"] + stats["ones"] + stats["full"] == n
+    names = [k for k, _ in dev.launches]
+    assert dev.passes == -(-n // per) and names.count("k_msm_reduce") == sets
+    assert names.count("k_msm_classify") == sets * dev.passes
+    assert "k_msm_accumulate" not in names and "k_msm_combine" not in names        # every pass adds into its set's
+    assert names.count("k_msm_accumulate_into") >= dev.passes
