@@ -5,6 +5,7 @@ in Python over a group where the sums are checkable, the integers mod a
 prime (a point is an integer, infinity 0); and run(), one MSM on it against
 the plain sum. What tests/msm/test_gpu_msm_emulated.py and
 tests/backend/test_gpu_overlap_emulated.py run on."""
+import contextlib
 import random
 import types
 
@@ -94,6 +95,29 @@ class Kernel:
         self.dev.launches.append((self.fn.__name__, stream))
         self.dev.order.append(("launch", self.fn.__name__, stream))
         self.fn(grid, block, *[a.ptr if isinstance(a, Buffer) else a for a in args])
+
+
+class InPasses:
+    """A stand-in device that runs every point array in passes of `per`
+    points (as a streamed array's chunks, or passes over a resident copy):
+    chunk(start, stop) gives a pass's points."""
+
+    per = 1
+
+    @contextlib.contextmanager
+    def holding(self, *arrays):
+        yield
+
+    def in_one_pass(self, points):
+        return False
+
+    def point_chunks(self, points):
+        for start in range(0, len(points), self.per):
+            stop = min(len(points), start + self.per)
+            yield start, stop, self.chunk(start, stop)
+
+    def chunk(self, start, stop):
+        raise NotImplementedError
 
 
 class Device:

@@ -6,13 +6,12 @@ msm/kernels/msm.cu written again in Python over a group where the sums are
 checkable, the integers mod a prime (a point is an integer, infinity 0). The
 Pippenger sums it returns, combined over the windows, must equal the plain
 sum of scalar times point; the device tests check the kernels themselves."""
-import contextlib
 import random
 
 import numpy as np
 import pytest
 
-from emulated_gpu import NO_KEY, Device, P, draw, run
+from emulated_gpu import NO_KEY, Device, InPasses, P, draw, run
 
 from porep_prover.curve.points import G1Array
 from porep_prover.field.constants import R
@@ -154,27 +153,18 @@ def test_kept_buckets_serve_a_plain_msm_only():
             ops.buckets.accumulate(target, (0, 0, 0, 0), range(0, 1), 0, 1, 1, dev.alloc, lambda name: None, True)
 
 
-class PassingDevice(Device):
+class PassingDevice(InPasses, Device):
     """The emulated device as a backend that runs an array in passes of `per`
-    points (as a streamed array's chunks or passes over a resident copy):
-    the points' stand-ins (integers mod P) live at `pts`; uploaded scalars
-    arrive canonical, as msm_classify would make them."""
+    points: the points' stand-ins (integers mod P) live at `pts`; uploaded
+    scalars arrive canonical, as msm_classify would make them."""
 
     def __init__(self, per):
         super().__init__()
         self.per, self.pts, self.passes = per, None, 0
 
-    @contextlib.contextmanager
-    def holding(self, *arrays):
-        yield
-
-    def in_one_pass(self, points):
-        return False
-
-    def point_chunks(self, points):
-        for start in range(0, len(points), self.per):
-            self.passes += 1
-            yield start, min(len(points), start + self.per), self.pts.ptr + 96 * start
+    def chunk(self, start, stop):
+        self.passes += 1
+        return self.pts.ptr + 96 * start
 
     def upload(self, data):
         values = FrArray(np.ascontiguousarray(data).reshape(-1, 4)).to_ints()

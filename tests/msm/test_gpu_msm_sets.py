@@ -6,12 +6,12 @@ into buckets of its own that are reduced once), each set's sum and split
 are its own, and msm is msm_sets of one set. The kernels' part of a
 pass (_pippenger) is a stand-in here that sums in the integers mod a prime;
 its launches are checked on the emulated device (test_gpu_msm_emulated.py)."""
-import contextlib
 import random
 
 import numpy as np
 import pytest
 
+from emulated_gpu import InPasses
 from porep_prover.curve.points import G1Array
 from porep_prover.errors import LengthMismatchError
 from porep_prover.field.fr_array import FrArray
@@ -21,24 +21,15 @@ from porep_prover.msm.gpu.msm import Accumulation
 P = (1 << 61) - 1
 
 
-class StreamingDevice:
+class StreamingDevice(InPasses):
     """A device whose point arrays are streamed in chunks of `per` points: every chunk asked for is logged."""
 
     def __init__(self, per):
         self.per, self.log = per, []
 
-    @contextlib.contextmanager
-    def holding(self, *arrays):
-        yield
-
-    def in_one_pass(self, points):
-        return False
-
-    def point_chunks(self, points):
-        for start in range(0, len(points), self.per):
-            stop = min(len(points), start + self.per)
-            self.log.append(("chunk", start, stop))
-            yield start, stop, ("chunk", start)
+    def chunk(self, start, stop):
+        self.log.append(("chunk", start, stop))
+        return ("chunk", start)
 
     def upload(self, data):
         return ("scalars", data.copy())
