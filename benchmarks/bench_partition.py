@@ -242,7 +242,6 @@ def main() -> None:
     if not g2_places or set(g2_places) - {"device", "host"}:
         ap.error(f"--b-g2: device, host or both, comma-separated, not {args.b_g2!r}")
     rows = budget_rows_of(args.device_memory_gib, g2_places)
-    budgets = [gib for gib, _ in rows]
     payload = {"scale": args.scale, "seed": args.seed}
     payload.update(parse_entry(kv) for kv in args.payload)
     provider, job = PorepShapedProvider(), Job("porep-shaped", 1, payload)
@@ -277,7 +276,7 @@ def main() -> None:
         if args.json:           # each budget's row as it is measured: a run cut short keeps them
             with open(args.json, "w") as f:
                 json.dump({"scale": args.scale, "budgets": budget_rows}, f, indent=1)
-    if budgets:
+    if rows:
         be.set_memory_budget(0)     # unplanned again: one pass an MSM, nothing streamed
     if args.no_phases:
         return

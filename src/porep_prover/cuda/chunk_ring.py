@@ -156,8 +156,7 @@ class ChunkRing:
             base = preload.base
         else:
             ready = []
-        for i in range(len(ready), min(self.slots, len(spans))):
-            ready.append(self._upload(limbs, spans[i], (base + i) % self.slots))
+        ready += self._upload_first(limbs, spans, base, len(ready))
         if not ready:                           # no rows: nothing to read
             return base, []
         # indexed by slot, as chunks() reads them
@@ -173,11 +172,14 @@ class ChunkRing:
         nxt = follows[0]() if follows is not None else None
         if follows is None or nxt is None:
             return
-        per = follows[1]
-        spans = self._spans(nxt, per)
-        base = self._next_slot
-        ready = [self._upload(nxt, spans[i], (base + i) % self.slots) for i in range(min(self.slots, len(spans)))]
-        self._preload = Preload(weakref.ref(nxt), per, base, ready)
+        per, base = follows[1], self._next_slot
+        self._preload = Preload(weakref.ref(nxt), per, base, self._upload_first(nxt, self._spans(nxt, per), base))
+
+    def _upload_first(self, limbs: npt.NDArray[np.uint64], spans: list[tuple[int, int]], base: int, done: int = 0
+                      ) -> list[_driver.Event]:
+        """Chunks done up to one a slot of limbs (its spans) into the slots from base on; their arrivals."""
+        count = min(self.slots, len(spans))
+        return [self._upload(limbs, spans[i], (base + i) % self.slots) for i in range(done, count)]
 
     def forget(self) -> None:
         """Drop the learned order and any preload (the streamed arrays changed)."""
