@@ -148,20 +148,34 @@ def test_the_page_shows_why_the_server_refused_it(browser, rng):
     assert "HTTP 400: window must be seconds from 1 to" in text and "not trying again" in text
 
 
+# The page redraws once a second, a quick host proves a demo partition in well under 0.1 s: the job has
+# partitions enough to be drawn while it runs, and what the page drew is recorded as it is drawn (a check
+# between two redraws could miss a job that ran between them).
+PARTITIONS = 48
+WATCH = """const job = arguments[0];
+window.seen = {row: false, kernel: false};
+const look = () => {
+  window.seen.row ||= document.querySelector(`#jobs tr[data-job="${job}"]`) !== null;
+  window.seen.kernel ||= document.querySelector(`#lanes .bar[data-job="${job}"][data-stage="kernel"]`) !== null;
+};
+new MutationObserver(look).observe(document.body, {childList: true, subtree: true, attributes: true});
+look();"""
+
+
 def test_the_page_follows_a_daemon_through_a_demo_job(browser, tmp_path):
     with DaemonProcess(tmp_path / "state") as daemon:
-        base, seconds = f"http://{daemon.status_address}", 20       # a short window: the run's bars are wide
+        base, seconds = f"http://{daemon.status_address}", 40       # a short window: the run's bars are wide
         browser.get(f"{base}/?window={seconds}")
         wait_for(browser, "return Number(document.body.dataset.refreshes || 0) >= 1", what="the idle page")
         assert browser.find_element("id", "window-seconds").text == str(seconds)
         idle = dict(browser.execute_script(LANES))
         assert {"synth0", "cpu.w0", "finalize_0"} <= set(idle) and not any(idle.values())
         assert "no active jobs" in browser.find_element("id", "jobs").text
-        reply = daemon.stub().SubmitProof(demo_request(6000, partitions=12), timeout=30)
+        reply = daemon.stub().SubmitProof(demo_request(6000, partitions=PARTITIONS), timeout=30)
         job = reply.job_id
-        wait_for(browser, f"return document.querySelector('#jobs tr[data-job=\"{job}\"]') !== null &&"
-                          f" document.querySelector('#lanes .bar[data-job=\"{job}\"][data-stage=\"kernel\"]') !== null",
-                 seconds=120, what="the job in the jobs table and its kernel regions in the lanes while it runs")
+        browser.execute_script(WATCH, job)
+        wait_for(browser, "return window.seen.row && window.seen.kernel", seconds=120,
+                 what="the job in the jobs table and its kernel regions in the lanes")
         try:       # for the screenshot, a run well under way (a quick run may have ended: then as it is)
             wait_for(browser, f"const row = document.querySelector('#jobs tr[data-job=\"{job}\"]');"
                               "return !row || Number(row.querySelector('[data-key$=\".proved\"]').dataset.value) >= 4",
@@ -194,4 +208,4 @@ def test_the_page_follows_a_daemon_through_a_demo_job(browser, tmp_path):
             compared += 1
         assert compared >= 20
         bars = [bar for lane in window["lanes"] for bar in lane["bars"] if bar["job"] == job]
-        assert {b["partition"] for b in bars if b["stage"] == "kernel"} == set(range(12))
+        assert {b["partition"] for b in bars if b["stage"] == "kernel"} == set(range(PARTITIONS))
