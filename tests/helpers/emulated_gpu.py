@@ -6,7 +6,11 @@ prime (a point is an integer, infinity 0); and run(), one MSM on it against
 the plain sum. What tests/msm/test_gpu_msm_emulated.py and
 tests/backend/test_gpu_overlap_emulated.py run on."""
 import contextlib
+import functools
+import pathlib
 import random
+import re
+import sys
 import types
 
 import numpy as np
@@ -87,11 +91,26 @@ class Event:
         self.stream = stream
 
 
+@functools.cache
+def cuda_parameters() -> dict[str, int]:
+    """msm.cu's entry points (PREFIX(name)) -> how many parameters each takes.
+    A real launch passes its arguments as they come (cuda._driver.Kernel.launch),
+    so a count that differs from the kernel's is caught here or nowhere
+    without a GPU."""
+    import porep_prover.msm  # noqa: F401  (the package, not its msm function)
+    source = (pathlib.Path(sys.modules["porep_prover.msm"].__file__).parent / "kernels" / "msm.cu").read_text()
+    found = re.findall(r'extern "C" __global__ void PREFIX\((\w+)\)\(([^)]*)\)', source)
+    return {name: len([p for p in params.split(",") if p.strip()]) for name, params in found}
+
+
 class Kernel:
     def __init__(self, dev, name):
-        self.dev, self.fn = dev, getattr(dev, "k_" + name.split("_", 1)[1])
+        self.entry = name.split("_", 1)[1]
+        self.dev, self.fn = dev, getattr(dev, "k_" + self.entry)
 
     def launch(self, grid, block, args, stream=None):
+        expected = cuda_parameters()[self.entry]
+        assert len(args) == expected, f"{self.entry} takes {expected} parameters in msm.cu, launched with {len(args)}"
         self.dev.launches.append((self.fn.__name__, stream))
         self.dev.order.append(("launch", self.fn.__name__, stream))
         self.fn(grid, block, *[a.ptr if isinstance(a, Buffer) else a for a in args])

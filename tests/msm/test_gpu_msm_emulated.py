@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from emulated_gpu import NO_KEY, Device, InPasses, P, draw, run
+from emulated_gpu import NO_KEY, Device, InPasses, Kernel, P, cuda_parameters, draw, run
 
 from porep_prover.curve.points import G1Array
 from porep_prover.field.constants import R
@@ -137,6 +137,20 @@ def test_passes_add_into_one_set_of_buckets(overlap):
     names = [k for k, _ in dev.launches]
     assert names.count("k_msm_classify") == len(spans)
     assert names.count("k_msm_reduce") == 1
+
+
+def test_every_emulated_launch_passes_the_kernels_parameters():
+    """Each emulated kernel is an entry point of msm.cu, and a launch whose
+    argument count differs from the entry point's is stopped (a GPU would
+    read what the slots happen to hold)."""
+    entries = cuda_parameters()
+    emulated = {name[2:] for name in dir(Device) if name.startswith("k_")}
+    assert emulated and emulated <= set(entries), emulated - set(entries)
+    assert entries["msm_accumulate_into"] == entries["msm_accumulate"]
+    dev = Device()
+    count = entries["msm_combine_into"]
+    with pytest.raises(AssertionError, match=f"msm_combine_into takes {count} parameters"):
+        Kernel(dev, "g1_msm_combine_into").launch(None, 256, [0] * (count + 1))
 
 
 def test_buckets_no_pass_filled_reduce_to_nothing():
