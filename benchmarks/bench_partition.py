@@ -46,6 +46,7 @@ from porep_prover.backend import Flavor, get_backend
 from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
+from porep_prover.engine.memory import host_available_bytes, host_memory_bytes
 from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
 from porep_prover.groth16.prover import (HostAssignment, Stopwatch, finish, prove_device, query_scalars,
@@ -196,10 +197,10 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
 
 
 def host_used_gib() -> float:
-    """The host's memory in use now (MemTotal less MemAvailable, every process), GiB."""
-    with open("/proc/meminfo") as f:
-        info = {line.split(":")[0]: int(line.split()[1]) for line in f}
-    return (info["MemTotal"] - info["MemAvailable"]) / 2**20
+    """The host's memory in use now (its memory less what is available, every process), GiB; NaN where the
+    platform does not say what is available."""
+    available = host_available_bytes()
+    return float("nan") if available is None else (host_memory_bytes() - available) / 2**30
 
 
 def budget_rows_of(spec: str, g2_places: list[str]) -> list[tuple[float, str]]:
