@@ -27,6 +27,7 @@ only; a partition's witness on its own seed (sources and public inputs).
 from __future__ import annotations
 
 import dataclasses
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -45,6 +46,7 @@ FULL_SOURCE_SHARE = 0.01                              # of the aux variables
 MIN_CONSTRAINTS = 20_000
 WINDOW = 1 << 16         # extra reads come from this many most recent variables of a kind
 BLOCK = 256              # gate inputs are shuffled within blocks of this many slots
+SHUFFLE_STRETCH = BLOCK << 12     # slots a thread shuffles at a time
 BIT, WORD, FULL = 0, 1, 2
 ONE = 0
 
@@ -106,28 +108,59 @@ class _Picker:
     def pending(self) -> int:
         return sum(len(u) for u in self.unread)
 
-    def take(self, count: int, rng) -> np.ndarray:
+    def take(self, count: int, rng, pool: ThreadPoolExecutor) -> np.ndarray:
         """count variables: unread ones first, in the order they were made, then
         draws from the most recent WINDOW; shuffled only within blocks of BLOCK
         slots. Like a real circuit's wiring (SHA-256 rounds read the words just
         computed) the reads stay local, so evaluating A w streams through
-        memory instead of missing the cache on every term."""
-        pool = np.concatenate(self.unread) if self.unread else np.zeros(0, np.int64)
-        first = min(count, len(pool))
-        self.unread = [pool[first:]] if first < len(pool) else []
+        memory instead of missing the cache on every term. The blocks are
+        shuffled on pool's threads."""
         out = np.empty(count, np.int64)
-        out[:first] = pool[:first]
+        first = 0
+        while self.unread and first < count:      # the unread pieces in order, never joined whole
+            head = self.unread[0]
+            size = min(len(head), count - first)
+            out[first:first + size] = head[:size]
+            first += size
+            if size == len(head):
+                self.unread.pop(0)
+            else:
+                self.unread[0] = head[size:]
         if count > first:
             recent = self.recent()
             if not len(recent):
                 raise InvalidInputError("no variables of this kind to read yet")
             out[first:] = np.sort(recent[rng.integers(0, len(recent), count - first)])
-        order = np.argsort(np.arange(count) // BLOCK * 2.0 + rng.random(count), kind="stable")
-        return out[order]
+        return _shuffled_in_blocks(out, rng.random(count), pool)
 
 
-def build(scale: float, seed: int = 0) -> Shape:
-    """The scaled partition circuit (deterministic in scale and seed)."""
+def _shuffled_in_blocks(values: np.ndarray, keys: np.ndarray, pool: ThreadPoolExecutor) -> np.ndarray:
+    """values reordered within each block of BLOCK slots by their keys (random,
+    distinct): the order of one sort of block * 2 + key, made a block at a
+    time (sorts of BLOCK keys, not one of them all), stretches of blocks on
+    pool's threads (NumPy sorts and gathers without the GIL)."""
+    full = len(values) // BLOCK * BLOCK
+    out = np.empty_like(values)
+
+    def stretch(lo: int, hi: int) -> None:
+        rows = np.argsort(keys[lo:hi].reshape(-1, BLOCK), axis=1)
+        rows += np.arange(lo, hi, BLOCK)[:, None]
+        np.take(values, rows.reshape(-1), out=out[lo:hi], mode="clip")     # "raise" would buffer out
+    bounds = np.append(np.arange(0, full, SHUFFLE_STRETCH), full)
+    for f in [pool.submit(stretch, int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]:
+        f.result()
+    out[full:] = values[full:][np.argsort(keys[full:])]
+    return out
+
+
+def build(scale: float, seed: int = 0, threads: int | None = None) -> Shape:
+    """The scaled partition circuit (deterministic in scale and seed, whatever
+    threads: the NumPy threads its shuffles and matrices use, default one a core)."""
+    with ThreadPoolExecutor(max(1, threads or os.cpu_count() or 1), thread_name_prefix="circuit") as pool:
+        return _build(scale, seed, pool)
+
+
+def _build(scale: float, seed: int, pool: ThreadPoolExecutor) -> Shape:
     c = counts(scale)
     m, npub, aux = c["constraints"], c["public"], c["aux"]
     k = 1 + npub
@@ -168,11 +201,11 @@ def build(scale: float, seed: int = 0) -> Shape:
     split = [np.array_split(np.arange(n), LAYERS) for n in (n_xor, n_and, n_pack, n_mul)]
     for j in range(LAYERS):
         nx, na, np_, nm = (len(s[j]) for s in split)
-        bits_a = a_pick[BIT].take(nx + na + PACK_BITS * np_, rng)
-        carry = a_pick[WORD].take(np_, rng) if j else np.full(np_, ONE)
-        x = a_pick[FULL].take(nm, rng)
-        bits_b = b_pick[BIT].take(nx + na, rng)
-        y = b_pick[FULL].take(nm, rng)
+        bits_a = a_pick[BIT].take(nx + na + PACK_BITS * np_, rng, pool)
+        carry = a_pick[WORD].take(np_, rng, pool) if j else np.full(np_, ONE)
+        x = a_pick[FULL].take(nm, rng, pool)
+        bits_b = b_pick[BIT].take(nx + na, rng, pool)
+        y = b_pick[FULL].take(nm, rng, pool)
         outs = np.arange(nxt, nxt + nx + na + np_ + nm)
         nxt += len(outs)
         o_x, o_a, o_p, o_m = np.split(outs, np.cumsum([nx, na, np_]))
@@ -192,43 +225,58 @@ def build(scale: float, seed: int = 0) -> Shape:
     extra = checks - npub - cover
     check_vars = np.concatenate([np.arange(1, k), pending[rng.permutation(len(pending))[:cover]],
                                  rng.integers(k, k + aux, extra)])
-    r1cs = _matrices(k, aux, layers, check_vars)
+    r1cs = _matrices(k, aux, layers, check_vars, pool)
     return Shape(scale, r1cs, npub, bit_src, full_src, layers, kind)
 
 
 class _Csr:
     """Rows appended in blocks of equal length; each block's coefficients are
     a short pattern (per column of the block), entered in one small table,
-    so an entry costs a uint32 column and a uint32 table index."""
+    so an entry costs a uint32 column and a uint32 table index. The blocks
+    are kept as given and written once, into arrays of their final size."""
 
     def __init__(self):
-        self.lengths, self.cols, self.ids = [], [], []
+        self.blocks: list[tuple[np.ndarray | int, int, np.ndarray]] = []
         self.table: dict[int, int] = {}
 
-    def block(self, cols: np.ndarray, coeffs) -> None:
-        cols = np.asarray(cols).reshape(len(cols), -1)
-        pattern = np.broadcast_to(np.asarray(coeffs, np.int64), (cols.shape[1],))
+    def block(self, cols: np.ndarray | int, coeffs, rows: int | None = None) -> None:
+        """Rows of the columns cols (rows x width, or a vector: width 1; an int: that
+        column in each of rows rows) with coefficients coeffs (one, or one a column)."""
+        if isinstance(cols, np.ndarray):
+            cols = cols.reshape(len(cols), -1)
+            rows, width = cols.shape
+        else:
+            width = 1
+        pattern = np.broadcast_to(np.asarray(coeffs, np.int64), (width,))
         ids = np.array([self.table.setdefault(int(v), len(self.table)) for v in pattern], np.uint32)
-        self.lengths.append(np.full(len(cols), cols.shape[1], np.int64))
-        self.cols.append(cols.astype(np.uint32).reshape(-1))
-        self.ids.append(np.broadcast_to(ids, cols.shape).reshape(-1))
+        self.blocks.append((cols, int(rows or 0), ids))
 
     def matrix(self) -> SparseMatrix:
-        indptr = np.concatenate([[0], np.cumsum(np.concatenate(self.lengths))]).astype(np.int64)
+        rows = sum(n for _, n, _ in self.blocks)
+        nnz = sum(n * len(ids) for _, n, ids in self.blocks)
+        indptr, col, coeff_id = np.empty(rows + 1, np.int64), np.empty(nnz, np.uint32), np.empty(nnz, np.uint32)
+        indptr[0] = row = entry = 0
+        for cols, n, ids in self.blocks:
+            width, end = len(ids), entry + n * len(ids)
+            indptr[row + 1:row + n + 1] = np.arange(entry + width, end + 1, width)
+            col[entry:end].reshape(n, width)[:] = cols
+            coeff_id[entry:end].reshape(n, width)[:] = ids
+            row, entry = row + n, end
         values = sorted(self.table, key=self.table.get)
-        return SparseMatrix(indptr, np.concatenate(self.cols), fr_small(values), np.concatenate(self.ids))
+        return SparseMatrix(indptr, col, fr_small(values), coeff_id)
 
 
-def _matrices(k: int, aux: int, layers: list[Gates], check_vars: np.ndarray) -> R1CS:
+def _matrices(k: int, aux: int, layers: list[Gates], check_vars: np.ndarray, pool: ThreadPoolExecutor) -> R1CS:
     a, b, c = _Csr(), _Csr(), _Csr()
     packing = [1 << i for i in range(PACK_BITS)] + [1]
     for g in layers:
         a.block(g.xor[:, 0], 2), b.block(g.xor[:, 1], 1), c.block(g.xor, [1, 1, -1])
         a.block(g.and_[:, 0], 1), b.block(g.and_[:, 1], 1), c.block(g.and_[:, 2], 1)
-        a.block(g.pack[:, :-1], packing), b.block(np.full(len(g.pack), ONE), 1), c.block(g.pack[:, -1], 1)
+        a.block(g.pack[:, :-1], packing), b.block(ONE, 1, len(g.pack)), c.block(g.pack[:, -1], 1)
         a.block(g.mul[:, 0], 1), b.block(g.mul[:, 1], 1), c.block(g.mul[:, 2], 1)
-    a.block(check_vars, 1), b.block(np.full(len(check_vars), ONE), 1), c.block(check_vars, 1)
-    return R1CS(k, aux, a.matrix(), b.matrix(), c.matrix())
+    a.block(check_vars, 1), b.block(ONE, 1, len(check_vars)), c.block(check_vars, 1)
+    ma, mb, mc = pool.map(_Csr.matrix, (a, b, c))       # filled at once: their copies run without the GIL
+    return R1CS(k, aux, ma, mb, mc)
 
 
 def random_full(rng, n: int) -> FrArray:
