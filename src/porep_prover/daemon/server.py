@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The daemon as a process: the gRPC server (the service, the gRPC health
-service, server reflection; TLS and the bearer token when configured; a
+"""The daemon as a process: the gRPC server (the service, the reference
+engine's beside it while daemon.cuzk_wire is on (daemon/cuzk), the gRPC
+health service, server reflection; TLS and the bearer token when configured; a
 request that does not parse answered INVALID_ARGUMENT), the HTTP status
 server, and a run that ends with a drain.
 
@@ -28,6 +29,9 @@ from grpc_reflection.v1alpha import reflection
 from ..atomic import atomic_write
 from ..errors import ConfigError
 from .core import Daemon
+from .cuzk import proving_pb2_grpc as cuzk_pb2_grpc
+from .cuzk.service import SERVICE as CUZK_SERVICE
+from .cuzk.service import CuzkService
 from .service import ProvingService
 from .status_http import StatusServer
 from .v1 import proving_pb2, proving_pb2_grpc
@@ -124,15 +128,25 @@ def _tolerant(handler, method: str):
 
 
 class NamedHealth(health.HealthServicer):
-    """The standard health service, whose NOT_FOUND for a service it does not
-    know names that service: an empty status text tells a caller nothing."""
+    """The standard health service over the services named, whose NOT_FOUND
+    for a service it does not know names that service: an empty status text
+    tells a caller nothing."""
+
+    def __init__(self, services: tuple[str, ...], **kwargs):
+        super().__init__(**kwargs)
+        self.services = services
 
     def Check(self, request, context):
         answer = super().Check(request, context)
         if context.code() == grpc.StatusCode.NOT_FOUND:
             context.set_details(f"no health is kept for service {request.service[:200]!r}; "
-                                f"known: '' (the whole server) and {SERVICE!r}")
+                                f"known: '' (the whole server) and {', '.join(map(repr, self.services))}")
         return answer
+
+
+def services(settings) -> tuple[str, ...]:
+    """The full names of the proving services the server serves."""
+    return (SERVICE, CUZK_SERVICE) if settings.cuzk_inbox else (SERVICE,)
 
 
 def build_server(daemon: Daemon) -> tuple[grpc.Server, health.HealthServicer, int]:
@@ -149,10 +163,14 @@ def build_server(daemon: Daemon) -> tuple[grpc.Server, health.HealthServicer, in
                  ("grpc.max_send_message_length", -1),
                  ("grpc.so_reuseport", 0)],          # a port in use is an error, not shared with its holder
         maximum_concurrent_rpcs=threads * QUEUED_CALLS_PER_THREAD)
-    proving_pb2_grpc.add_ProvingEngineServicer_to_server(ProvingService(daemon), server)
-    health_service = NamedHealth(experimental_non_blocking=True)
+    own = ProvingService(daemon)
+    proving_pb2_grpc.add_ProvingEngineServicer_to_server(own, server)
+    if settings.cuzk_inbox:
+        cuzk_pb2_grpc.add_ProvingEngineServicer_to_server(CuzkService(own), server)
+    health_service = NamedHealth(services(settings), experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_service, server)
-    reflection.enable_server_reflection((SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    reflection.enable_server_reflection((*services(settings), health.SERVICE_NAME, reflection.SERVICE_NAME),
+                                        server)
     target = settings.listen.target()
     try:
         if settings.tls is not None:
@@ -183,7 +201,7 @@ def serve(config, stop: threading.Event, announce=print) -> None:
         server.start()
         if settings.listen.is_unix:
             os.chmod(settings.listen.path, 0o600)
-        for name in ("", SERVICE):
+        for name in ("", *services(settings)):
             health_service.set(name, health_pb2.HealthCheckResponse.SERVING)
         listen = settings.listen.target(port)
         status = f"{settings.status_listen.host}:{status_server.port}" \

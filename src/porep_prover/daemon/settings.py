@@ -21,6 +21,7 @@ from ..errors import ConfigError
 from .private import check_private
 
 MIN_TOKEN_CHARS = 16
+CUZK_INBOX = "cuzk-inputs"           # <state_dir>/cuzk-inputs: the vanilla proofs of jobs the reference wire accepted
 DEFAULT_LISTEN = "127.0.0.1:9820"
 # Upper bounds (far above any useful value, low enough that a typing slip is an error)
 MAX_PENDING = 1_000_000              # jobs accepted and unfinished
@@ -79,7 +80,8 @@ def declare_settings(settings: SettingsRegistry) -> None:
         .string("tls_cert", "", "TLS certificate chain (PEM); with tls_key")
         .string("tls_key", "", "TLS private key (PEM); with tls_cert")
         .string("token_file", "", "a file holding the bearer token every call must bring")
-        .boolean("allow_remote", False, "allow addresses that are not loopback (the service with TLS or a token)"))
+        .boolean("allow_remote", False, "allow addresses that are not loopback (the service with TLS or a token)")
+        .boolean("cuzk_wire", True, "also serve the reference engine's service, cuzk.v1.ProvingEngine, at listen"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,7 +136,10 @@ class DaemonSettings:
     AwaitProof / Prove calls at once, max_request_bytes a message,
     max_job_constraints a job's partitions x constraints (0: none);
     params_cache_bytes: what the parameter cache may hold (0: no bound);
-    result_retention, fetched_retention and drain_timeout in seconds."""
+    result_retention, fetched_retention and drain_timeout in seconds.
+    cuzk_inbox: where the reference wire (cuzk.v1, daemon/cuzk) writes the
+    vanilla proofs of the jobs it accepts, one of input_roots while it is
+    served; "" when daemon.cuzk_wire is off."""
     listen: Address
     status_listen: Address | None
     state_dir: str
@@ -151,6 +156,7 @@ class DaemonSettings:
     tls: tuple[bytes, bytes] | None
     token: bytes | None
     allow_remote: bool
+    cuzk_inbox: str
 
     @classmethod
     def resolve(cls, config) -> "DaemonSettings":
@@ -160,11 +166,16 @@ class DaemonSettings:
         get = config.get
         listen = Address.parse(get("daemon.listen"))
         status = get("daemon.status_listen")
+        state_dir = os.path.abspath(os.path.expanduser(get("daemon.state_dir") or default_state_dir()))
+        roots = tuple(_root(r) for r in get("daemon.input_roots"))
+        # a folder only the daemon writes; a root so that the jobs' payloads name their files there, at a
+        # submit and at a resume alike (made when the wire starts, hence resolved here without _root's check)
+        inbox = os.path.realpath(os.path.join(state_dir, CUZK_INBOX)) if get("daemon.cuzk_wire") else ""
         settings = cls(
             listen=listen,
             status_listen=Address.parse(status) if status else None,
-            state_dir=os.path.abspath(os.path.expanduser(get("daemon.state_dir") or default_state_dir())),
-            input_roots=tuple(_root(r) for r in get("daemon.input_roots")),
+            state_dir=state_dir,
+            input_roots=roots + ((inbox,) if inbox else ()),
             kinds=tuple(dict.fromkeys(get("daemon.kinds"))),
             max_pending=get("daemon.max_pending"),
             max_waiters=get("daemon.max_waiters"),
@@ -177,6 +188,7 @@ class DaemonSettings:
             tls=_tls(get("daemon.tls_cert"), get("daemon.tls_key")),
             token=_token(get("daemon.token_file")),
             allow_remote=get("daemon.allow_remote"),
+            cuzk_inbox=inbox,
         )
         settings.check_exposure()
         return settings
