@@ -81,6 +81,13 @@ class DeviceMemoryError(CudaError, MemoryError):
     """The GPU has not enough free memory for the request."""
 
 
+class HostMemoryError(PorepProverError, MemoryError):
+    """A workload's host-memory plan does not fit the host budget
+    (engine.memory_plan): the message names what does not fit and the
+    options (fewer workers, a larger device budget, B's G2 MSM on the device,
+    a larger budget). Raised before anything of it is allocated."""
+
+
 class DeviceResultError(PorepProverError):
     """A device computed a result that its check against the CPU rejected
     (a kernel fault: nothing made from it is used)."""
@@ -199,6 +206,23 @@ class CircuitFormatError(InvalidInputError):
 
 class PublicInputsError(InvalidInputError):
     """Public inputs (e.g. public.json) are malformed or do not fit the key."""
+
+
+class VanillaProofError(InvalidInputError):
+    """A PoRep commit-phase-1 output (its vanilla proofs) is malformed or does
+    not verify: a field of the wrong type or size, a Merkle path that does not
+    reach its root, a label or encoding that does not recompute.
+
+    Attributes
+    ----------
+    where : str
+        The offending field, as a path into the output's JSON (e.g.
+        "vanilla_proofs[0][1].comm_d_proofs.data.Single.root").
+    """
+
+    def __init__(self, message: str, where: str = ""):
+        super().__init__(f"{where}: {message}" if where else message)
+        self.where = where
 
 
 class ConfigError(InvalidInputError):

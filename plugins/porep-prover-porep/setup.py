@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Build the plugin's native kernels (Cython over C, -O3 -fopenmp).
+
+The Fr arithmetic is the core's (porep_prover/native/field.h): the headers are
+taken from POREP_PROVER_INCLUDE, else from the installed porep_prover, else from
+the repository this plugin sits in (a build in an isolated environment, where
+porep_prover is not importable).
+"""
+import os
+import pathlib
+import platform
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = pathlib.Path(__file__).resolve().parent
+NATIVE = "src/porep_prover_porep/native"
+
+
+def core_include() -> str:
+    given = os.environ.get("POREP_PROVER_INCLUDE")
+    candidates = [pathlib.Path(given)] if given else []
+    try:
+        from porep_prover.native import INCLUDE_DIR
+        candidates.append(pathlib.Path(INCLUDE_DIR))
+    except ImportError:
+        pass
+    candidates.append(HERE.parent.parent / "src" / "porep_prover" / "native")
+    for folder in candidates:
+        if (folder / "field.h").is_file():
+            return str(folder)
+    raise RuntimeError("porep_prover's native headers (field.h) not found: set POREP_PROVER_INCLUDE")
+
+
+def cpu_flags() -> list[str]:
+    """-mbmi2 -madx where this machine has both (field.h's assembly needs them)."""
+    if os.environ.get("POREP_PROVER_PORTABLE") or platform.machine() not in ("x86_64", "AMD64"):
+        return ["-DPOREP_PORTABLE"] if os.environ.get("POREP_PROVER_PORTABLE") else []
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return []
+    return ["-mbmi2", "-madx"] if {"bmi2", "adx"} <= set(flags) else []
+
+
+EXTENSION = Extension(
+    "porep_prover_porep._native",
+    ["src/porep_prover_porep/_native.pyx",
+     *(f"{NATIVE}/{c}" for c in ("sha256.c", "graph.c", "labels.c", "poseidon.c"))],
+    include_dirs=[NATIVE, core_include()],
+    extra_compile_args=["-O3", "-fopenmp", "-std=gnu11", "-Wno-unused-function", *cpu_flags()],
+    extra_link_args=["-fopenmp", "-lm"],
+)
+
+setup(ext_modules=cythonize([EXTENSION], language_level=3, compiler_directives={"embedsignature": True}))
