@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The daemon's generated gRPC code is what proving.proto makes today
-(tools/gen_proto.py), and pyproject.toml pins the versions it needs at run time."""
+"""The daemon's generated gRPC code is what its .proto files make today
+(tools/gen_proto.py: the daemon's own service, v1/, and the reference
+engine's, cuzk/), and pyproject.toml pins the versions it needs at run time."""
 import fnmatch
 import importlib.metadata
 import importlib.util
@@ -14,6 +15,7 @@ from packaging.version import Version
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 V1 = ROOT / "src" / "porep_prover" / "daemon" / "v1"
+CUZK = ROOT / "src" / "porep_prover" / "daemon" / "cuzk"
 
 
 def gen_proto():
@@ -23,12 +25,12 @@ def gen_proto():
     return module
 
 
-def grpc_generated_version() -> Version:
-    return Version(re.search(r"GRPC_GENERATED_VERSION = '([^']+)'", (V1 / "proving_pb2_grpc.py").read_text())[1])
+def grpc_generated_version(folder=V1) -> Version:
+    return Version(re.search(r"GRPC_GENERATED_VERSION = '([^']+)'", (folder / "proving_pb2_grpc.py").read_text())[1])
 
 
-def protobuf_gencode_version() -> Version:
-    text = (V1 / "proving_pb2.py").read_text()
+def protobuf_gencode_version(folder=V1) -> Version:
+    text = (folder / "proving_pb2.py").read_text()
     major, minor, patch = re.search(r"Domain\.PUBLIC,\s*(\d+),\s*(\d+),\s*(\d+),", text).groups()
     return Version(f"{major}.{minor}.{patch}")
 
@@ -58,8 +60,17 @@ def test_the_generated_code_is_current(tmp_path):
                     f"{grpc_generated_version()} (the test extra's pin), whose output alone is comparable")
     tool = gen_proto()
     made = tool.generate(tmp_path)
-    assert sorted(p.name for p in made) == sorted(tool.GENERATED)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in made) == sorted(
+        f"porep_prover/daemon/{folder}/{name}" for folder in ("v1", "cuzk") for name in tool.GENERATED)
     assert tool.stale(tmp_path) == [], "the committed generated code differs from the .proto's: run tools/gen_proto.py"
+    (tmp_path / "porep_prover" / "daemon" / "cuzk" / "proving_pb2.pyi").write_text("# not what protoc makes\n")
+    assert tool.stale(tmp_path) == ["porep_prover/daemon/cuzk/proving_pb2.pyi"]
+    assert tool.main(["--check"]) == 0
+
+
+def test_both_services_were_generated_by_the_same_tools():
+    assert grpc_generated_version(CUZK) == grpc_generated_version()
+    assert protobuf_gencode_version(CUZK) == protobuf_gencode_version()
 
 
 def test_pyproject_pins_what_the_generated_code_needs():
@@ -82,6 +93,6 @@ def test_the_proto_ships_in_the_package():
     """The .proto (from which a client in any language is made) and the type stubs are package data."""
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     package = ROOT / "src" / "porep_prover"
-    for path in (V1 / "proving.proto", V1 / "proving_pb2.pyi"):
+    for path in (V1 / "proving.proto", V1 / "proving_pb2.pyi", CUZK / "proving.proto", CUZK / "proving_pb2.pyi"):
         rel = path.relative_to(package).as_posix()
         assert any(fnmatch.fnmatch(rel, p) for p in patterns["porep_prover"]), f"{rel} is not package data"
