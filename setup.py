@@ -84,7 +84,7 @@ EXTENSIONS = [
     extension("porep_prover.curve._curve", "src/porep_prover/curve/_curve.pyx", "encoding.c"),
     extension("porep_prover.msm._cpu", "src/porep_prover/msm/_cpu.pyx", "msm.c"),
     extension("porep_prover.ntt._cpu", "src/porep_prover/ntt/_cpu.pyx", "ntt.c", "ntt_f52.c"),
-    extension("porep_prover.r1cs._r1cs", "src/porep_prover/r1cs/_r1cs.pyx", "r1cs.c", "ntt.c", "ntt_f52.c"),
+    extension("porep_prover.r1cs._r1cs", "src/porep_prover/r1cs/_r1cs.pyx", "r1cs.c", "qap.c", "ntt.c", "ntt_f52.c"),
 ]
 
 MODULES = cythonize(

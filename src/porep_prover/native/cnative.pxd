@@ -131,12 +131,18 @@ cdef extern from "ntt.h" nogil:
     int fr_h_poly_snarkjs(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
 
 
+cdef extern from "qap.h" nogil:
+    int r1cs_eval_columns(fr_t *out, size_t ncols, const int64_t *indptr, const uint32_t *col, const fr_t *coeff,
+                          const uint32_t *coeff_id, size_t rows, const fr_t *lagrange, int nthreads)
+    int qap_query_scalars(fr_t *ic, fr_t *l, fr_t *a, fr_t *b, const fr_t *at, const fr_t *bt, const fr_t *ct,
+                          size_t ncols, size_t k, const uint8_t *a_keep, const uint8_t *b_keep, const fr_t *waste,
+                          int nthreads)
+
+
 cdef extern from "r1cs.h" nogil:
     int r1cs_matvec(fr_t *out, const int64_t *indptr, const uint32_t *col, const fr_t *coeff,
                     const uint32_t *coeff_id, size_t table_len, size_t rows, const fr_t *w, int nthreads)
     size_t r1cs_first_unsatisfied(const fr_t *a, const fr_t *b, const fr_t *c, size_t n, int nthreads)
-    int r1cs_eval_columns(fr_t *out, size_t ncols, const int64_t *indptr, const uint32_t *col, const fr_t *coeff,
-                          const uint32_t *coeff_id, size_t rows, const fr_t *lagrange, int nthreads)
     int fr_lagrange_at(fr_t *lagrange, int log_n, const fr_t *omega, const fr_t *tau, int nthreads)
     int R1CS_TRUNCATED, R1CS_BAD_WIRE, R1CS_BAD_COEFF
     int r1cs_parse_circom(const uint8_t *data, size_t len, size_t ncons, uint32_t nwires, int64_t *nnz,

@@ -69,55 +69,6 @@ size_t r1cs_first_unsatisfied(const fr_t *a, const fr_t *b, const fr_t *c, size_
     return first;
 }
 
-int r1cs_eval_columns(fr_t *out, size_t ncols, const int64_t *indptr, const uint32_t *col, const fr_t *coeff,
-                      const uint32_t *coeff_id, size_t rows, const fr_t *lagrange, int nthreads)
-{
-    size_t nnz = (size_t)indptr[rows];
-    int64_t *cstart = calloc(ncols + 1, sizeof(int64_t));
-    uint64_t *entry = malloc((nnz + 1) * sizeof(uint64_t)); /* k of each entry, sorted by column */
-    uint32_t *row_of = malloc((nnz + 1) * sizeof(uint32_t));
-    if (!cstart || !entry || !row_of) {
-        free(cstart);
-        free(entry);
-        free(row_of);
-        return -1;
-    }
-    /* Counting sort of the entries by column (CSR -> CSC), then one
-     * independent dot product per column. */
-    for (size_t k = 0; k < nnz; k++) cstart[col[k] + 1]++;
-    for (size_t j = 0; j < ncols; j++) cstart[j + 1] += cstart[j];
-    {
-        int64_t *fill = malloc((ncols + 1) * sizeof(int64_t));
-        if (!fill) {
-            free(cstart);
-            free(entry);
-            free(row_of);
-            return -1;
-        }
-        memcpy(fill, cstart, (ncols + 1) * sizeof(int64_t));
-        for (size_t i = 0; i < rows; i++)
-            for (int64_t k = indptr[i]; k < indptr[i + 1]; k++) {
-                int64_t pos = fill[col[k]]++;
-                entry[pos] = (uint64_t)k;
-                row_of[pos] = (uint32_t)i;
-            }
-        free(fill);
-    }
-#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1024)
-    for (size_t j = 0; j < ncols; j++) {
-        fr_t acc = {{0, 0, 0, 0}}, t;
-        for (int64_t p = cstart[j]; p < cstart[j + 1]; p++) {
-            fr_mul(&t, &coeff[coeff_id ? coeff_id[entry[p]] : entry[p]], &lagrange[row_of[p]]);
-            fr_add(&acc, &acc, &t);
-        }
-        out[j] = acc;
-    }
-    free(cstart);
-    free(entry);
-    free(row_of);
-    return 0;
-}
-
 void fr_batch_inverse(fr_t *v, size_t n, fr_t *scratch)
 {
     fr_t acc, inv, t;

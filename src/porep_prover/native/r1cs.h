@@ -20,12 +20,6 @@ int r1cs_matvec(fr_t *out, const int64_t *indptr, const uint32_t *col, const fr_
 /* Index of the first i < n with a[i] * b[i] != c[i], or n when all hold. */
 size_t r1cs_first_unsatisfied(const fr_t *a, const fr_t *b, const fr_t *c, size_t n, int nthreads);
 
-/* out[j] = sum_i M[i][j] * lagrange[i] for every variable j < ncols: the
- * column polynomials evaluated at tau, given the Lagrange basis at tau.
- * Returns 0, or -1 when memory runs out. */
-int r1cs_eval_columns(fr_t *out, size_t ncols, const int64_t *indptr, const uint32_t *col, const fr_t *coeff,
-                      const uint32_t *coeff_id, size_t rows, const fr_t *lagrange, int nthreads);
-
 /* lagrange[i] = L_i(tau) over the size-n = 2^log_n domain:
  * L_i(tau) = omega^i (tau^n - 1) / (n (tau - omega^i)). tau must not be a
  * root of unity of that order (returns -2 then); -1 when memory runs out. */

@@ -17,6 +17,12 @@ def eval_columns(indptr: NDArray[np.int64], col: NDArray[np.uint32], coeff: NDAr
                  lagrange: NDArray[np.uint64], out: NDArray[np.uint64], nthreads: int,
                  coeff_id: NDArray[np.uint32] | None = None) -> int: ...
 
+def query_scalars(at: NDArray[np.uint64], bt: NDArray[np.uint64], ct: NDArray[np.uint64], a_keep: NDArray[np.uint8],
+                  b_keep: NDArray[np.uint8], waste: NDArray[np.uint64], ic: NDArray[np.uint64], l: NDArray[np.uint64],
+                  a: NDArray[np.uint64], b: NDArray[np.uint64], nthreads: int) -> None:
+    """ic, l (beta A + alpha B + C over gamma, delta), a and b (A and B where their masks keep) from the column
+    evaluations; waste = alpha, beta, 1/gamma, 1/delta. ValueError for a length that disagrees, MemoryError."""
+
 def lagrange_at(tau: NDArray[np.uint64], omega: NDArray[np.uint64], out: NDArray[np.uint64], log_n: int,
                 nthreads: int) -> int:
     """out[i] = L_i(tau) over the domain <omega[0]> of size 2^log_n."""

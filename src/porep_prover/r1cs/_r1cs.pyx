@@ -8,7 +8,8 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 import numpy as np
 
 from porep_prover.native.cnative cimport (
-    fr_lagrange_at, fr_powers, fr_t, r1cs_eval_columns, r1cs_first_unsatisfied, r1cs_matvec, r1cs_parse_circom)
+    fr_lagrange_at, fr_powers, fr_t, qap_query_scalars, r1cs_eval_columns, r1cs_first_unsatisfied, r1cs_matvec,
+    r1cs_parse_circom)
 
 
 cdef const uint32_t *_coeff_ids(coeff_id, Py_ssize_t nnz, str what) except? NULL:
@@ -71,6 +72,36 @@ def eval_columns(const int64_t[::1] indptr, const uint32_t[::1] col, const uint6
         rc = r1cs_eval_columns(<fr_t *> &out[0, 0], ncols, &indptr[0], cp, <const fr_t *> kp, ip, rows,
                                <const fr_t *> &lagrange[0, 0], nthreads)
     return rc
+
+
+def query_scalars(const uint64_t[:, ::1] at, const uint64_t[:, ::1] bt, const uint64_t[:, ::1] ct,
+                  const uint8_t[::1] a_keep, const uint8_t[::1] b_keep, const uint64_t[:, ::1] waste,
+                  uint64_t[:, ::1] ic, uint64_t[:, ::1] l, uint64_t[:, ::1] a, uint64_t[:, ::1] b, int nthreads):
+    """The queries' scalars from the column evaluations (qap.h's qap_query_scalars):
+    ic (k rows) and l (the rest) from beta A + alpha B + C over gamma and delta,
+    a and b the A and B values their masks keep; waste is alpha, beta, 1/gamma,
+    1/delta. ValueError when a length disagrees; MemoryError when memory runs out."""
+    cdef size_t ncols = at.shape[0], k = ic.shape[0], na, nb
+    cdef int rc
+    cdef uint64_t dummy[4]
+    if bt.shape[0] != ncols or ct.shape[0] != ncols or a_keep.shape[0] != ncols or b_keep.shape[0] != ncols:
+        raise ValueError(f"query_scalars: {ncols} columns, but B, C or a mask has another length")
+    if waste.shape[0] != 4 or k > ncols or <size_t> l.shape[0] != ncols - k:
+        raise ValueError(f"query_scalars: 4 constants and ic + l = {ncols} rows are needed")
+    na = int(np.count_nonzero(a_keep))
+    nb = int(np.count_nonzero(b_keep))
+    if <size_t> a.shape[0] != na or <size_t> b.shape[0] != nb:
+        raise ValueError(f"query_scalars: the masks keep {na} and {nb} values, a and b hold {a.shape[0]} and "
+                         f"{b.shape[0]}")
+    if ncols == 0:
+        return
+    with nogil:
+        rc = qap_query_scalars(<fr_t *> (&ic[0, 0] if k else dummy), <fr_t *> (&l[0, 0] if ncols > k else dummy),
+                               <fr_t *> (&a[0, 0] if na else dummy), <fr_t *> (&b[0, 0] if nb else dummy),
+                               <const fr_t *> &at[0, 0], <const fr_t *> &bt[0, 0], <const fr_t *> &ct[0, 0], ncols,
+                               k, &a_keep[0], &b_keep[0], <const fr_t *> &waste[0, 0], nthreads)
+    if rc:
+        raise MemoryError("query_scalars: out of memory")
 
 
 def lagrange_at(const uint64_t[:, ::1] tau, const uint64_t[:, ::1] omega, uint64_t[:, ::1] out, int log_n,

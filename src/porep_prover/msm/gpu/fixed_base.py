@@ -7,7 +7,9 @@ inversion per run. Scalars are processed in chunks so that any count fits.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -34,6 +36,20 @@ def cpu_products(base: G1Array | G2Array, scalars: FrArray, threads: int) -> G1A
     rc = msm_cpu.fixed_base(base.GROUP, base.limbs, scalars.limbs, out.limbs, resolve_threads(threads))
     if rc:
         raise NativeMemoryError("fixed-base products: " + ("out of memory" if rc == -1 else f"native error {rc}"))
+    return out
+
+
+def touched(rows: int, width: int) -> np.ndarray:
+    """An uninitialised (rows, width) uint64 array whose pages are already
+    faulted in, on every core at once (a first touch of fresh memory costs
+    more than the copy that follows it, and one thread's faults run one at a
+    time)."""
+    out = np.empty((rows, width), np.uint64)
+    flat = out.reshape(-1)
+    threads = max(1, min(os.cpu_count() or 1, len(flat) >> 20))
+    bounds = np.linspace(0, len(flat), threads + 1).astype(np.int64)
+    with ThreadPoolExecutor(threads, thread_name_prefix="touch") as pool:
+        list(pool.map(lambda lo, hi: flat[lo:hi].fill(0), bounds[:-1], bounds[1:]))   # fills run without the GIL
     return out
 
 
@@ -86,6 +102,38 @@ class GpuFixedBase:
                 out.limbs[start:start + count] = gpu.download_array(dst, (count, out.limbs.shape[1]))
             finally:
                 gpu.free(sc, proj, pref, dst)
+        self._spot_check(base, scalars, out)
+        return out
+
+    def fixed_base_into(self, base: G1Array | G2Array, scalars: FrArray,
+                        done: Callable[[int], None] | None = None) -> G1Array | G2Array:
+        """The points fixed_base makes, each chunk downloaded from the device
+        straight into the result (its pages touched first, on every core),
+        through one set of device buffers for all chunks; done(count), when
+        given, after each chunk with the points made so far. DeviceMemoryError
+        where the buffers do not fit; DeviceResultError as fixed_base."""
+        gpu, group, n = self.gpu, base.GROUP, len(scalars)
+        out = type(base)(touched(n, base.WIDTH))
+        if n == 0:
+            return out
+        table = self.table(base)
+        mod, width, size = f"fixed_base_g{group}", out.limbs.shape[1] * 8, min(CHUNK, n)
+        host = out.limbs.reshape(-1).view(np.uint8)
+        sc = proj = pref = dst = None
+        try:
+            sc, proj = gpu.alloc(32 * size), gpu.alloc(2 * width * size)
+            pref, dst = gpu.alloc(width // 2 * size), gpu.alloc(width * size)
+            for start in range(0, n, CHUNK):
+                count = min(CHUNK, n - start)
+                # on the stream, after the last chunk's kernels have read the buffers
+                sc.upload(scalars.limbs[start:start + count].reshape(-1).view(np.uint8), 0, gpu.stream)
+                gpu.launch(mod, f"g{group}_fb_mul", count, [sc, count, table, proj], block=64)
+                self.normalize(group, proj, count, pref, dst)
+                dst.download(host[width * start:width * (start + count)], 0, gpu.stream)
+                if done is not None:
+                    done(start + count)
+        finally:
+            gpu.free(sc, proj, pref, dst)
         self._spot_check(base, scalars, out)
         return out
 
