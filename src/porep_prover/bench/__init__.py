@@ -10,8 +10,9 @@ timeline the engine emits (engine.timeline); nothing in the engine imports it.
 """
 from .batch import BatchReport, latency_stats, run_batch, warm_up
 from .plots import gantt, plot_sweep
+from .report_file import ReportFile
 from .sweep import sweep, write_csv
 from .workloads import DemoWorkload, KindWorkload
 
-__all__ = ["BatchReport", "DemoWorkload", "KindWorkload", "gantt", "latency_stats", "plot_sweep", "run_batch", "sweep",
-           "warm_up", "write_csv"]
+__all__ = ["BatchReport", "DemoWorkload", "KindWorkload", "ReportFile", "gantt", "latency_stats", "plot_sweep",
+           "run_batch", "sweep", "warm_up", "write_csv"]

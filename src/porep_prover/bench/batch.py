@@ -4,6 +4,7 @@ its report from the engine's timeline: seconds per proof, latency, queue
 wait, each device's GPU efficiency, whether synthesis keeps the devices fed."""
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import threading
 import time
@@ -108,30 +109,35 @@ class BatchReport:
 
 
 def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: int,
-              timeout: float | None = None, progress: Callable[[str, int, int], None] | None = None) -> BatchReport:
+              timeout: float | None = None, progress: Callable[[str, int, int], None] | None = None,
+              on_job: Callable[[dict], None] | None = None) -> BatchReport:
     """Submit count jobs (make_job(i)), at most concurrency unfinished at once;
     wait for all; report from the engine's timeline over this batch's jobs'
     events (the timeline keeps the last engine.timeline_events: a batch with
     more covers its end, and its report says so). progress, when given, is
     called as progress("jobs", jobs ended, count) as each job ends (on an
-    engine thread)."""
+    engine thread); on_job, when given, with the job's row (job_row) as each
+    ends, before progress, one job at a time in the order they end: what a
+    run stopped before the batch's end keeps."""
     emitted = engine.timeline.emitted
     slots = threading.Semaphore(max(1, concurrency))
     handles = []
     ended, ended_lock = [0], threading.Lock()
+    t0 = time.time()
 
-    def job_ended(_future) -> None:
+    def job_ended(index: int, handle, future) -> None:
         slots.release()
-        if progress:
-            with ended_lock:
-                ended[0] += 1
+        with ended_lock:
+            ended[0] += 1
+            if on_job:
+                on_job(job_row(index, handle.job, future, time.time() - t0))
+            if progress:
                 progress("jobs", ended[0], count)
 
-    t0 = time.time()
     for i in range(count):
         slots.acquire()
         h = engine.submit(make_job(i))
-        h.future.add_done_callback(job_ended)
+        h.future.add_done_callback(lambda future, i=i, h=h: job_ended(i, h, future))
         handles.append(h)
     results = []
     for h in handles:
@@ -156,11 +162,41 @@ def run_batch(engine, make_job: Callable[[int], Job], count: int, concurrency: i
                        len(results) - len(ok), stats["stages"], engine.settings.partition_workers, lost)
 
 
-def warm_up(engine, work, progress: Callable[[str, int, int], None] | None = None) -> None:
+def job_row(index: int, job: Job, future, ended_s: float) -> dict:
+    """One ended job as a row: its index in the batch, id, partitions, ok,
+    seconds (submission to result), the mean seconds per partition of its
+    stages (srs_load, synthesis, gpu_compute), when it ended (seconds from
+    the batch's start) and, for a failure, the error."""
+    row: dict = {"index": index, "job": job.id, "partitions": job.partitions, "ended_s": round(ended_s, 4)}
+    error = future.exception() if not future.cancelled() else concurrent.futures.CancelledError("cancelled")
+    if error is not None:
+        return row | {"ok": False, "error": f"{type(error).__name__}: {error}"[:500]}
+    result = future.result()
+    timed = [t for t in result.timings if t is not None]
+    row |= {"ok": True, "seconds": result.seconds}
+    for stage in ("srs_load", "synthesis", "gpu_compute"):
+        if timed:
+            row[f"{stage}_s"] = sum(getattr(t, stage) for t in timed) / len(timed)
+    return row
+
+
+def describe_row(row: dict, count: int) -> str:
+    """A job's row as one line: "job 3/8 (f1e2d3c4, 10 partitions): 16.204 s, gpu 1.367 s a partition"."""
+    head = f"job {row['index'] + 1}/{count} ({row['job']}, {row['partitions']} partitions)"
+    if not row["ok"]:
+        return f"{head}: FAILED after {row['ended_s']:.1f} s: {row['error']}"
+    stages = ", ".join(f"{k[:-2].replace('_', ' ')} {row[k]:.3f} s" for k in ("synthesis_s", "gpu_compute_s")
+                       if k in row)
+    return f"{head}: {row['seconds']:.3f} s" + (f" ({stages} a partition)" if stages else "")
+
+
+def warm_up(engine, work, progress: Callable[[str, int, int], None] | None = None,
+            on_job: Callable[[dict], None] | None = None) -> None:
     """One short job of work (at most 2 partitions) first: kernels compiled,
     parameters loaded (or made) and resident. Its id starts with
-    WARMUP_PREFIX. progress: as run_batch's."""
-    run_batch(engine, lambda i: warmup_job(work.job(i, partitions=min(2, work.partitions))), 1, 1, progress=progress)
+    WARMUP_PREFIX. progress, on_job: as run_batch's."""
+    run_batch(engine, lambda i: warmup_job(work.job(i, partitions=min(2, work.partitions))), 1, 1, progress=progress,
+              on_job=on_job)
 
 
 def warmup_job(job: Job) -> Job:

@@ -93,19 +93,31 @@ def _with_logging(cfg, fn):
 
 
 def cmd_bench_batch(args) -> int:
-    from ..bench import gantt, run_batch, warm_up
+    from ..bench import ReportFile, gantt, run_batch, warm_up
+    from ..bench.batch import describe_row
     from . import progress
     cfg = read_config(args)
     work = _workload(args)
+    # every job's row written as it ends (a run stopped by a limit keeps them), the report's figures at the end
+    report_file = ReportFile(args.json, "jobs", config=cfg.values, done=False)
+
+    def told(count: int, warm: bool = False):
+        def on_job(row: dict) -> None:
+            if warm:
+                report_file.set(warm_up=row)
+            else:
+                report_file.add(row)
+            print(("warm-up " if warm else "") + describe_row(row, count), flush=True)     # once in the file
+        return on_job
 
     def run(cfg):
         engine = _engine(cfg)
         try:
             with progress.display(args) as shown:
                 if args.warmup:
-                    warm_up(engine, work, shown.callback("jobs", prefix="warm-up "))
+                    warm_up(engine, work, shown.callback("jobs", prefix="warm-up "), told(1, warm=True))
                 report = run_batch(engine, work.job, args.count, args.concurrency,
-                                   progress=shown.callback("jobs", prefix="batch "))
+                                   progress=shown.callback("jobs", prefix="batch "), on_job=told(args.count))
             events = engine.timeline.events()
         finally:
             engine.shutdown(wait=True)
@@ -114,12 +126,10 @@ def cmd_bench_batch(args) -> int:
         if args.gantt:
             gantt(events, args.gantt)
             print(f"gantt chart: {args.gantt}")
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"config": cfg.values, "seconds_per_proof": report.seconds_per_proof,
-                           "steady_seconds_per_proof": report.steady_seconds_per_proof,
-                           "wall": report.wall, "latency": report.latency, "queue_wait": report.queue_wait,
-                           "devices": report.devices, "failed": report.failed}, f, indent=1)
+        report_file.set(done=True, seconds_per_proof=report.seconds_per_proof,
+                        steady_seconds_per_proof=report.steady_seconds_per_proof, wall=report.wall,
+                        latency=report.latency, queue_wait=report.queue_wait, devices=report.devices,
+                        failed=report.failed)
         return 1 if report.failed else 0
 
     return _with_logging(cfg, run)
