@@ -116,3 +116,33 @@ def test_json_payloads_are_checked_and_never_name_a_place_to_write(tmp_path):
                        ({"params": str(tmp_path / "none.params")}, "exists"), ({"scales": 1}, "unknown keys")):
         with pytest.raises(InvalidInputError, match=words):
             registry.payload_from_json("porep-shaped", obj, 1)
+
+
+def test_circuits_are_shared_by_every_provider_and_bounded(monkeypatch):
+    from porep_prover_porep_shaped import plugin
+    monkeypatch.setattr(plugin, "_CIRCUITS", type(plugin._CIRCUITS)())
+    one, other = plugin.PorepShapedProvider(), plugin.PorepShapedProvider()
+    first = one.shape(SCALE, 21)
+    assert other.shape(SCALE, 21) is first                   # built once in the process, whichever provider asks
+    seeds = list(range(22, 22 + plugin.KEEP_CIRCUITS))
+    for seed in seeds:
+        other.shape(SCALE, seed)
+    assert list(plugin._CIRCUITS) == [(SCALE, s) for s in seeds]     # the least recently used dropped
+    assert one.shape(SCALE, 21) is not first and np.array_equal(one.shape(SCALE, 21).r1cs.a.col, first.r1cs.a.col)
+
+
+def test_parameters_made_in_memory_and_not_saved_are_not_mapped(tmp_path, monkeypatch):
+    from porep_prover_porep_shaped import plugin
+    monkeypatch.setattr(plugin, "host_memory_bytes", lambda: 1 << 20)       # every scale is "large" here
+    monkeypatch.setenv("POREP_PROVER_PARAMS_CACHE", str(tmp_path))
+
+    def mapped(**payload):
+        return plugin.Payload.of(Job("porep-shaped", 1, {"scale": SCALE, **payload})).mapped
+    assert mapped() and mapped(save=True)                    # saved: read back from the file, through a mirror
+    assert not mapped(save=False)                            # made in memory, kept there
+    assert mapped(save=False, mapped=True) and not mapped(mapped=False)      # asked for, either way
+    made = plugin.Payload.of(Job("porep-shaped", 1, {"scale": SCALE})).params
+    made.with_suffix(".pmap").write_bytes(b"")
+    assert mapped(save=False)                                # a mirror already made is used as it is
+    monkeypatch.setattr(plugin, "host_memory_bytes", lambda: 1 << 50)
+    assert not mapped()                                      # small beside the host: anonymous memory

@@ -20,10 +20,15 @@ A job's payload is a dict (every key optional):
                 from the parameters on first use, used as is after (default:
                 when the parameters would take over 1/4 of the host's memory,
                 e.g. scale 1 (~47 GB) on a 128 GiB host, where it frees that
-                memory for partitions in flight)
+                memory for partitions in flight, and come from a file: the
+                .params or the .pmap exists, or save is true. Parameters made
+                in memory and not saved are kept in memory: a mirror of them
+                would be written only to be read back)
 
-Circuits are built once per (scale, seed) and kept; each partition's witness
-is evaluated from its seed (the CPU work the engine's synthesis workers do).
+Circuits are built once per (scale, seed) in a process and shared by every
+provider in it (the engine's and a benchmark's alike; the KEEP_CIRCUITS
+last used are kept); each partition's witness is evaluated from its seed
+(the CPU work the engine's synthesis workers do).
 
 From JSON (parse_payload: the daemon's jobs) every key is checked; params
 (payload_paths: a daemon confines it to its input roots) must name a file
@@ -33,6 +38,7 @@ to the cache.
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import logging
 import os
@@ -91,13 +97,32 @@ class Payload(typing.NamedTuple):
         if job_seed is None:
             job_seed = int.from_bytes(hashlib.sha256(job.id.encode()).digest()[:8], "little")
         params = pathlib.Path(p.get("params") or cache_dir() / f"porep-shaped-{scale:.8g}-{seed}.params")
-        mapped = p.get("mapped")
+        save, mapped = bool(p.get("save", True)), p.get("mapped")
         if mapped is None:
-            mapped = PARAMS_BYTES_AT_SCALE_1 * scale > host_memory_bytes() / 4
-        return cls(scale, seed, int(job_seed), params, bool(p.get("save", True)), bool(mapped))
+            from_file = save or params.exists() or params.with_suffix(MAPPED_SUFFIX).exists()
+            mapped = from_file and PARAMS_BYTES_AT_SCALE_1 * scale > host_memory_bytes() / 4
+        return cls(scale, seed, int(job_seed), params, save, bool(mapped))
 
 
 MAX_SEED = (1 << 64) - 1
+KEEP_CIRCUITS = 2               # circuits a process keeps (a scale-1 one holds ~15 GB)
+_CIRCUITS: collections.OrderedDict[tuple[float, int], Shape] = collections.OrderedDict()
+_CIRCUITS_LOCK = threading.Lock()
+
+
+def shared_circuit(scale: float, seed: int) -> Shape:
+    """The circuit of (scale, seed), built on first use in this process and
+    shared by every provider in it (the engine's and a benchmark's); the
+    KEEP_CIRCUITS last used are kept, the others dropped."""
+    key = (float(scale), int(seed))
+    with _CIRCUITS_LOCK:
+        if key not in _CIRCUITS:
+            LOG.info("building the porep-shaped circuit at scale %g (seed %d)", scale, seed)
+            _CIRCUITS[key] = build(scale, seed)
+        _CIRCUITS.move_to_end(key)
+        while len(_CIRCUITS) > KEEP_CIRCUITS:
+            _CIRCUITS.popitem(last=False)
+        return _CIRCUITS[key]
 
 
 def _seed(obj: dict, key: str) -> None:
@@ -142,18 +167,10 @@ class PorepShapedProvider:
         """Constraints of one partition of a job with this (parsed) payload: its cost, for admission."""
         return counts(float(payload.get("scale", DEFAULT_SCALE)))["constraints"]
 
-    def __init__(self):
-        self._shapes: dict[tuple[float, int], Shape] = {}
-        self._lock = threading.Lock()
-
-    def shape(self, scale: float, seed: int) -> Shape:
-        """The circuit of (scale, seed), built on first use."""
-        with self._lock:
-            key = (scale, seed)
-            if key not in self._shapes:
-                LOG.info("building the porep-shaped circuit at scale %g (seed %d)", scale, seed)
-                self._shapes[key] = build(scale, seed)
-            return self._shapes[key]
+    @staticmethod
+    def shape(scale: float, seed: int) -> Shape:
+        """The circuit of (scale, seed): shared_circuit's."""
+        return shared_circuit(scale, seed)
 
     def srs_key(self, job) -> str:
         p = Payload.of(job)
