@@ -9,13 +9,16 @@ import hashlib
 import json
 import os
 import threading
+import types
 
+import grpc
 import pytest
 
 from porep_prover.daemon import server
 from porep_prover.daemon.cuzk import proving_pb2 as pb
-from porep_prover.daemon.cuzk.requests import Inbox, circuit, circuit_ids, wire_job
+from porep_prover.daemon.cuzk.requests import Inbox, circuit, circuit_ids, served, wire_job
 from porep_prover.daemon.journal import JobRecord, Journal
+from porep_prover.daemon.service import Refusal
 from porep_prover.daemon.settings import DaemonSettings
 from porep_prover.engine import load_config
 from porep_prover.errors import InvalidInputError
@@ -128,6 +131,18 @@ def test_the_other_kinds_and_the_priorities(rng):
     for bad in (5, -3, 1 << 20):
         with pytest.raises(InvalidInputError, match=f"priority {bad} is not one of"):
             wire_job(request(proof_kind=pb.WINNING_POST, priority=bad))
+
+
+def test_a_kind_not_served_is_refused_naming_why():
+    jobs = types.SimpleNamespace(kinds=lambda: ["demo", "porep"],
+                                 registry=types.SimpleNamespace(providers={"demo": 1, "porep": 2, "window-post": 3}))
+    served("porep", "proof kind POREP_SEAL_COMMIT", jobs)
+    for kind, why in (("window-post", "left out of daemon.kinds"), ("snap-update", "no synthesis provider serves it")):
+        with pytest.raises(Refusal) as refused:
+            served(kind, "proof kind X", jobs)
+        assert refused.value.code == grpc.StatusCode.UNIMPLEMENTED
+        assert str(refused.value) == f"proof kind X (job kind {kind!r}) is not served by this daemon: {why} " \
+                                     "(served: demo, porep)"
 
 
 def test_circuit_ids():

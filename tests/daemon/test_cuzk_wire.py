@@ -18,6 +18,8 @@ import textwrap
 
 import grpc
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 from prometheus_client.parser import text_string_to_metric_families
@@ -65,7 +67,11 @@ class StubPoRep:
             raise InvalidInputError(f"stub porep: payload keys {sorted(obj)}")
         with open(obj["vanilla_proof"], "rb") as f:
             data = f.read()
-        if json.loads(data)["partitions"] != partitions:
+        try:
+            said = json.loads(data)["partitions"]
+        except (ValueError, TypeError, KeyError) as exc:
+            raise InvalidInputError(f"stub porep: not a C1 output: {exc!r}") from None
+        if said != partitions:
             raise InvalidInputError(f"stub porep: {partitions} partitions, the C1 output says otherwise")
         return {**obj, "digest": hashlib.sha256(data).hexdigest()}
 
@@ -322,3 +328,32 @@ def test_a_job_accepted_over_the_wire_survives_a_kill_and_the_token_guards_the_w
         answer = wire(d).AwaitProof(wait, timeout=90, metadata=[("authorization", f"Bearer {token.read_text()}")])
         assert answer.job_id == job_id
         check_porep_proof(stub, answer, request, 10)
+
+
+UINT64 = st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 1, 2, 3, 5, 14, 15, 19, 20, 2**63, 2**64 - 1]))
+ENUM = st.one_of(st.integers(-2, 6), st.integers(-2**31, 2**31 - 1))      # proto3 enums are open: any int32
+TEXT = st.one_of(st.text(max_size=40), st.sampled_from(["", "porep-32g", "wpost-2k", "porep-1000-1", "\x00",
+                                                       "x" * 129, "x" * 70_000, "\ud7ff" * 3]))
+REQUESTS = st.builds(pb.SubmitProofRequest, request_id=TEXT, proof_kind=ENUM, sector_size=UINT64,
+                     registered_proof=UINT64, priority=ENUM, vanilla_proof=st.binary(max_size=300),
+                     sector_number=UINT64, miner_id=UINT64, randomness=st.binary(max_size=300),
+                     partition_index=st.integers(0, 2**32 - 1), sector_key_cid=st.binary(max_size=300))
+FINE = {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.NOT_FOUND}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request=REQUESTS, circuit_id=TEXT, job_id=TEXT)
+def test_random_requests_are_answered_by_name_never_internal(daemon, request, circuit_id, job_id):
+    """A random SubmitProofRequest (its vanilla proof no C1 output, so none is
+    accepted), circuit id and job id: each refused with a status that says
+    why, and never INTERNAL or UNKNOWN."""
+    client = wire(daemon)
+    calls = ((client.SubmitProof, request), (client.PreloadSRS, pb.PreloadSrsRequest(circuit_id=circuit_id)),
+             (client.EvictSRS, pb.EvictSrsRequest(circuit_id=circuit_id)),
+             (client.CancelProof, pb.CancelProofRequest(job_id=job_id)),
+             (client.AwaitProof, pb.AwaitProofRequest(job_id=job_id, timeout_ms=1)))
+    for call, message in calls:
+        try:
+            call(message, timeout=30)
+        except grpc.RpcError as exc:
+            assert exc.code() in FINE and exc.details(), (message, exc.code(), exc.details())
