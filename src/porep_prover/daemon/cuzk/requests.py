@@ -45,7 +45,7 @@ POREP_PARTITIONS = {2 << 10: 1, 8 << 20: 1, 512 << 20: 1, 32 << 30: 10, 64 << 30
 NON_INTERACTIVE = range(15, 20)
 DEFAULT_PRIORITY = {pb.WINNING_POST: pb.CRITICAL, pb.WINDOW_POST_PARTITION: pb.HIGH}    # else NORMAL
 MAX_FIELD_BYTES = 256        # randomness and each CID
-CIRCUIT_ID = re.compile(r"(porep|snap|wpost|winning)-(2k|8m|512m|32g|64g)")
+CIRCUIT_ID = re.compile(f"({'|'.join(CIRCUITS)})-({'|'.join(SECTOR_SIZES)})")
 INBOX_NAME = re.compile(r"([0-9a-f]{64}\.vanilla)(\.tmp\d+)?")      # a file, or atomic_write's temporary
 SWEEP_SECONDS = 60.0         # the inbox is swept this often at most (at a submit)
 
