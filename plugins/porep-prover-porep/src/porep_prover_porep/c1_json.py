@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import NoReturn
 
 from porep_prover.errors import VanillaProofError
 
@@ -84,16 +85,19 @@ def write(c1: C1Output, path: str | os.PathLike) -> None:
 # ---------------------------------------------------------------- reading
 
 
-def _fail(where: str, message: str):
+def _fail(where: str, message: str) -> NoReturn:
     raise VanillaProofError(message, where)
 
 
 def _fields(value, where: str, names: tuple[str, ...]) -> dict:
     if not isinstance(value, dict):
         _fail(where, f"an object with {', '.join(names)} expected, not {type(value).__name__}")
-    if set(value) != set(names):
-        missing, extra = set(names) - set(value), set(value) - set(names)
-        _fail(where, f"fields {sorted(missing)} missing, {sorted(extra)} unknown" if missing or extra else "")
+    missing = [n for n in names if n not in value]
+    if missing:
+        _fail(f"{where}.{missing[0]}" if where else missing[0], "missing")
+    extra = [n for n in value if n not in names]
+    if extra:
+        _fail(f"{where}.{extra[0]}" if where else str(extra[0]), "not a field of this object")
     return value
 
 
@@ -112,6 +116,11 @@ def _list(value, where: str, length: int | None = None, most: int = MAX_PATH) ->
 
 
 def _domain(value, where: str) -> bytes:
+    if type(value) is list and len(value) == 32 and all(type(x) is int for x in value):
+        try:
+            return bytes(value)
+        except ValueError:      # a number past 255: named below
+            pass
     items = _list(value, where, 32)
     for i, x in enumerate(items):
         _int(x, f"{where}[{i}]", 255)
@@ -210,7 +219,7 @@ def _no_duplicates(pairs: list) -> dict:
     return out
 
 
-def _no_constant(name: str):
+def _no_constant(name: str) -> NoReturn:
     _fail("", f"{name} is not JSON")
 
 

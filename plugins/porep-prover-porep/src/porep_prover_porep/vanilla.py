@@ -92,8 +92,9 @@ def verify(c1: C1Output, prover_id: bytes | None = None, sector_id: int | None =
                "replica_id", "not the replica id of this prover, sector, ticket and comm_d")
     _check(int.from_bytes(c1.replica_id, "little") < R, "replica_id", "not below r")
     _check(len(c1.vanilla_proofs) == proof.partitions, "vanilla_proofs", f"{proof.partitions} partitions expected")
-    first = c1.vanilla_proofs[0][0] if c1.vanilla_proofs and c1.vanilla_proofs[0] else None
-    _check(first is not None, "vanilla_proofs", "no proofs")
+    if not c1.vanilla_proofs or not c1.vanilla_proofs[0]:
+        raise VanillaProofError("no proofs", "vanilla_proofs")
+    first = c1.vanilla_proofs[0][0]
     comm_c = first.replica_column_proofs.c_x.inclusion_proof.root
     comm_r_last = first.comm_r_last_proof.root
     try:
