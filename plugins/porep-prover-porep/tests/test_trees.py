@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("porep_prover_porep._native")
 
-from porep_prover.errors import InvalidInputError  # noqa: E402
+from porep_prover.errors import InvalidInputError, VanillaProofError  # noqa: E402
 from porep_prover_porep import fr32, pieces, poseidon, trees  # noqa: E402
 from porep_prover_porep import reference as ref  # noqa: E402
 from porep_prover_porep.proofs import PathElement  # noqa: E402
@@ -99,3 +99,35 @@ def test_tree_inputs_are_checked():
         trees.MerkleTree(bytes(64), 2, "blake2s")
     with pytest.raises(InvalidInputError):
         trees.sha256_tree(bytes(64)).proof(2)
+
+
+@pytest.mark.parametrize("kind, split, shape", [("Sub", (1,), (8, 8, 0)), ("Top", (1, 2), (8, 8, 2))])
+def test_compound_proofs_read_back_and_lead_to_the_root(kind, split, shape, rng):
+    """32 and 64 GiB trees are sub-trees under a top: a proof's base, sub and top paths
+    concatenated are one path from the leaf to the root (rust-fil-proofs' Sub and Top proofs)."""
+    from porep_prover_porep import c1_json
+    from porep_prover_porep.proofs import MerkleProof
+
+    leaves = 128 if kind == "Top" else 64
+    data = b"".join(fr32.from_int(rng.randrange(fr32.R)) for _ in range(leaves))
+    if kind == "Top":       # base and sub levels of arity 8, a top of arity 2: two trees of 64 under one root
+        halves = [trees.poseidon_tree(data[:len(data) // 2]), trees.poseidon_tree(data[len(data) // 2:])]
+        root = poseidon.hash_one([halves[0].root, halves[1].root])
+        index = rng.randrange(leaves)
+        single = halves[index // 64].proof(index % 64).paths[0]
+        path = single + (PathElement((halves[1 - index // 64].root,), index // 64),)
+    else:
+        tree = trees.poseidon_tree(data)
+        root, index = tree.root, rng.randrange(leaves)
+        path = tree.proof(index).paths[0]
+    cuts = (0,) + split + (len(path),)
+    proof = MerkleProof(kind, root, data[32 * index:32 * index + 32],
+                        tuple(path[cuts[i]:cuts[i + 1]] for i in range(len(cuts) - 1)))
+    obj = c1_json._merkle(proof)
+    assert list(obj["data"]) == [kind] and list(obj["data"][kind])[-2:] == ["root", "leaf"]
+    back = c1_json._merkle_in(obj, "p", shape)
+    assert back == proof
+    flat = tuple(e for level in back.paths for e in level)
+    assert trees.path_index(flat) == index and trees.path_root("poseidon", back.leaf, flat) == root
+    with pytest.raises(VanillaProofError):
+        c1_json._merkle_in(obj, "p", (8, 0, 0))      # a compound proof where one tree is expected
