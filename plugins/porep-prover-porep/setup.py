@@ -33,15 +33,11 @@ def core_include() -> str:
 
 
 def cpu_flags() -> list[str]:
-    """-mbmi2 -madx where this machine has both (field.h's assembly needs them)."""
-    if os.environ.get("POREP_PROVER_PORTABLE") or platform.machine() not in ("x86_64", "AMD64"):
-        return ["-DPOREP_PORTABLE"] if os.environ.get("POREP_PROVER_PORTABLE") else []
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return []
-    return ["-mbmi2", "-madx"] if {"bmi2", "adx"} <= set(flags) else []
+    """This machine's instruction set (field.h's MULX/ADX assembly where it has both),
+    or the portable C with POREP_PROVER_PORTABLE=1, as the core builds."""
+    if os.environ.get("POREP_PROVER_PORTABLE"):
+        return ["-DPOREP_PORTABLE"]
+    return ["-march=native"] if platform.machine() in ("x86_64", "AMD64") else []
 
 
 EXTENSION = Extension(
