@@ -36,6 +36,17 @@ def test_fr32_padding_equals_the_reference(rng):
         fr32.unpad(bytes(127) + b"\xff")
 
 
+def test_fr32_padding_vectors():
+    # filecoin-proofs src/fr32_reader.rs: test_simple_127 and test_exotic (its source zero-extended to 127 bytes)
+    padded = fr32.pad(bytes([255] * 127))
+    assert padded[:31] == bytes([255] * 31) and padded[31] == 0b0011_1111 and padded[32] == 0xFF
+    source = list(range(1, 32)) + [0xFF] + list(range(1, 32)) + [0xFF, 9, 9, 9, 0xFF]
+    buf = fr32.pad(bytes(source) + bytes(127 - len(source)))
+    assert list(buf[:31]) == list(range(1, 32)) and buf[31] == 63 and buf[32] == (1 << 2) | 0b11
+    assert [buf[i] for i in range(33, 63)] == [(i - 31) << 2 for i in range(33, 63)]
+    assert list(buf[63:69]) == [0x0F << 2, 0x0F | 9 << 4, 9 << 4, 9 << 4, 0xF0, 0x0F]
+
+
 def test_pieces_are_aligned_and_padded(rng):
     seed = rng.randrange(1 << 32)
     a, b = pieces.random_piece(128, seed), pieces.random_piece(512, seed + 1)
