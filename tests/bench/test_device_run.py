@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: Apache-2.0
+"""benchmarks/device_run.py without a device: its plan, and a run of fake
+steps (one passing, one failing, one past its limit that ignores SIGTERM
+and leaves a child behind, one reading the summary) for the step limits,
+the logs and a summary that is whole after every step."""
+import importlib.util
+import io
+import os
+import pathlib
+import sys
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def device_run():
+    spec = importlib.util.spec_from_file_location("device_run", ROOT / "benchmarks" / "device_run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["device_run"] = module          # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_plan_in_order_with_its_limits(device_run, tmp_path, capsys):
+    assert device_run.main(["--dry-run", "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    names = [line.split("|")[0].strip() for line in lines if "|" in line]
+    assert names == ["install", "warm", "lane", "inputs", "inputs-direct", "partition", "engine-16", "engine-card",
+                     "peers"]
+    steps = {s.name: s for s in device_run.plan(False, "python3", tmp_path, tmp_path / "none", [])}
+    assert "-m gpu tests/backend tests/msm tests/cuda" in steps["lane"].command
+    assert "--device-memory-gib 0,16,24,32" in steps["partition"].command and "--scale 1 " in steps["partition"].command
+    for name, gib in (("engine-16", 16), ("engine-card", 0)):
+        assert (f"bench batch -t porep-shaped --scale 1 --partitions 10 -c 2 -j 2 --payload save=false "
+                f"--set engine.device_memory_gib={gib}") in steps[name].command
+        assert str(tmp_path / f"{name}.json") in steps[name].command
+    assert all(0 < s.limit_s <= 600 for s in steps.values())     # each fits one device command
+    quick = device_run.plan(True, "python3", tmp_path, tmp_path / "none", [])
+    assert all("--scale 0.0625" in s.command for s in quick if s.name in ("inputs", "partition", "engine-16"))
+    assert sum(s.limit_s for s in quick if s.name != "install") <= 300 and "peers" not in {s.name for s in quick}
+    with pytest.raises(SystemExit):
+        device_run.main(["--dry-run", "--steps", "lane,nope"])
+    assert "no step nope" in capsys.readouterr().err
+
+
+def test_install_takes_wheels_only_for_what_is_missing(device_run, tmp_path):
+    plain = device_run.install_command("py", tmp_path, [])
+    assert "--no-deps --no-build-isolation -e ." in plain and "--no-index" not in plain
+    lacking = device_run.install_command("py", tmp_path, ["py_arkworks_bls12381"])
+    assert "missing py_arkworks_bls12381" in lacking and "exit 1" in lacking
+    (tmp_path / "py_arkworks_bls12381-0.5.0-cp312-manylinux.whl").write_bytes(b"")
+    carried = device_run.install_command("py", tmp_path, ["py_arkworks_bls12381"])
+    assert "--no-index --no-deps" in carried and "py_arkworks_bls12381-0.5.0" in carried and carried.endswith(plain)
+
+
+def test_fake_steps_keep_their_limits_logs_and_summary(device_run, tmp_path, monkeypatch):
+    monkeypatch.setattr(device_run, "GRACE_S", 0.5)
+    child = tmp_path / "child.pid"
+    Step = device_run.Step
+    steps = [Step("ok", "echo first; echo the figure", 10, "passes"),
+             Step("fails", "echo broken >&2; exit 3", 10, "fails"),
+             Step("slow", f"trap '' TERM; sleep 60 & echo $! > {child}; wait; sleep 60", 1, "past its limit"),
+             Step("after", f"cat {tmp_path}/summary.md", 10, "reads the summary"),
+             Step("never", "true", 10, "not reached")]
+    out = io.StringIO()
+    t = time.monotonic()
+    rows = device_run.run(steps[:4], tmp_path, echo=out)
+    assert time.monotonic() - t < 10                           # the slow step stopped at its limit, not at 60 s
+    assert [rows[s.name]["state"] for s in steps[:4]] == ["passed", "failed (3)", "timed out at 1 s", "passed"]
+    assert 1 <= rows["slow"]["seconds"] < 4
+    pid = int(child.read_text())
+    with pytest.raises(ProcessLookupError):                    # its child went with it
+        for _ in range(50):
+            os.kill(pid, 0)
+            time.sleep(0.05)
+    assert (tmp_path / "ok.log").read_text() == "first\nthe figure\n"
+    assert (tmp_path / "fails.log").read_text() == "broken\n" and "broken" in out.getvalue()
+    seen = (tmp_path / "after.log").read_text()            # the summary as the last step began
+    assert "| slow | timed out at 1 s |" in seen and "| after | running |" in seen
+    device_run.write_summary(tmp_path, steps, rows)
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| ok | passed |" in summary and "the figure" in summary and "| never | not run |" in summary
