@@ -23,12 +23,13 @@ downloads included; "xfer" is the share of the call spent on them). The
 floor is the IMAD-bound estimate of ../shared/research/perf_anchors.md §5
 (100% of 64 IMAD/clk/SM at 1.98 GHz on 132 SMs), scaled to this device.
 --check compares one result per size with the CPU backend (slow at large sizes).
+--json is rewritten whole as each row is measured: a run stopped by a limit
+keeps every row it finished.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import statistics
 import sys
@@ -40,6 +41,7 @@ import gpu_builds
 import porep_prover as pp
 from porep_prover import FrArray, G1Array, G2Array
 from porep_prover.backend import get_backend
+from porep_prover.bench import ReportFile
 from porep_prover.circuits import fr_small
 from porep_prover.field.constants import FR_GENERATOR, R
 from porep_prover.msm.gpu import GpuMsm
@@ -47,7 +49,7 @@ from porep_prover.msm.gpu.plan import MAX_CHUNK, MsmTuning, table_copies, window
 from porep_prover.msm.gpu.table import window_table
 from porep_prover.ntt.gpu import GpuNtt, NttTuning
 
-ROWS: list[dict] = []
+REPORT = ReportFile(None)     # --json's file, rewritten whole as each row is measured (main names it)
 IMAD_PER_S = 132 * 64 * 1.98e9
 FR_MUL, FQ_MUL = 272, 600           # IMADs per Montgomery product (perf_anchors §5)
 
@@ -106,7 +108,7 @@ def host_time(fn, reps: int) -> float:
 def row(section, size, device_ms, call_ms, floor_ms, **extra):
     r = {"section": section, "log_n": size, "device_ms": device_ms, "call_ms": call_ms, "floor_ms": floor_ms}
     r.update(extra)
-    ROWS.append(r)
+    REPORT.add(r)
     xfer = "" if call_ms is None else f"{max(0.0, 1 - device_ms / call_ms):6.0%}"
     call = "" if call_ms is None else f"{call_ms:10.2f}"
     print(f"| {section:8} | 2^{size:<3}| {device_ms:10.3f} | {call:>10} | {xfer:>6} | {floor_ms:9.3f} | "
@@ -522,6 +524,8 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     info = gpu.info
     print(f"device: {info.name} ({info.arch}, {info.multiprocessors} SMs, {info.memory_bytes / 2**30:.0f} GiB)")
+    REPORT.path = args.json
+    REPORT.set(device=info.name)
     print("| what     | size | device ms  |   call ms  |  xfer  |  floor ms | ×floor | note")
     print("|---|---|---|---|---|---|---|---|")
     sections = args.sections.split(",")
@@ -561,9 +565,6 @@ def main() -> int:
         bench_batch_affine(gpu, args, rng)
     if "groth16" in sections:
         bench_groth16(gpu, args, rng)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": info.name, "rows": ROWS}, f, indent=1)
     return 0
 
 

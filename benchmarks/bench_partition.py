@@ -29,12 +29,13 @@ POREP_PROVER_PARAMS_CACHE; at large scales mapped). Times are host-clock
 medians of --reps runs after a warm-up that makes the parameters resident;
 each run re-synthesizes outside the clock (H consumes a, b, c). The MSM rows
 also give the scalars' make-up (zero / one / other), which decides what the
-0 / 1 / other split leaves to the bucket method.
+0 / 1 / other split leaves to the bucket method. --json is rewritten whole
+as each budget's row and each phase run is measured: a run stopped by a
+limit keeps every row it finished.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
@@ -43,6 +44,7 @@ import time
 import numpy as np
 
 from porep_prover.backend import Flavor, get_backend
+from porep_prover.bench import ReportFile
 from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
@@ -248,12 +250,16 @@ def main() -> None:
     provider, job = PorepShapedProvider(), Job("porep-shaped", 1, payload)
     be = get_backend(args.backend)
     threads = args.threads or os.cpu_count()
+    # each budget's row as it is measured, the phases at the end: a run cut short keeps what it finished
+    report = ReportFile(args.json, "budgets", scale=args.scale, backend=args.backend, matvec=args.matvec,
+                        overlap=args.overlap)
     t = time.perf_counter()
     params = provider.load_srs(job)
     r1cs, witness = provider.synthesize(job, 0, threads)
+    inputs_s = time.perf_counter() - t
+    report.set(inputs_s=inputs_s)
     print(f"scale {args.scale:g}: {r1cs.num_constraints} constraints, domain 2^{r1cs.domain_size.bit_length() - 1}, "
-          f"backend {args.backend}; circuit, parameters and witness in "
-          f"{time.perf_counter() - t:.1f} s")
+          f"backend {args.backend}; circuit, parameters and witness in {inputs_s:.1f} s", flush=True)
     on_device = args.matvec == "device" and be.capabilities.evaluates_witness
     synth = fresh(params, r1cs, witness, threads, on_device)
     b_share = make_up(query_scalars(r1cs, witness, "b", threads))
@@ -261,10 +267,9 @@ def main() -> None:
               "msm b_g1": b_share, "msm b_g2": b_share, "msm h": "full"}
     proof = finish(be, params, synth, prove_device(be, params, synth, threads, host=get_backend("cpu")), threads)
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
-    budget_rows = []     # first: the phases below hold every MSM's scalars at once, past any plan
-    for gib, place in rows:
+    for gib, place in rows:      # first: the phases below hold every MSM's scalars at once, past any plan
         row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps, place == "device")
-        budget_rows.append(row)
+        report.add(row)
         print(f"budget {gib:g} GiB (matvec {row['matvec']}, b_g2 {row['b_g2']}): kernel region "
               f"{row['ms']:.1f} ms, waiting on copies {row['copy_wait_ms']:.1f} ms "
               f"({row['copy_wait_ms'] / row['ms']:.1%}), finish {row['finish_ms']:.1f} ms, "
@@ -274,16 +279,16 @@ def main() -> None:
               f"{row['host_used_gib']:.1f} GiB, peak RSS {row['rss_peak_gib']:.1f} GiB", flush=True)
         print(f"  {gib:g} GiB steps (host clock at each step's end, ms): "
               + ", ".join(f"{k} {v:.1f}" for k, v in row["steps_ms"].items()), flush=True)
-        if args.json:           # each budget's row as it is measured: a run cut short keeps them
-            with open(args.json, "w") as f:
-                json.dump({"scale": args.scale, "budgets": budget_rows}, f, indent=1)
     if rows:
         be.set_memory_budget(0)     # unplanned again: one pass an MSM, nothing streamed
     if args.no_phases:
         return
     msm_phases = {}
-    runs = [one_run(be, params, r1cs, witness, threads, on_device, msm_phases if args.profile and i == args.reps - 1
-                    else None, args.overlap) for i in range(args.reps)]
+    runs = []
+    for i in range(args.reps):
+        runs.append(one_run(be, params, r1cs, witness, threads, on_device,
+                            msm_phases if args.profile and i == args.reps - 1 else None, args.overlap))
+        report.set(phase_runs_ms=[{k: v * 1e3 for k, v in r.items()} for r in runs])
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     phases = sum(v for k, v in med.items() if not k.startswith("kernel region"))
     print(f"{'phase':>14} | {'ms':>9} | {'share':>6} | points | scalars zero / one / other")
@@ -298,11 +303,7 @@ def main() -> None:
     if args.profile and on_device and hasattr(be, "r1cs_ops"):
         h_split = h_phases(be, fresh(params, r1cs, witness, threads, on_device))
         print(f"{'h (ntt)':>14}: " + " ".join(f"{k}={v:.1f}" for k, v in h_split.items()))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"scale": args.scale, "backend": args.backend, "matvec": args.matvec, "overlap": args.overlap,
-                       "ms": {k: v * 1e3 for k, v in med.items()},
-                       "msm_phases_ms": msm_phases, "h_phases_ms": h_split, "budgets": budget_rows}, f, indent=1)
+    report.set(ms={k: v * 1e3 for k, v in med.items()}, msm_phases_ms=msm_phases, h_phases_ms=h_split)
 
 
 if __name__ == "__main__":

@@ -38,8 +38,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import json
-import os
 import pathlib
 import statistics
 import sys
@@ -52,13 +50,13 @@ import porep_prover.backend.kernels  # noqa: F401
 from bench_gpu import device_time, host_time, random_fr, random_points
 from porep_prover import G1Array, G2Array
 from porep_prover.backend import get_backend
+from porep_prover.bench import ReportFile
 from porep_prover.field.constants import FQ_MONT, FR_GENERATOR, P
 
 HERE = pathlib.Path(__file__).resolve().parent
 LIBRARY = HERE / "peers" / "build" / "libsppark_peers.so"
 NN, FORWARD, STANDARD = 0, 0, 0            # NTT::InputOutputOrder::NN, Direction::forward, Type::standard
-ROWS: list[dict] = []
-REPORT: dict = {"path": None, "device": None}   # --json's file and the device's name, for save()
+REPORT = ReportFile(None)     # --json's file, rewritten whole as each row is measured (main names it)
 
 
 class RustError(ctypes.Structure):
@@ -142,26 +140,13 @@ def from_jacobian(raw: np.ndarray, cls):
     return cls.POINT(cls.from_affine_ints([(fq2_mul(x, zi2), fq2_mul(y, fq2_mul(zi2, zi)))]).limbs)
 
 
-def save() -> None:
-    """The rows so far into --json's file, whole: written beside it and renamed over it, so that a run
-    killed at any point leaves the last complete file, never a truncated one."""
-    path = REPORT["path"]
-    if path is None:
-        return
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump({"device": REPORT["device"], "rows": ROWS}, f, indent=1)
-    os.replace(tmp, path)
-
-
 def row(what: str, log_n: int, columns: dict, ratio: float, check: str, **extra) -> None:
     """One printed row (the columns' ms in their order) and its JSON record, saved at once (the larger
     sizes take minutes each, and a run stopped there keeps what it measured)."""
-    ROWS.append({"what": what, "log_n": log_n, **{f"{k}_ms": v for k, v in columns.items()}, "ratio": ratio,
-                 "check": check, **extra})
+    REPORT.add({"what": what, "log_n": log_n, **{f"{k}_ms": v for k, v in columns.items()}, "ratio": ratio,
+                "check": check, **extra})
     cells = " | ".join(f"{v:10.2f}" for v in columns.values())
     print(f"| {what:6} | 2^{log_n:<3}| {cells} | {ratio:6.2f} | {check} |", flush=True)
-    save()
 
 
 def check_msm(gpu, cpu, lib, rng, cls, logs) -> bool:
@@ -173,9 +158,8 @@ def check_msm(gpu, cpu, lib, rng, cls, logs) -> bool:
         checked(lib.peers_g2_point_bytes(sizes), "peers_g2_point_bytes")
         print(f"G2 point in device memory, bytes as host / device code compile it: sppark's affine_fp2_t::mem_t "
               f"{sizes[0]} / {sizes[2]}, affine_fp2_h {sizes[1]} / {sizes[3]}", flush=True)
-        ROWS.append({"what": "g2_point_bytes", "sppark_host": sizes[0], "sppark_device": sizes[2],
-                     "peers_host": sizes[1], "peers_device": sizes[3]})
-        save()
+        REPORT.add({"what": "g2_point_bytes", "sppark_host": sizes[0], "sppark_device": sizes[2],
+                    "peers_host": sizes[1], "peers_device": sizes[3]})
     entries = [("sppark call", lib.mult_pippenger_inf if group == 1 else lib.peers_mult_pippenger_fp2)]
     if group == 2:
         entries.append(("sppark own", lib.mult_pippenger_fp2_inf))       # reported, not judged: see above
@@ -204,8 +188,7 @@ def check_msm(gpu, cpu, lib, rng, cls, logs) -> bool:
         checks = {name: "equal" if value == reference else "MISMATCH" for name, value in sums.items()}
         ok &= all(checks[name] == "equal" for name in ("ours", "sppark resident", "sppark call"))
         print(f"check msm_g{group} n = {n}: " + ", ".join(f"{k} {v}" for k, v in checks.items()), flush=True)
-        ROWS.append({"what": f"check_g{group}", "n": n, **{k.replace(" ", "_"): v for k, v in checks.items()}})
-        save()
+        REPORT.add({"what": f"check_g{group}", "n": n, **{k.replace(" ", "_"): v for k, v in checks.items()}})
     return ok
 
 
@@ -312,8 +295,8 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     info = gpu.info
     print(f"device: {info.name} ({info.arch}, {info.multiprocessors} SMs, {info.memory_bytes / 2**30:.0f} GiB)")
-    REPORT["path"], REPORT["device"] = args.json, info.name
-    save()                                                         # the file exists, rowless, from the start
+    REPORT.path = args.json
+    REPORT.set(device=info.name)                                   # the file exists, rowless, from the start
     sections, ok = args.sections.split(","), True
     if "check" in sections:
         cpu = get_backend("cpu")
