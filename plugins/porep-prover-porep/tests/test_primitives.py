@@ -105,6 +105,16 @@ def test_parents_equal_the_reference(api_v11, rng):
     assert (table < nodes).all()
 
 
+@pytest.mark.parametrize("api_v11", [False, True])
+def test_the_table_equals_each_nodes_parents(api_v11, rng):
+    """The table's expander parents (four Feistel lanes at a time where the CPU has AVX2) are
+    those of the one-node path, for every node."""
+    porep_id, nodes = rng.randbytes(32), 2048
+    table = graph.parents_table(nodes, porep_id, api_v11)
+    keys = graph.feistel_keys(porep_id)
+    assert all(table[node, 6:].tolist() == _native.expander(keys, nodes, node, api_v11) for node in range(nodes))
+
+
 def test_graph_inputs_are_checked():
     with pytest.raises(InvalidInputError):
         graph.parents_table(100, bytes(32), True)       # not a power of two
