@@ -122,6 +122,8 @@ def test_graph_inputs_are_checked():
         graph.parents_table(64, bytes(31), True)
     with pytest.raises(InvalidInputError):
         graph.node_parents(64, 64, bytes(32), True)
+    with pytest.raises(InvalidInputError):      # past the graph's u32 indices (the domain would overflow)
+        _native.expander(graph.feistel_keys(bytes(32)), 1 << 61, 0, True)
     table = graph.parents_table(64, bytes(32), True)
     table[5, 3] = 64        # a parent past the graph is refused before C reads through it
     with pytest.raises(InvalidInputError, match="past the graph"):

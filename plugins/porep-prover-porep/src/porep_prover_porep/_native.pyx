@@ -114,8 +114,8 @@ def drg(const uint8_t[::1] seed not None, uint32_t node, bint api_v11):
 
 def expander(const uint64_t[::1] keys not None, uint64_t nodes, uint32_t node, bint api_v11):
     """The eight expander parents of a node."""
-    if keys.shape[0] != 4 or node >= nodes:
-        raise InvalidInputError("expander takes four keys and a node below nodes")
+    if keys.shape[0] != 4 or node >= nodes or nodes > (1 << 32):
+        raise InvalidInputError("expander takes four keys and a node below nodes <= 2^32")
     cdef uint32_t out[8]
     expander_parents(&keys[0], nodes, node, api_v11, out)
     return [out[i] for i in range(8)]
