@@ -22,7 +22,7 @@ import numpy as np
 from porep_prover.errors import InvalidInputError
 
 from . import _native, graph, poseidon
-from .fr32 import NODE_SIZE, as_nodes
+from .fr32 import FR32_MASK, NODE_SIZE, as_nodes
 from .proofs import C1Output, Column, ColumnProof, LabelingProof, ReplicaColumnProof, VanillaProof
 from .registered import SealProof, seal_proof
 from .trees import MerkleTree, column_hashes, poseidon_tree, sha256_tree
@@ -71,7 +71,7 @@ def precommit1(registered_proof: str, data, prover_id: bytes, sector_id: int, ti
     nodes = as_nodes(data, "sector data")
     if nodes.shape[0] != proof.nodes:
         raise InvalidInputError(f"{nodes.shape[0] * NODE_SIZE} bytes of data for a {proof.sector_size}-byte sector")
-    high = np.flatnonzero(nodes[:, 31] > 0x3F)
+    high = np.flatnonzero(nodes[:, 31] > FR32_MASK)
     if high.size:
         raise InvalidInputError(f"node {high[0]} of the data has its top two bits set: data must be fr32-padded")
     tree_d = sha256_tree(nodes)
