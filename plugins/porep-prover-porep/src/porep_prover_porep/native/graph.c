@@ -95,6 +95,19 @@ static const uint8_t B2B_SIGMA[12][16] = {
         c = c + d; b = ROTR64(b ^ c, 63);             \
     } while (0)
 
+/* one round: the columns, then the diagonals, each G mixing two message words */
+#define B2B_ROUND(G, v, m, s)                                  \
+    do {                                                       \
+        G(v[0], v[4], v[8], v[12], m[(s)[0]], m[(s)[1]]);      \
+        G(v[1], v[5], v[9], v[13], m[(s)[2]], m[(s)[3]]);      \
+        G(v[2], v[6], v[10], v[14], m[(s)[4]], m[(s)[5]]);     \
+        G(v[3], v[7], v[11], v[15], m[(s)[6]], m[(s)[7]]);     \
+        G(v[0], v[5], v[10], v[15], m[(s)[8]], m[(s)[9]]);     \
+        G(v[1], v[6], v[11], v[12], m[(s)[10]], m[(s)[11]]);   \
+        G(v[2], v[7], v[8], v[13], m[(s)[12]], m[(s)[13]]);    \
+        G(v[3], v[4], v[9], v[14], m[(s)[14]], m[(s)[15]]);    \
+    } while (0)
+
 void blake2b_512_short(const uint8_t *msg, size_t len, uint8_t out[64])
 {
     uint64_t h[8], v[16], m[16];
@@ -111,15 +124,7 @@ void blake2b_512_short(const uint8_t *msg, size_t len, uint8_t out[64])
     v[12] ^= (uint64_t)len;
     v[14] = ~v[14];               /* the last block */
     for (int r = 0; r < 12; r++) {
-        const uint8_t *s = B2B_SIGMA[r];
-        B2B_G(v[0], v[4], v[8], v[12], m[s[0]], m[s[1]]);
-        B2B_G(v[1], v[5], v[9], v[13], m[s[2]], m[s[3]]);
-        B2B_G(v[2], v[6], v[10], v[14], m[s[4]], m[s[5]]);
-        B2B_G(v[3], v[7], v[11], v[15], m[s[6]], m[s[7]]);
-        B2B_G(v[0], v[5], v[10], v[15], m[s[8]], m[s[9]]);
-        B2B_G(v[1], v[6], v[11], v[12], m[s[10]], m[s[11]]);
-        B2B_G(v[2], v[7], v[8], v[13], m[s[12]], m[s[13]]);
-        B2B_G(v[3], v[4], v[9], v[14], m[s[14]], m[s[15]]);
+        B2B_ROUND(B2B_G, v, m, B2B_SIGMA[r]);
     }
     for (int i = 0; i < 8; i++) {
         h[i] ^= v[i] ^ v[i + 8];
@@ -252,15 +257,7 @@ static __m256i blake2b_first_word_x4(__m256i m0, __m256i m1)
     m[0] = m0;
     m[1] = m1;
     for (int r = 0; r < 12; r++) {
-        const uint8_t *s = B2B_SIGMA[r];
-        B2B_G4(v[0], v[4], v[8], v[12], m[s[0]], m[s[1]]);
-        B2B_G4(v[1], v[5], v[9], v[13], m[s[2]], m[s[3]]);
-        B2B_G4(v[2], v[6], v[10], v[14], m[s[4]], m[s[5]]);
-        B2B_G4(v[3], v[7], v[11], v[15], m[s[6]], m[s[7]]);
-        B2B_G4(v[0], v[5], v[10], v[15], m[s[8]], m[s[9]]);
-        B2B_G4(v[1], v[6], v[11], v[12], m[s[10]], m[s[11]]);
-        B2B_G4(v[2], v[7], v[8], v[13], m[s[12]], m[s[13]]);
-        B2B_G4(v[3], v[4], v[9], v[14], m[s[14]], m[s[15]]);
+        B2B_ROUND(B2B_G4, v, m, B2B_SIGMA[r]);
     }
     return _mm256_xor_si256(_mm256_set1_epi64x((long long)h0), _mm256_xor_si256(v[0], v[8]));
 }
