@@ -28,3 +28,18 @@ def test_registered_seal_proofs():
     assert seal_proof("StackedDrg64GiBV1").tree == (8, 8, 2) and not seal_proof("StackedDrg64GiBV1").api_v11
     with pytest.raises(InvalidInputError, match="StackedDrg2KiBV1_1"):
         seal_proof("StackedDrg1KiBV1")
+
+
+def test_the_native_module_starts_openmp_under_the_wait_policy():
+    """Loading the kernels first loads porep_prover, whose OpenMP runtime (shared with them)
+    starts passive: no thread spins between regions."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT",
+                                                            "POREP_PROVER_OMP_WAIT")}
+    out = subprocess.run([sys.executable, "-c", "from porep_prover_porep import _native"],
+                         env={**env, "OMP_DISPLAY_ENV": "verbose"}, capture_output=True, text=True, timeout=120,
+                         check=True)
+    assert "GOMP_SPINCOUNT = '0'" in out.stderr + out.stdout
