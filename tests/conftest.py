@@ -36,6 +36,25 @@ def benchmark_builds():
     return module
 
 
+@pytest.fixture(scope="session", autouse=True)
+def device_kernels(request):
+    """On a device host with device tests selected: every kernel build (the
+    backend's modules and the benchmarks') compiled for the device at once,
+    a process each, into the kernel cache the tests' backend reads, before
+    the first test. Compiled one at a time as tests first launched them,
+    they took most of the device lane's time."""
+    if not any(item.get_closest_marker("gpu") for item in request.session.items):
+        return
+    from porep_prover.backend import gpu_available
+    if not gpu_available():
+        return
+    from porep_prover import cuda
+    from porep_prover.config import gpu_environment
+    builds = request.getfixturevalue("benchmark_builds")
+    for arch in sorted({d.arch for d in cuda.devices()}):
+        builds.compile_all(arch, gpu_environment().kernel_cache_dir)
+
+
 @pytest.fixture
 def benchmark_modules(benchmark_builds):
     """The benchmarks' GPU builds among the backend's modules (GpuBackend.kernel finds them)."""
