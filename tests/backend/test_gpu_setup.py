@@ -4,8 +4,8 @@ straight into the parameters' arrays (insecure_setup direct=True,
 GpuFixedBase.fixed_base_into) against the CPU's, bit for bit, for the same
 toxic waste (marked gpu: skipped without a CUDA device; the same host code
 runs on an emulated device in tests/msm/test_fixed_base_emulated.py)."""
+import importlib
 import random
-import sys
 
 import numpy as np
 import pytest
@@ -19,7 +19,7 @@ from porep_prover.groth16 import insecure_setup, prove, verify
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
 
 CPU = get_backend("cpu")
-FIXED_BASE = sys.modules["porep_prover.msm.gpu.fixed_base"]
+FIXED_BASE = importlib.import_module("porep_prover.msm.gpu.fixed_base")
 
 
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])

@@ -5,8 +5,8 @@ fb_normalize) are written again over the CPU's curve arithmetic: the
 window table's layout, the chunks' offsets, the downloads straight into
 the result (fixed_base_into) and insecure_setup's direct path, each
 against the CPU's points for the same scalars and the same toxic waste."""
+import importlib
 import random
-import sys
 import types
 
 import numpy as np
@@ -20,8 +20,8 @@ from porep_prover.groth16 import insecure_setup
 from porep_prover.msm.gpu.fixed_base import DIGITS, WINDOWS, GpuFixedBase
 
 CPU = get_backend("cpu")
-FIXED_BASE = sys.modules["porep_prover.msm.gpu.fixed_base"]
-SETUP = sys.modules["porep_prover.groth16.insecure_setup"]
+FIXED_BASE = importlib.import_module("porep_prover.msm.gpu.fixed_base")
+SETUP = importlib.import_module("porep_prover.groth16.insecure_setup")
 
 
 class Buffer:
