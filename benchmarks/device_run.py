@@ -107,8 +107,8 @@ def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, miss
     steps = [
         Step("install", install_command(python, wheels, missing), 300 if quick else 600,
              "the package and the porep-shaped plugin built here (wheels only for what the host lacks)"),
-        Step("warm", f"{py} -m porep_prover.cli gpu warm --progress", 60 if quick else 300,
-             "every kernel compiled once into the on-disk cache the later steps read"),
+        Step("warm", f"{py} benchmarks/gpu_builds.py", 60 if quick else 300,
+             "every kernel build compiled at once, a process each, into the cache the later steps read"),
         Step("lane", f"{py} -m pytest -m gpu {QUICK_LANE if quick else LANE} -q -p no:cacheprovider",
              45 if quick else 300, "the device lane" + (" (fixed base, setup, proofs)" if quick else "")),
         Step("inputs", f"{py} benchmarks/bench_inputs.py --scale {scale} --json {report('inputs')}",
