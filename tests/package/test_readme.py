@@ -37,6 +37,11 @@ NOT_RUN |= {"useradd --system --home-dir /var/lib/porep-prover --shell /usr/sbin
 # a cluster's hosts (README "Run on a cluster"; plugins/porep-prover-ray/tests run a local cluster)
 NOT_RUN |= {'python3 -m pip install ".[ray]" ./plugins/porep-prover-ray', "ray start --head --port 6379 --num-gpus 0",
             "ray start --address 10.0.0.5:6379"}
+# a lent GPU host's run (README "A device run"; tests/bench/test_device_run.py checks its plan and steps)
+NOT_RUN |= {"python3 benchmarks/device_run.py --dry-run", "python3 benchmarks/device_run.py --quick",
+            "python3 benchmarks/device_run.py --steps install,warm,lane",
+            "python3 benchmarks/device_run.py --steps inputs,inputs-direct,partition",
+            "python3 benchmarks/device_run.py --steps engine-16,engine-card,peers"}
 GROUP = re.compile(r"\[([^\[\]]*)\]")
 
 
