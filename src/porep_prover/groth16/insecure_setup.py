@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import random
 import secrets
-import time
 import warnings
 from typing import TYPE_CHECKING, Callable, NamedTuple, overload
 
@@ -33,6 +32,7 @@ from ..field.fr_array import FrArray
 from ..ntt import _cpu as ntt_cpu
 from ..r1cs import _r1cs
 from .keys import Parameters, VerifyingKey
+from .prover import Stopwatch
 from ..r1cs.system import R1CS
 
 if TYPE_CHECKING:
@@ -100,19 +100,6 @@ def query_scalars(r1cs: R1CS, columns: list[FrArray], waste: tuple[int, int, int
 CHUNK = 1 << 22      # scalars per fixed-base call when progress is reported
 
 
-class _Laps:
-    """Seconds of each step, added to a dict (or dropped when it is None)."""
-
-    def __init__(self, sink: dict[str, float] | None):
-        self.sink, self.t = sink, time.perf_counter()
-
-    def __call__(self, step: str) -> None:
-        now = time.perf_counter()
-        if self.sink is not None:
-            self.sink[step] = self.sink.get(step, 0.0) + now - self.t
-        self.t = now
-
-
 def insecure_setup(r1cs: R1CS, rng: random.Random | None = None, backend: str = "cpu", threads: int | None = None,
                    warn: bool = True, progress: Callable[[str, int, int], None] | None = None,
                    laps: dict[str, float] | None = None, direct: bool = False) -> Parameters:
@@ -134,7 +121,7 @@ def insecure_setup(r1cs: R1CS, rng: random.Random | None = None, backend: str = 
                       "never use them to secure anything", InsecureSetupWarning, stacklevel=2)
     threads = resolve_threads(threads)
     be = get_backend(backend)
-    lap = _Laps(laps)
+    lap = Stopwatch(laps).lap
     draw: Callable[[], int] = ((lambda: rng.randrange(2, R)) if rng is not None
                                else (lambda: 2 + secrets.randbelow(R - 2)))
     n = r1cs.domain_size
