@@ -149,15 +149,16 @@ def test_a_streamed_array_s_passes_are_its_chunks():
 
 
 def test_gpu_plan_prints_the_plan(capsys):
-    assert main(["gpu", "plan", "--device-memory-gib", "20"]) == 0
+    host = ["--host-memory-gib", "256"]
+    assert main(["gpu", "plan", "--device-memory-gib", "20", *host]) == 0
     out = capsys.readouterr().out
     assert "device budget 20.0 GiB" in out and "streamed:" in out and "GB/s" in out and "NTT twiddles compact" in out
-    assert main(["gpu", "plan", "--scale", "0.0625", "--device-memory-gib", "32"]) == 0
+    assert main(["gpu", "plan", "--scale", "0.0625", "--device-memory-gib", "32", *host]) == 0
     assert "streamed: nothing" in capsys.readouterr().out
-    assert main(["gpu", "plan", "--device-memory-gib", "32", "--b-g2", "host"]) == 0
+    assert main(["gpu", "plan", "--device-memory-gib", "32", "--b-g2", "host", *host]) == 0
     out = capsys.readouterr().out
     assert "b_g2" not in out and "b_g1" in out
-    assert main(["gpu", "plan", "--device-memory-gib", "4"]) == 2          # a named error, one line
+    assert main(["gpu", "plan", "--device-memory-gib", "4", *host]) == 2          # a named error, one line
     assert "too small" in capsys.readouterr().err
 
 
@@ -190,7 +191,7 @@ def test_no_pair_where_it_does_not_fit_stream_or_have_a_second_worker(gib, worke
 
 
 def test_gpu_plan_weighs_pairs_when_asked(capsys):
-    assert main(["gpu", "plan", "--device-memory-gib", "24", "--pairs"]) == 0
+    assert main(["gpu", "plan", "--device-memory-gib", "24", "--pairs", "--host-memory-gib", "256"]) == 0
     assert "paired: two partitions a region" in capsys.readouterr().out
-    assert main(["gpu", "plan", "--device-memory-gib", "24"]) == 0
+    assert main(["gpu", "plan", "--device-memory-gib", "24", "--host-memory-gib", "256"]) == 0
     assert "paired" not in capsys.readouterr().out

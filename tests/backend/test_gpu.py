@@ -25,10 +25,10 @@ CPU = get_backend("cpu")
 @pytest.mark.parametrize("n", [1, 255, 4097])
 def test_fr_products_match_cpu(gpu, n, rng):
     a, b = random_fr(n, rng), random_fr(n, rng)
-    bufs = [gpu.upload(a.limbs), gpu.upload(b.limbs), gpu.alloc(32 * n)]
-    gpu.launch("ntt", "fr_mul_vec", n, [bufs[2], bufs[0], bufs[1], n])
-    got = FrArray(gpu.download_array(bufs[2], (n, 4)))
-    gpu.free(*bufs)
+    bufs = [gpu.device.upload(a.limbs), gpu.device.upload(b.limbs), gpu.device.alloc(32 * n)]
+    gpu.device.launch("ntt", "fr_mul_vec", n, [bufs[2], bufs[0], bufs[1], n])
+    got = FrArray(gpu.device.download_array(bufs[2], (n, 4)))
+    gpu.device.free(*bufs)
     assert got == a * b
 
 
@@ -61,10 +61,10 @@ def test_products_match_python(gpu, field, module, n, iters, rng):
     edge = [0, 1, m - 1, r_mont, m - r_mont, k * (1 + (1 << half)), k << half, (1 << half) - 1]
     x = (edge + [rng.randrange(m) for _ in range(n)])[:n]
     y = ([rng.randrange(m) for _ in range(n)][::-1] + edge)[-n:]
-    bx, by = gpu.upload(_ints_to_limbs(x, words)), gpu.upload(_ints_to_limbs(y, words))
-    gpu.kernel(module, kernel).launch((3,), (96,), [bx, by, n, iters], gpu.stream)
-    got = _limbs_to_ints(gpu.download_array(bx, (n, words)))
-    gpu.free(bx, by)
+    bx, by = gpu.device.upload(_ints_to_limbs(x, words)), gpu.device.upload(_ints_to_limbs(y, words))
+    gpu.device.kernel(module, kernel).launch((3,), (96,), [bx, by, n, iters], gpu.device.stream)
+    got = _limbs_to_ints(gpu.device.download_array(bx, (n, words)))
+    gpu.device.free(bx, by)
     r_inv = pow(1 << (64 * words), -1, m)
     assert got == [a * pow(b * r_inv, iters, m) % m for a, b in zip(x, y)]
 
@@ -80,10 +80,11 @@ def test_products_on_both_pipes_match_python(gpu, fp64_warps, rng):
     edge = [0, 1, P - 1, (1 << 384) % P, (1 << 336) - 1, P - ((1 << 288) - 1), ((1 << 48) - 1) << 288]
     x = (edge + [rng.randrange(P) for _ in range(n)])[:n]
     y = ([rng.randrange(P) for _ in range(n)][::-1] + edge)[-n:]
-    bx, by = gpu.upload(_ints_to_limbs(x, 6)), gpu.upload(_ints_to_limbs(y, 6))
-    gpu.kernel("fq_pipes", "fq_mul_chain_mixed").launch((4,), (128,), [bx, by, n, iters, fp64_warps], gpu.stream)
-    got = _limbs_to_ints(gpu.download_array(bx, (n, 6)))
-    gpu.free(bx, by)
+    bx, by = gpu.device.upload(_ints_to_limbs(x, 6)), gpu.device.upload(_ints_to_limbs(y, 6))
+    gpu.device.kernel("fq_pipes", "fq_mul_chain_mixed").launch((4,), (128,), [bx, by, n, iters, fp64_warps],
+                                                               gpu.device.stream)
+    got = _limbs_to_ints(gpu.device.download_array(bx, (n, 6)))
+    gpu.device.free(bx, by)
     r_inv = pow(1 << 384, -1, P)
     assert got == [a * pow(b * r_inv, iters, P) % P for a, b in zip(x, y)]
 
@@ -98,10 +99,10 @@ def test_squares_match_python(gpu, module, n, iters, rng):
     r_mont = (1 << 384) % P
     edge = [0, 1, 2, P - 1, P - 2, r_mont, P - r_mont, (1 << 380) - 1, (P >> 1), ((1 << 32) - 1) << 320]
     x = (edge + [rng.randrange(P) for _ in range(n)])[:n]
-    bx = gpu.upload(_ints_to_limbs(x, 6))
-    gpu.kernel(module, f"g{module[5]}_fq_sqr_chain").launch((3,), (96,), [bx, n, iters], gpu.stream)
-    got = _limbs_to_ints(gpu.download_array(bx, (n, 6)))
-    gpu.free(bx)
+    bx = gpu.device.upload(_ints_to_limbs(x, 6))
+    gpu.device.kernel(module, f"g{module[5]}_fq_sqr_chain").launch((3,), (96,), [bx, n, iters], gpu.device.stream)
+    got = _limbs_to_ints(gpu.device.download_array(bx, (n, 6)))
+    gpu.device.free(bx)
     r_inv = pow(1 << 384, -1, P)
     want = []
     for v in x:
@@ -126,10 +127,10 @@ def test_sums_of_products_match_python(gpu, module, n, rng):
         for i, v in enumerate(edge[:n]):
             col[i] = v if k % 2 == 0 or i == 0 else edge[(i + k) % len(edge)]
         cols.append(col)
-    bufs = [gpu.upload(_ints_to_limbs(col, 6)) for col in cols]
-    gpu.kernel(module, f"g{module[5]}_fq_mul2_vec").launch((3,), (96,), bufs + [n], gpu.stream)
-    got = _limbs_to_ints(gpu.download_array(bufs[0], (n, 6)))
-    gpu.free(*bufs)
+    bufs = [gpu.device.upload(_ints_to_limbs(col, 6)) for col in cols]
+    gpu.device.kernel(module, f"g{module[5]}_fq_mul2_vec").launch((3,), (96,), bufs + [n], gpu.device.stream)
+    got = _limbs_to_ints(gpu.device.download_array(bufs[0], (n, 6)))
+    gpu.device.free(*bufs)
     r_inv = pow(1 << 384, -1, P)
     x, y, z, w = cols
     assert got == [(a * b + c * d) * r_inv % P for a, b, c, d in zip(x, y, z, w)]
@@ -138,9 +139,9 @@ def test_sums_of_products_match_python(gpu, module, n, rng):
 @pytest.mark.parametrize("nbytes", [1, 1000, (1 << 20) + 1, 3 * (32 << 20) + 12345])
 def test_staged_transfers_roundtrip(gpu, nbytes, rng):
     data = np.frombuffer(rng.randbytes(nbytes), dtype=np.uint8)
-    buf = gpu.upload(data)
-    back = gpu.download_array(buf, (nbytes,), np.uint8)
-    gpu.free(buf)
+    buf = gpu.device.upload(data)
+    back = gpu.device.download_array(buf, (nbytes,), np.uint8)
+    gpu.device.free(buf)
     assert np.array_equal(back, data)
 
 
@@ -149,24 +150,24 @@ def test_work_buffers_are_pooled_and_give_way(gpu, rng):
     next (no cuMemFree on the clock); an allocation the pool's unused memory
     would block still succeeds (the pool gives it back), and the data a pooled
     buffer carried through the stream arrives whole."""
-    if not gpu.pooled:
+    if not gpu.memory.pooled:
         pytest.skip("the device has no memory pools")
     size = 1 << 30
     data = np.frombuffer(rng.randbytes(3 * (1 << 20) + 17), dtype=np.uint8)
-    buf = gpu.work_alloc(size)
+    buf = gpu.device.work_alloc(size)
     assert buf.pooled
-    buf.upload(data, 12345, gpu.stream)
-    assert np.array_equal(gpu.download_array(buf, (12345 + len(data),), np.uint8)[12345:], data)
-    gpu.free(buf)
-    gpu.synchronize()
+    buf.upload(data, 12345, gpu.device.stream)
+    assert np.array_equal(gpu.device.download_array(buf, (12345 + len(data),), np.uint8)[12345:], data)
+    gpu.device.free(buf)
+    gpu.device.synchronize()
     kept = gpu.memory()[0]
-    again = gpu.work_alloc(size)                  # served from the pool: nothing more taken from the device
+    again = gpu.device.work_alloc(size)                  # served from the pool: nothing more taken from the device
     assert gpu.memory()[0] >= kept - (64 << 20)
-    gpu.free(again)
-    gpu.synchronize()
-    big = gpu.try_alloc(gpu.memory()[0] + size // 2)   # only with the pool's gigabyte given back
+    gpu.device.free(again)
+    gpu.device.synchronize()
+    big = gpu.device.try_alloc(gpu.memory()[0] + size // 2)   # only with the pool's gigabyte given back
     assert big is not None
-    gpu.free(big)
+    gpu.device.free(big)
 
 
 # ---------------------------------------------------------------- NTT
@@ -275,11 +276,11 @@ def test_prepared_partition_is_pinned_and_equal(gpu, rng):
         for f in ("a", "b", "c", "l_scalars", "a_scalars", "b_scalars"):
             got, want = getattr(staged.assignment, f), getattr(synth, f)
             assert got == want and got.limbs.ctypes.data != want.limbs.ctypes.data
-            assert gpu.pinned.contains(got.limbs.reshape(-1).view(np.uint8))
-            assert not gpu.pinned.contains(want.limbs.reshape(-1).view(np.uint8))
-        buf = gpu.upload(staged.assignment.l_scalars.limbs)      # the direct (DMA) path
-        back = gpu.download_array(buf, (3001, 4))
-        gpu.free(buf)
+            assert gpu.memory.pinned.contains(got.limbs.reshape(-1).view(np.uint8))
+            assert not gpu.memory.pinned.contains(want.limbs.reshape(-1).view(np.uint8))
+        buf = gpu.device.upload(staged.assignment.l_scalars.limbs)      # the direct (DMA) path
+        back = gpu.device.download_array(buf, (3001, 4))
+        gpu.device.free(buf)
         assert np.array_equal(back, synth.l_scalars.limbs)
     finally:
         gpu.release_prepared(staged)
@@ -292,19 +293,19 @@ def test_prepared_ahead_copies_are_handed_over_once(gpu, rng):
     synth = _partition(rng)
     staged = gpu.prepare(synth, ahead=True)
     try:
-        assert len(staged.ahead) == 6 and len(gpu._ahead) == 6
-        first = gpu.upload(staged.assignment.b_scalars.limbs)     # the copy made ahead
-        second = gpu.upload(staged.assignment.b_scalars.limbs)    # a fresh upload: the copy went once
-        assert first is not second and len(gpu._ahead) == 5
+        assert len(staged.ahead) == 6 and len(gpu.memory._ahead) == 6
+        first = gpu.device.upload(staged.assignment.b_scalars.limbs)     # the copy made ahead
+        second = gpu.device.upload(staged.assignment.b_scalars.limbs)    # a fresh upload: the copy went once
+        assert first is not second and len(gpu.memory._ahead) == 5
         for buf in (first, second):
-            assert np.array_equal(gpu.download_array(buf, (1001, 4)), synth.b_scalars.limbs)
-        gpu.free(first, second)
-        part = gpu.upload(staged.assignment.a_scalars.limbs[:1000])   # not what was copied: uploaded in full
-        assert np.array_equal(gpu.download_array(part, (1000, 4)), synth.a_scalars.limbs[:1000])
-        gpu.free(part)
+            assert np.array_equal(gpu.device.download_array(buf, (1001, 4)), synth.b_scalars.limbs)
+        gpu.device.free(first, second)
+        part = gpu.device.upload(staged.assignment.a_scalars.limbs[:1000])   # not what was copied: uploaded in full
+        assert np.array_equal(gpu.device.download_array(part, (1000, 4)), synth.a_scalars.limbs[:1000])
+        gpu.device.free(part)
     finally:
         gpu.release_prepared(staged)
-    assert gpu._ahead == {} and staged.ahead == []
+    assert gpu.memory._ahead == {} and staged.ahead == []
 
 
 @pytest.mark.parametrize("cfg", [load_config(overrides={"engine.devices": ["gpu:0"], "engine.partition_workers": 2,
@@ -323,7 +324,7 @@ def test_engine_on_gpu_proofs_verify(gpu, cfg, rng):
         result = engine.prove(inline_job(params, r1cs, witnesses), timeout=300)
         events = engine.timeline.events()
         # inside: the engine drops its parameters' device copies, tables with them, when it shuts down
-        made = [key for key in gpu._resident if not isinstance(key, int)]
+        made = [key for key in gpu.memory.resident._resident if not isinstance(key, int)]
     assert result.ok and bool(made) == tables      # the tables were made, and used by every proof
     assert gpu.lane.options is None and gpu.msm_ops.tables == tables_before   # the engine's lanes had them
     for w, public, proof in zip(witnesses, result.public_inputs, result.proofs):
@@ -378,14 +379,14 @@ def test_matvec_on_device_matches_cpu(gpu, tabled, rng):
     want = r1cs.evaluate(witness, 2, length=n)
     want[0].limbs[m:m + k] = witness.limbs[:k]
     from porep_prover.cuda.arrays import DeviceScalars
-    w = DeviceScalars(gpu, gpu.upload(witness.limbs), len(witness))
+    w = DeviceScalars(gpu, gpu.device.upload(witness.limbs), len(witness))
     bufs = gpu.r1cs_ops.evaluate(r1cs, w, n, check=True)
     w.close()
     try:
         for buf, expect in zip(bufs, want):
-            assert np.array_equal(gpu.download_array(buf, (n, 4)), expect.limbs)
+            assert np.array_equal(gpu.device.download_array(buf, (n, 4)), expect.limbs)
     finally:
-        gpu.free(*bufs)
+        gpu.device.free(*bufs)
 
 
 @pytest.mark.parametrize("make", [square_chain, porep_like], ids=["square_chain", "porep_like"])
@@ -427,8 +428,9 @@ def test_witness_kept_on_the_device_gives_every_query_s_scalars(gpu, rng):
     h, w = gpu.h_and_witness(r1cs, witness, 1)
     alone, again = gpu.h_and_witness(r1cs, witness, 1)
     try:
-        assert np.array_equal(gpu.download_array(h.buffer, (n - 1, 4)), gpu.download_array(alone.buffer, (n - 1, 4)))
-        assert np.array_equal(gpu.download_array(w.buffer, (len(witness), 4)), witness.limbs)
+        assert np.array_equal(gpu.device.download_array(h.buffer, (n - 1, 4)),
+                              gpu.device.download_array(alone.buffer, (n - 1, 4)))
+        assert np.array_equal(gpu.device.download_array(w.buffer, (len(witness), 4)), witness.limbs)
         tail = w[k:]                                      # a view: the L query's scalars, not a copy
         assert len(tail) == r1cs.num_aux and tail.address() == w.address(k)
         pts = random_points(G1Array, rng, r1cs.num_aux)
@@ -438,7 +440,7 @@ def test_witness_kept_on_the_device_gives_every_query_s_scalars(gpu, rng):
         for q in "ab":
             got = gpu.take(w, r1cs.query_index(q, np.uint32))
             try:
-                assert np.array_equal(gpu.download_array(got.buffer, (len(got), 4)),
+                assert np.array_equal(gpu.device.download_array(got.buffer, (len(got), 4)),
                                       query_scalars(r1cs, witness, q, 2).limbs)
             finally:
                 got.close()

@@ -2,14 +2,14 @@
 made ahead, the work buffers' pool; a view with MSM options of its own over
 the same memory, and the window tables those options ask for) on a fake
 device: runs without a GPU."""
-import collections
+import dataclasses
 import threading
 import types
 
 import numpy as np
 import pytest
 
-from porep_prover.backend import Prepared
+from porep_prover.cuda.memory import DeviceMemory
 from porep_prover.errors import DeviceMemoryError
 
 GpuBackend = pytest.importorskip("porep_prover.backend.gpu").GpuBackend
@@ -105,16 +105,36 @@ class PooledDevice(FakeDevice):
         self.pool_free = 0
 
 
+class FakeOwner:
+    """What a DeviceMemory takes of its device: driver and context (the fake), lock, stream, info, a wait."""
+
+    def __init__(self, fake):
+        self.drv = self.ctx = fake
+        self.lock = threading.RLock()
+        self.stream = self.aux_stream = self.copy_stream = Idle()
+        self.info = types.SimpleNamespace(ordinal=0)
+
+    def synchronize(self):
+        self.stream.synchronize()
+
+
+def fake_memory(capacity: int, pooled: bool = False) -> DeviceMemory:
+    """A DeviceMemory over a fake card of capacity bytes (pooled: with a memory pool); uploads copy nothing."""
+    fake = (PooledDevice if pooled else FakeDevice)(capacity)
+    fake.keep_pool = lambda: pooled
+    fake.peak = 0
+    fake.reset_peak = lambda: None
+    memory = DeviceMemory(FakeOwner(fake), capacity)
+    memory.staging = memory.pinned = Idle()
+    return memory
+
+
 def fake_backend(capacity: int, pooled: bool = False) -> GpuBackend:
+    """A GpuBackend whose device is FakeOwner with a fake_memory (no kernels: its NTT records the twiddles asked)."""
+    memory = fake_memory(capacity, pooled)
     be = GpuBackend.__new__(GpuBackend)
-    be.drv = be.ctx = (PooledDevice if pooled else FakeDevice)(capacity)
-    be.stream = be.aux_stream = be.copy_stream = be.staging = be.pinned = Idle()
-    be.lock = threading.RLock()
-    be._resident, be._ahead, be._busy = collections.OrderedDict(), {}, collections.Counter()
-    be.resident_budget = capacity
-    be.pooled = pooled             # without memory pools work buffers are as any other
-    be.dropped, be.info = 0, types.SimpleNamespace(ordinal=0)
-    be.ring, be.ring_waited_ms, be.copy_wait_seen_ms = None, 0.0, 0.0     # nothing streamed yet
+    be.device, be.memory, be.plan = memory.device, memory, None
+    be.device.memory = memory
     be.ntt_ops = types.SimpleNamespace(compact=[])
     be.ntt_ops.set_compact_twiddles = be.ntt_ops.compact.append                 # the plans' twiddle choices
     return be
@@ -125,85 +145,85 @@ def arrays(*sizes):
 
 
 def test_running_out_keeps_the_arrays_in_use_and_drops_the_rest():
-    be = fake_backend(1000)
+    mem = fake_memory(1000)
     points, other = arrays(500, 300)
-    be.resident_array(points), be.resident_array(other)
-    with be.holding(points):
+    mem.resident.resident_array(points), mem.resident.resident_array(other)
+    with mem.resident.holding(points):
         with pytest.raises(DeviceMemoryError, match="501 bytes of device memory asked for, 500 of 1000 free"):
-            be.alloc(300 + 201)   # needs the held array's memory as well
-        assert be.resident_bytes() == 500   # the other one went, the held one stayed
-        assert be.dropped == 300            # and is counted
-        work = be.alloc(400)                # fits once the other one is gone
-    assert not be._busy
-    be.free(work)
-    assert be.alloc(900).nbytes == 900      # nothing held: the points go too
-    assert be.resident_bytes() == 0
+            mem.alloc(300 + 201)   # needs the held array's memory as well
+        assert mem.resident.resident_bytes() == 500   # the other one went, the held one stayed
+        assert mem.resident.dropped == 300            # and is counted
+        work = mem.alloc(400)                # fits once the other one is gone
+    assert not mem.resident._busy
+    mem.free(work)
+    assert mem.alloc(900).nbytes == 900      # nothing held: the points go too
+    assert mem.resident.resident_bytes() == 0
 
 
 def test_making_room_passes_over_held_arrays():
-    be = fake_backend(1000)
+    mem = fake_memory(1000)
     first, second, third = arrays(400, 400, 400)
-    be.resident_array(first), be.resident_array(second)
-    with be.holding(first), be.holding(first):   # held twice, released twice
-        be.resident_array(third)                  # evicts second (first is older but held)
-        assert list(be._resident) == [id(first), id(third)]
-    assert not be._busy
-    be.release_resident()
-    assert be.resident_bytes() == 0 and be.drv.used == 0
+    mem.resident.resident_array(first), mem.resident.resident_array(second)
+    with mem.resident.holding(first), mem.resident.holding(first):   # held twice, released twice
+        mem.resident.resident_array(third)                  # evicts second (first is older but held)
+        assert list(mem.resident._resident) == [id(first), id(third)]
+    assert not mem.resident._busy
+    mem.resident.release_resident()
+    assert mem.resident.resident_bytes() == 0 and mem.drv.used == 0
 
 
 def test_a_copy_made_ahead_is_handed_over_once_and_leftovers_are_freed():
-    be = fake_backend(1000)
+    mem = fake_memory(1000)
     witness, scalars = arrays(100, 50)
     keys = [(a.ctypes.data, a.nbytes) for a in (witness, scalars)]
-    made = {key: be.drv.DeviceBuffer(be.ctx, key[1]) for key in keys}
-    be._ahead.update(made)
-    assert be.upload(witness) is made[keys[0]]
-    again = be.upload(witness)                     # handed over once: a fresh upload now
-    assert again is not made[keys[0]] and be.drv.used == 250
-    be.release_prepared(Prepared(assignment=None, arena=None, ahead=keys))
-    assert be._ahead == {} and not made[keys[1]].open and made[keys[0]].open
+    made = {key: mem.drv.DeviceBuffer(mem.ctx, key[1]) for key in keys}
+    mem._ahead.update(made)
+    assert mem.upload(witness) is made[keys[0]]
+    again = mem.upload(witness)                     # handed over once: a fresh upload now
+    assert again is not made[keys[0]] and mem.drv.used == 250
+    mem.drop_ahead(keys, Idle())
+    assert mem._ahead == {} and not made[keys[1]].open and made[keys[0]].open
 
 
 def test_a_derived_buffer_is_made_once_when_it_fits_and_goes_with_its_array():
-    be = fake_backend(1000)
+    mem = fake_memory(1000)
     points, other = arrays(100, 200)
-    be.resident_array(points), be.resident_array(other)
+    mem.resident.resident_array(points), mem.resident.resident_array(other)
     made = []
-    table = be.resident_derived(points, "table", 500, made.append)
-    assert table is not None and made == [table] and be.resident_bytes() == 800
-    assert be.resident_derived(points, "table", 500, made.append) is table and len(made) == 1
-    assert be.resident_derived(other, "table", 300, made.append) is None     # 1100 > 1000: nothing evicted
-    assert be.resident_bytes() == 800
-    with be.holding(points):
-        be.release_resident()             # the held array's table stays with it
-        assert be.resident_bytes() == 600
-    be.release_points(type("P", (), {"limbs": points})())
-    assert be.resident_bytes() == 0 and be.drv.used == 0
+    table = mem.resident.resident_derived(points, "table", 500, made.append)
+    assert table is not None and made == [table] and mem.resident.resident_bytes() == 800
+    assert mem.resident.resident_derived(points, "table", 500, made.append) is table and len(made) == 1
+    assert mem.resident.resident_derived(other, "table", 300, made.append) is None     # 1100 > 1000: nothing evicted
+    assert mem.resident.resident_bytes() == 800
+    with mem.resident.holding(points):
+        mem.resident.release_resident()             # the held array's table stays with it
+        assert mem.resident.resident_bytes() == 600
+    mem.resident.release_points(type("P", (), {"limbs": points})())
+    assert mem.resident.resident_bytes() == 0 and mem.drv.used == 0
 
 
 def test_a_derived_buffer_that_runs_out_while_made_is_dropped():
-    be = fake_backend(1000)
+    mem = fake_memory(1000)
     (points,) = arrays(100)
-    be.resident_array(points)
+    mem.resident.resident_array(points)
 
     def make(buf):
-        assert be.try_alloc(600) is None  # its work buffer does not fit, and nothing was evicted for it
+        assert mem.try_alloc(600) is None  # its work buffer does not fit, and nothing was evicted for it
         raise DeviceMemoryError("work buffer", code=2, name="CUDA_ERROR_OUT_OF_MEMORY")
-    assert be.resident_derived(points, "table", 400, make) is None
-    assert be.drv.used == 100 and be.resident_bytes() == 100
+    assert mem.resident.resident_derived(points, "table", 400, make) is None
+    assert mem.drv.used == 100 and mem.resident.resident_bytes() == 100
 
 
 def test_work_buffers_are_freed_together_or_one_early():
     from porep_prover.cuda.arrays import WorkBuffers
-    be = fake_backend(1000)
+    mem = fake_memory(1000)
     with pytest.raises(DeviceMemoryError):
-        with WorkBuffers(be) as bufs:
+        with WorkBuffers(mem) as bufs:
             a, b = bufs.alloc(300), bufs.alloc(200)
             bufs.free(a)                  # early: its memory is back at once
-            assert be.drv.used == 200 and not a.open and b.open
+            assert mem.drv.used == 200 and not a.open and b.open
             bufs.alloc(900)               # does not fit: the ones made so far are freed on the way out
-    assert be.drv.used == 0 and not b.open
+    assert mem.drv.used == 0 and not b.open
 
 
 def test_work_buffers_come_back_to_the_pool_and_it_gives_way():
@@ -213,27 +233,27 @@ def test_work_buffers_come_back_to_the_pool_and_it_gives_way():
     grow for is a plain one, resident arrays not in use evicted for it, and
     with them held a DeviceMemoryError."""
     from porep_prover.cuda.arrays import WorkBuffers
-    be = fake_backend(1000, pooled=True)
-    with WorkBuffers(be) as bufs:
+    mem = fake_memory(1000, pooled=True)
+    with WorkBuffers(mem) as bufs:
         assert bufs.alloc(400).pooled
-    assert be.drv.used == 400 and be.drv.pool_free == 400     # kept by the pool
-    with WorkBuffers(be) as bufs:
+    assert mem.drv.used == 400 and mem.drv.pool_free == 400     # kept by the pool
+    with WorkBuffers(mem) as bufs:
         bufs.alloc(300)
-        assert be.drv.used == 400                              # served from it
+        assert mem.drv.used == 400                              # served from it
     (points,) = arrays(500)
-    be.resident_array(points)                                  # fits beside the pool's 400
-    assert be.try_alloc(300) is not None and be.drv.pool_free == 0   # the pool gave its 400 back
-    be.release_resident()
-    assert be.drv.used == 300
-    be.resident_array(points)                                  # 800 used
-    work = be.work_alloc(400)             # the pool cannot grow by 400: a plain buffer, once the points are gone
-    assert not work.pooled and be.resident_bytes() == 0 and be.drv.used == 700
-    be.free(work)
-    be.resident_array(points)
-    with be.holding(points):
+    mem.resident.resident_array(points)                                  # fits beside the pool's 400
+    assert mem.try_alloc(300) is not None and mem.drv.pool_free == 0   # the pool gave its 400 back
+    mem.resident.release_resident()
+    assert mem.drv.used == 300
+    mem.resident.resident_array(points)                                  # 800 used
+    work = mem.work_alloc(400)             # the pool cannot grow by 400: a plain buffer, once the points are gone
+    assert not work.pooled and mem.resident.resident_bytes() == 0 and mem.drv.used == 700
+    mem.free(work)
+    mem.resident.resident_array(points)
+    with mem.resident.holding(points):
         with pytest.raises(DeviceMemoryError):
-            be.work_alloc(400)                                 # nothing to give back, the points held
-    assert be.resident_bytes() == 500 and be.drv.used == 800
+            mem.work_alloc(400)                                 # nothing to give back, the points held
+    assert mem.resident.resident_bytes() == 500 and mem.drv.used == 800
 
 
 def test_a_plain_allocation_waits_for_the_pools_frees_before_evicting():
@@ -244,17 +264,17 @@ def test_a_plain_allocation_waits_for_the_pools_frees_before_evicting():
     the card short by what the pool kept, and dropped its arrays for every
     region)."""
     from porep_prover.cuda.arrays import WorkBuffers
-    be = fake_backend(1000, pooled=True)
-    be.drv.pending = 0
-    be.stream = be.aux_stream = Settling(be.drv)
-    with WorkBuffers(be) as bufs:
+    mem = fake_memory(1000, pooled=True)
+    mem.drv.pending = 0
+    mem.device.stream = Settling(mem.drv)
+    with WorkBuffers(mem) as bufs:
         bufs.alloc(600)
-    assert be.drv.pending == 600 and be.drv.pool_free == 0     # freed in stream order, not reached yet
+    assert mem.drv.pending == 600 and mem.drv.pool_free == 0     # freed in stream order, not reached yet
     (points,) = arrays(300)
-    be.resident_array(points)
-    buf = be.alloc(700)
+    mem.resident.resident_array(points)
+    buf = mem.alloc(700)
     assert buf.nbytes == 700 and not buf.pooled
-    assert be.resident_bytes() == 300 and be.dropped == 0 and be.drv.used == 1000
+    assert mem.resident.resident_bytes() == 300 and mem.resident.dropped == 0 and mem.drv.used == 1000
 
 
 class RecordingMsm:
@@ -284,15 +304,15 @@ def test_a_region_s_lanes_carry_its_msm_options_and_leave_the_device_as_it_was()
     copies = np.random.default_rng().integers(1, 9)
     options = MsmOptions(tables=True, table_copies=int(copies))
     pts, sc = G1Array.generator(), FrArray.from_ints([3])
-    with be.region(options) as region:
+    with be.region(options=options) as region:
         lane = region.main
         lane.msm(pts, sc, 1), lane.msm_many([(pts, sc), (pts, sc)], 1), lane.msm_shared([(pts, None)], sc, 1)
-        assert region.side is None and lane.device is be and lane.msm_ops is be.msm_ops
+        assert region.side is None and lane.device is be.device and lane.msm_ops is be.msm_ops
     be.msm(pts, sc, 1)
     assert be.msm_ops.options == [options] * 4 + [None]
     (points,) = arrays(300)
-    lane.device.resident_array(points)
-    assert list(be._resident) == [id(points)] and be.resident_bytes() == 300
+    be.memory.resident.resident_array(points)
+    assert list(be.memory.resident._resident) == [id(points)] and be.memory.resident.resident_bytes() == 300
     assert be.lane.options is None
 
 
@@ -343,57 +363,86 @@ def test_a_window_table_of_4_bit_windows():
         assert made[-1] == (("msm_table", 4, sets), held * points.limbs.nbytes)
 
 
-def test_the_first_plan_on_a_backend_without_a_budget_returns():
-    """plan_for on a backend no engine gave a budget (a direct prove, a
-    benchmark) sets the card's budget first and plans, rather than waiting
-    forever on its own lock; the plan is kept for the same parameter set."""
+def test_a_plan_is_a_value_and_a_backend_without_a_budget_takes_the_card_s():
+    """device_plan on a backend no engine gave a budget (a direct prove, a
+    benchmark) sets the card's budget first and plans, changing nothing
+    else: the same parameter set gives an equal plan, and the memory is laid
+    out by none until a region runs by one."""
     from porep_prover.circuits import square_chain
     from porep_prover.groth16 import insecure_setup
     r1cs, _, _ = square_chain(int(np.random.default_rng().integers(20, 60)))
     params = insecure_setup(r1cs, warn=False)
     be = fake_backend(64 << 30)
-    be.memory = lambda: be.ctx.mem_info()
-    be.synchronize = lambda: None
-    be.stream_arrays = lambda arrays, chunk_bytes=0: None
-    be.default_resident_budget, be.plan, be._plan_key = be.resident_budget, None, None
     be.msm_ops = types.SimpleNamespace(tables=False)
-    be.ctx.reset_peak = lambda: None
-    be._plan_lock = threading.Lock()
     got = []
-    worker = threading.Thread(target=lambda: got.append(be.plan_for(params, None, 2)), daemon=True)
+    worker = threading.Thread(target=lambda: got.append(be.device_plan(params, None, 2)), daemon=True)
     worker.start()
     worker.join(30)
-    assert not worker.is_alive(), "plan_for waits on its own lock"
-    assert be.memory_budget == 64 << 30 and got[0] is be.plan and be.plan_for(params, None, 2) is got[0]
+    assert not worker.is_alive(), "device_plan waits on a lock of its own"
+    assert be.memory.budget == 64 << 30 and got[0] == be.device_plan(params, None, 2)
+    assert be.plan is None and be.memory.layout is None
+
+
+def test_a_region_lays_the_memory_out_by_its_plan_once(monkeypatch):
+    """region(plan, arrays): the memory streams the arrays the plan streams
+    (pinned, through a ring of its chunks), sorts passes of its size and
+    keeps its resident budget, as the region starts; a second region by the
+    same plan changes nothing; a region without a plan is unplanned again.
+    A plan without the arrays it was made for is refused."""
+    from porep_prover.backend.device_plan import GIB, Workload, plan
+    from porep_prover.circuits import square_chain
+    from porep_prover.errors import InvalidInputError
+    from porep_prover.groth16 import insecure_setup
+    r1cs, _, _ = square_chain(int(np.random.default_rng().integers(20, 60)))
+    params = insecure_setup(r1cs, warn=False)
+    be = fake_backend(64 << 30)
+    be.msm_ops = types.SimpleNamespace(tables=False)
+    pinned = []
+    monkeypatch.setattr(be.memory.pins, "pin", lambda limbs: pinned.append(id(limbs)) or True)
+    chosen = plan(Workload.of(params, None, 2, 0, True), 32 * GIB)
+    streamed = dataclasses.replace(chosen, resident=("h",), streamed=("l", "a", "b_g1", "b_g2"), pass_points=1 << 20,
+                                   chunk_bytes=64 << 20, compact_twiddles=True)
+    with pytest.raises(InvalidInputError, match="the parameter set it was made for"):
+        be.region(streamed)
+    be.set_memory_budget(0)
+    follows = []
+    real = be.memory.follow
+    monkeypatch.setattr(be.memory, "follow", lambda key, layout: follows.append(real(key, layout)) or follows[-1])
+    for _ in range(2):
+        with be.region(streamed, params):
+            pass
+    store = be.memory.resident
+    assert follows == [True, False] and be.plan is streamed and be.ntt_ops.compact[-1] is True
+    assert store._streamed == {id(getattr(params, n).limbs) for n in streamed.streamed} == set(pinned)
+    assert store.pass_points == 1 << 20 and store.ring_bytes == 64 << 20
+    assert store.budget == streamed.resident_bytes + streamed.budget - streamed.planned_bytes
+    with be.region():
+        pass
+    assert follows[-1] is True and be.plan is None and not store._streamed and store.pass_points == 0
+    assert store.budget == be.memory.default_resident_budget and be.ntt_ops.compact[-1] is False
 
 
 def test_the_matrices_stay_on_the_host_where_the_plan_cannot_keep_them(monkeypatch):
-    """wants_matrices: a scale-1 PoRep partition's matrices are kept under
-    an 80 GiB budget and left to the host under 16 GiB (the planner's
-    choice with them free to stay off the device); the choice is remembered
-    per circuit and budget, and a budget too small for any plan says no."""
+    """device_plan: a scale-1 PoRep partition's matrices are kept under an
+    80 GiB budget and left to the host under 16 GiB (the planner's choice
+    with them free to stay off the device); a budget too small for any
+    plan is a DeviceMemoryError naming the least that would do."""
     from porep_prover.backend import gpu_memory
     from porep_prover.backend.device_plan import GIB, Workload
-    from porep_prover.cli.gpu_cmds import POREP_32G
-    made = []
+    from porep_prover.cli.plan_cmds import POREP_32G
 
     def scale_1(params, r1cs, workers, table_copies, g2):
-        made.append((workers, table_copies))
         return Workload.estimated(**POREP_32G, on_device=True, workers=workers, table_copies=table_copies, g2=g2)
 
     monkeypatch.setattr(gpu_memory.Workload, "of", staticmethod(scale_1))
     be = fake_backend(1 << 50)
-    be.memory = lambda: (1 << 50, 1 << 50)
-    be.synchronize = lambda: None
-    be.stream_arrays = lambda arrays, chunk_bytes=0: None
-    be.default_resident_budget, be.plan, be._plan_key = be.resident_budget, None, None
     be.msm_ops = types.SimpleNamespace(tables=False)
-    be._plan_lock, be._matrices_choice = threading.Lock(), {}
-    params, r1cs = object(), object()
+    params, r1cs = types.SimpleNamespace(h=[]), object()
     answers = {}
-    for gib in (80, 16, 12):
+    for gib in (80, 16):
         be.set_memory_budget(gib * GIB)
-        answers[gib] = be.wants_matrices(params, r1cs, 2)
-        assert be.wants_matrices(params, r1cs, 2) is answers[gib]
-    assert answers == {80: True, 16: False, 12: False}
-    assert made == [(2, 0)] * 3                          # one plan a budget: the second answer remembered
+        answers[gib] = be.device_plan(params, r1cs, 2).matrices
+    assert answers == {80: True, 16: False}
+    be.set_memory_budget(8 * GIB)
+    with pytest.raises(DeviceMemoryError, match="at least"):
+        be.device_plan(params, r1cs, 2)

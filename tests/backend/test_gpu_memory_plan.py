@@ -29,7 +29,8 @@ def planned(gpu):
     """The GPU backend; its plan, passes and streamed arrays dropped after the test."""
     yield gpu
     gpu.set_memory_budget(0)
-    assert gpu.pass_points == 0 and not gpu._streamed and gpu.resident_budget == gpu.default_resident_budget
+    store = gpu.memory.resident
+    assert store.pass_points == 0 and not store._streamed and store.budget == gpu.memory.default_resident_budget
 
 
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
@@ -38,23 +39,24 @@ def test_msm_in_passes_matches_cpu(planned, cls, streamed, rng):
     n = rng.randrange(20000, 40000)
     pts, sc = random_points(cls, rng, n), random_fr(n, rng)
     want = CPU.msm(pts, sc, 2)[0]
-    planned.pass_points = rng.randrange(3000, 9000)
+    store = planned.memory.resident
+    store.pass_points = rng.randrange(3000, 9000)
     if streamed:
-        planned.stream_arrays([pts.limbs], pts.limbs.shape[1] * 8 * rng.randrange(1000, 4000))
-        assert planned.is_streamed(pts) and not planned.is_resident(pts.limbs)
-    spans = [(a, b) for a, b, _ in planned.point_chunks(pts)]
+        store.stream_arrays([pts.limbs], pts.limbs.shape[1] * 8 * rng.randrange(1000, 4000))
+        assert store.is_streamed(pts) and not store.is_resident(pts.limbs)
+    spans = [(a, b) for a, b, _ in planned.device.point_chunks(pts)]
     assert spans[0][0] == 0 and spans[-1][1] == n and all(b == c for (_, b), (c, _) in zip(spans, spans[1:]))
-    assert len(spans) > 1 and max(b - a for a, b in spans) <= planned.pass_points
+    assert len(spans) > 1 and max(b - a for a, b in spans) <= store.pass_points
     assert planned.msm(pts, sc, 1)[0] == want
-    on_device = DeviceScalars(planned, planned.upload(sc.limbs), n)
+    on_device = DeviceScalars(planned.device, planned.device.upload(sc.limbs), n)
     try:
         assert planned.msm(pts, on_device, 1)[0] == want
     finally:
         on_device.close()
     assert planned.batch_sum(pts, 1) == CPU.batch_sum(pts, 1)
     if streamed:
-        assert planned.ring is not None and planned.ring.uploaded >= 3 * pts.limbs.nbytes
-        assert not planned.is_resident(pts.limbs)
+        assert store.ring is not None and store.ring.uploaded >= 3 * pts.limbs.nbytes
+        assert not store.is_resident(pts.limbs)
 
 
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
@@ -64,18 +66,19 @@ def test_one_streamed_pass_serves_two_scalar_sets(planned, cls, rng):
     n = rng.randrange(20000, 40000)
     pts, sets = random_points(cls, rng, n), [random_fr(n, rng) for _ in range(2)]
     want = [CPU.msm(pts, sc, 2)[0] for sc in sets]
-    planned.pass_points = rng.randrange(3000, 9000)
-    planned.stream_arrays([pts.limbs], pts.limbs.shape[1] * 8 * rng.randrange(1000, 4000))
+    store = planned.memory.resident
+    store.pass_points = rng.randrange(3000, 9000)
+    store.stream_arrays([pts.limbs], pts.limbs.shape[1] * 8 * rng.randrange(1000, 4000))
     planned.msm(pts, sets[0], 1)                          # the ring made and warm
-    planned.ring.forget()                                 # no first chunks uploaded ahead of a reading
-    before = planned.ring.uploaded
+    store.ring.forget()                                   # no first chunks uploaded ahead of a reading
+    before = store.ring.uploaded
     got = planned.msm_ops.msm_sets(pts, sets)
-    once = planned.ring.uploaded - before
+    once = store.ring.uploaded - before
     assert [total for total, _ in got] == want and once == pts.limbs.nbytes
     for sc in sets:
-        planned.ring.forget()
+        store.ring.forget()
         planned.msm(pts, sc, 1)
-    assert planned.ring.uploaded - before - once == 2 * pts.limbs.nbytes
+    assert store.ring.uploaded - before - once == 2 * pts.limbs.nbytes
 
 
 def test_msm_shared_takes_its_msms_apart_where_an_array_streams(planned, rng):
@@ -83,7 +86,7 @@ def test_msm_shared_takes_its_msms_apart_where_an_array_streams(planned, rng):
     a, b = random_points(G1Array, rng, n), random_points(G1Array, rng, n)
     sc = random_fr(n, rng)
     want = [CPU.msm(a, sc, 2)[0], CPU.msm(b, sc, 2)[0]]
-    planned.stream_arrays([b.limbs], 96 * 1000)
+    planned.memory.resident.stream_arrays([b.limbs], 96 * 1000)
     assert planned.msm_ops.msm_shared([(a, None), (b, None)], sc) is None
     assert planned.msm_shared([(a, None), (b, None)], sc, 1) == want
 
@@ -98,34 +101,39 @@ def _streaming_plan(gpu, params, r1cs, rng):
 
 @pytest.mark.parametrize("on_device", [False, True], ids=["host matvec", "device matvec"])
 def test_proof_under_a_streaming_plan_verifies(planned, on_device, rng):
+    """prove_device(plan=...): the region lays the memory out by the plan
+    (every array streamed and pinned, small passes) and the proof verifies;
+    a second region by the same plan lays nothing out again."""
     r1cs, witness, public = porep_like(rng.randrange(2500, 4000))
     params = insecure_setup(r1cs, rng=rng)
     chosen = _streaming_plan(planned, params, r1cs if on_device else None, rng)
-    synth = synthesize(params, r1cs, witness, 2, abc_on_device=on_device)
-    planned.use_plan(params, chosen, r1cs if on_device else None, 1)
-    assert planned.pins.pinned_bytes() >= chosen.streamed_bytes
-    before = planned.ring.uploaded if planned.ring is not None else 0
-    sums = prove_device(planned, params, synth, 1, b_g2=True, host=CPU)
-    assert planned.plan is chosen                       # the same set: the plan is kept, not made again
-    proof = finish(planned, params, synth, sums, 1, rng=rng)
-    assert verify(params.vk, public, proof)
-    assert planned.ring.uploaded - before >= chosen.streamed_bytes
-    assert not any(planned.is_resident(getattr(params, n).limbs) for n in chosen.streamed)
+    store = planned.memory.resident
+    before = store.ring.uploaded if store.ring is not None else 0
+    for _ in range(2):
+        synth = synthesize(params, r1cs, witness, 2, abc_on_device=on_device)
+        sums = prove_device(planned, params, synth, 1, b_g2=True, host=CPU, plan=chosen)
+        layout = planned.memory.layout
+        assert planned.plan is chosen and layout is planned.memory.layout
+        assert planned.memory.pins.pinned_bytes() >= chosen.streamed_bytes
+        proof = finish(planned, params, synth, sums, 1, rng=rng)
+        assert verify(params.vk, public, proof)
+    assert store.ring.uploaded - before >= 2 * chosen.streamed_bytes
+    assert not any(store.is_resident(getattr(params, n).limbs) for n in chosen.streamed)
 
 
 def test_budget_refuses_what_passes_it(planned):
     planned.set_memory_budget(MARGIN + (256 << 20))
     status = planned.memory_status()
-    assert status["budget"] == MARGIN + (256 << 20) and planned.ctx.limit == 256 << 20
+    assert status["budget"] == MARGIN + (256 << 20) and planned.device.ctx.limit == 256 << 20
     with pytest.raises(DeviceMemoryError, match="budget"):
-        planned.alloc(512 << 20)
-    buf = planned.alloc(64 << 20)
+        planned.device.alloc(512 << 20)
+    buf = planned.device.alloc(64 << 20)
     assert planned.memory_status()["allocated"] >= 64 << 20
-    planned.free(buf)
+    planned.device.free(buf)
     with pytest.raises(Exception, match="budget"):
         planned.set_memory_budget(MARGIN // 2)
     planned.set_memory_budget(0)
-    assert planned.memory_budget == planned.memory()[1]
+    assert planned.memory_budget == planned.memory_status()["total"]
 
 
 def test_engine_proves_under_a_device_budget_and_reports_it(rng):
@@ -137,10 +145,13 @@ def test_engine_proves_under_a_device_budget_and_reports_it(rng):
         with Engine(cfg) as engine:
             result = engine.prove(inline_job(params, r1cs, [witness] * 3), timeout=300)
             memory = engine.devices[0].backend.memory_status()
+            (key,) = [s["key"] for s in engine.srs.status()]
+            chosen = engine.plans.get(key)
         assert result.ok and all(verify(params.vk, public, p) for p in result.proofs)
         assert memory["budget"] == 3 * GIB and 0 < memory["peak"] <= 3 * GIB - MARGIN
         assert memory["planned"] is not None and memory["planned"] <= 3 * GIB
+        assert chosen.device is not None and chosen.device.budget == 3 * GIB and memory["dropped"] == 0
     finally:
         gpu = get_backend("gpu")
         gpu.set_memory_budget(0)                        # the process's backend as the other tests expect it
-        assert gpu.pass_points == 0 and gpu.plan is None
+        assert gpu.memory.resident.pass_points == 0 and gpu.plan is None

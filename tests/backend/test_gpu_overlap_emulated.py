@@ -8,6 +8,7 @@ them on the second (its side lane), and joins the streams (the first waits
 for an event of the second) before H's MSM and before H's other buffers
 are freed."""
 import random
+import types
 
 import pytest
 from emulated_gpu import Device, P, run
@@ -52,12 +53,28 @@ class EmulatedNtt:
         return "h"
 
 
+class EmulatedBackend:
+    """What a GpuRegion reads of a GpuBackend, over the emulated device:
+    its device, its memory (the chunk ring's waits), its MSM and NTT sides,
+    and no memory plan to lay out."""
+
+    region = GpuBackend.region
+
+    def __init__(self, dev):
+        self.device, self.msm_ops, self.ntt_ops = dev, GpuMsm(dev, MsmTuning(groups=3)), EmulatedNtt(dev)
+        self.waited_ms = 0.0
+        self.memory = types.SimpleNamespace(copy_wait_seen_ms=0.0,
+                                            resident=types.SimpleNamespace(copy_wait_ms=lambda: self.waited_ms))
+
+    def _follow(self, plan, arrays):
+        assert plan is None and arrays is None
+
+
 def emulated_backend():
-    """The emulated device with what a GpuRegion reads of a backend."""
+    """The emulated device (its frees recorded) and a backend over it."""
     dev = Device()
-    dev.msm_ops, dev.ntt_ops = GpuMsm(dev, MsmTuning(groups=3)), EmulatedNtt(dev)
     dev.free = lambda *bufs: dev.order.append(("free", bufs))
-    return dev
+    return dev, EmulatedBackend(dev)
 
 
 def scalars_and_points(dev, rnd, n):
@@ -79,11 +96,11 @@ def test_the_side_lane_runs_the_msms_on_the_second_stream_and_joins_before_h(ove
     """H's transforms first on the first stream; l's and a's MSMs (right
     sums) on the second; the first stream waits for the second before H's
     MSM's first launch, and H's held buffers are freed at the join."""
-    rnd, dev = random.Random(11 + overlap), emulated_backend()
+    rnd, (dev, be) = random.Random(11 + overlap), emulated_backend()
     tuning = MsmTuning(window_bits=6, overlap=overlap, groups=3)
     inputs = [scalars_and_points(dev, rnd, n) for n in (101, 64, 77)]     # l, a, then H
-    dev.msm_ops = GpuMsm(dev, tuning)
-    with GpuBackend.region(dev, None, overlap=True) as region:
+    be.msm_ops = GpuMsm(dev, tuning)
+    with be.region(overlap=True) as region:
         assert region.side.device is region.second and region.main.device is dev
         assert region.main.h_scalars(None, None, None, 1) == "h"
         for pts, sc, n, want in inputs[:2]:
@@ -109,9 +126,9 @@ def test_the_side_lane_runs_the_msms_on_the_second_stream_and_joins_before_h(ove
 
 
 def test_the_region_joins_when_the_block_fails():
-    dev = emulated_backend()
+    dev, be = emulated_backend()
     with pytest.raises(RuntimeError):
-        with GpuBackend.region(dev, None, overlap=True) as region:
+        with be.region(overlap=True) as region:
             region.main.h_scalars(None, None, None, 1)
             raise RuntimeError("an MSM beside failed")
     assert dev.order[-2:] == [("wait", dev.stream, dev.aux_stream), ("free", ("a's buffer", "c's buffer"))]
@@ -122,13 +139,13 @@ def test_a_region_that_ends_notes_the_device_s_waits_for_chunks(overlap):
     """At a region's end the device's copy_wait_ms is read (its work is
     done, so nothing stalls) and kept for the status; a region that fails
     leaves the last figure as it was."""
-    dev = emulated_backend()
-    dev.copy_wait_seen_ms, dev.copy_wait_ms = 0.0, lambda: 12.5
-    with GpuBackend.region(dev, None, overlap=overlap):
+    dev, be = emulated_backend()
+    be.waited_ms = 12.5
+    with be.region(overlap=overlap):
         pass
-    assert dev.copy_wait_seen_ms == 12.5
-    dev.copy_wait_ms = lambda: 40.0
+    assert be.memory.copy_wait_seen_ms == 12.5
+    be.waited_ms = 40.0
     with pytest.raises(RuntimeError):
-        with GpuBackend.region(dev, None, overlap=overlap):
+        with be.region(overlap=overlap):
             raise RuntimeError("a kernel failed")
-    assert dev.copy_wait_seen_ms == 12.5
+    assert be.memory.copy_wait_seen_ms == 12.5

@@ -264,19 +264,14 @@ class MemoryBackend(CpuBackend):
         super().__init__()
         self.info = types.SimpleNamespace(name="Fake GPU")
         self.free, self.total, self.resident, self.fails, self.planned = free, total, resident, fails, planned
+        self.memory = types.SimpleNamespace()
         if waited_ms is not None:
-            self.copy_wait_seen_ms = waited_ms
+            self.memory.copy_wait_seen_ms = waited_ms
 
     def memory_status(self):
-        return self.planned
-
-    def memory(self):
         if self.fails:
             raise RuntimeError("device lost")
-        return self.free, self.total
-
-    def resident_bytes(self):
-        return self.resident
+        return {"total": self.total, "free": self.free, "resident": self.resident, **(self.planned or {})}
 
 
 def test_device_memory_in_the_status_and_the_metrics(rng):
@@ -292,7 +287,7 @@ def test_device_memory_in_the_status_and_the_metrics(rng):
                ProvingDevice("gpu-c", "gpu2", "gpu", MemoryBackend(free, total, resident))]
     with Engine(load_config(overrides={"engine.partition_workers": 1}), devices=devices) as e:
         view = engine_status_view(e)
-    plan_keys = {f"{k}_bytes": v for k, v in planned.items() if k != "resident"}
+    plan_keys = {f"{k}_bytes": v for k, v in planned.items()}
     assert [(d["label"], d["name"], d["memory"]) for d in view["devices"]] == [
         ("gpu0", "Fake GPU", {"total_bytes": total, "free_bytes": free, "resident_bytes": resident, **plan_keys}),
         ("gpu1", "Fake GPU", None),

@@ -204,7 +204,7 @@ class OptionsBackend(RecordingBackend):
         super().__init__(delay=0.0)
         self.seen = []
 
-    def region(self, options=None, overlap=False):
+    def region(self, plan=None, arrays=None, options=None, overlap=False):
         return contextlib.nullcontext(OneLane(OptionsLane(self, options)))
 
 
@@ -260,17 +260,22 @@ def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
     assert be.from_witness >= 3 and be.taken >= 3       # B's scalars of each partition (A's: msm_shared's rows)
     mixed = [dev, ProvingDevice("cpu", "cpu", "cpu", get_backend("cpu"))]
     with Engine(config(**{"prover.matvec": "device"}), devices=mixed) as engine:
-        assert not engine.abc_on_device           # the CPU device cannot: the host evaluates for all
-        check_result(engine.prove(inline_job(params, r1cs, ws[:2]), timeout=120), params)
+        job = inline_job(params, r1cs, ws[:2])
+        check_result(engine.prove(job, timeout=120), params)
+        plan = engine.plans.get(InlineProvider().srs_key(job))
+        assert not plan.matvec_on_device           # the CPU device cannot: the host evaluates for all
 
 
 class SmallCardBackend(WitnessBackend):
     """WitnessBackend whose memory plan keeps no circuit's matrices (a small card's budget)."""
 
-    def wants_matrices(self, params, r1cs, workers=2, g2=True):
+    def device_plan(self, params, r1cs=None, workers=2, g2=True):
+        from porep_prover.backend.device_plan import Workload, plan
         self.asked = getattr(self, "asked", 0) + 1
         self.g2 = getattr(self, "g2", set()) | {g2}
-        return False
+        made = plan(Workload.of(params, r1cs, workers, 0, g2), 1 << 40, matrices=False)
+        assert r1cs is not None and not made.matrices
+        return made
 
 
 def test_abc_left_to_the_host_where_a_device_s_plan_cannot_keep_the_matrices(circuit):
@@ -281,9 +286,8 @@ def test_abc_left_to_the_host_where_a_device_s_plan_cannot_keep_the_matrices(cir
     be = SmallCardBackend()
     dev = ProvingDevice("fake-gpu-s", "fakes", "gpu", be)
     with Engine(config(**{"prover.matvec": "device"}), devices=[dev]) as engine:
-        assert engine.abc_on_device                  # the device can: its plan says no for this circuit
         check_result(engine.prove(inline_job(params, r1cs, ws[:3]), timeout=120), params)
-    assert be.asked >= 3 and be.from_witness == 0 and be.taken == 0
+    assert be.asked == 1 and be.from_witness == 0 and be.taken == 0      # one plan, made as the set loaded
     assert be.g2 == {False}          # asked for the plan of prover.b_g2 = host (the default): no G2 points on it
 
 
@@ -481,9 +485,19 @@ def test_timeline_arithmetic(tmp_path):
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def planned_budget_gib(params, r1cs, partitions: float) -> float:
+    """A host budget (GiB) with room for this many partitions of the inline
+    circuit on the CPU beside the process and what the set holds (its plan's
+    figures, made for a budget that fits anything)."""
+    from porep_prover.engine.memory_plan import HostWorkload, Workers, make_plan
+    plan = make_plan(HostWorkload.of(params, False, r1cs), Workers(4, 0, 2), 1 << 50)
+    return (plan.base.total + plan.held_bytes + partitions * plan.partition.total) / 2**30
+
+
 def test_memory_budget_limits_partitions_in_flight(circuit):
     params, r1cs, ws = circuit
-    cfg = config(**{"engine.memory_budget_gib": 1e-9, "engine.partition_workers": 4})  # one partition at a time
+    budget = planned_budget_gib(params, r1cs, 1.5)       # one partition at a time
+    cfg = config(**{"engine.memory_budget_gib": budget, "engine.partition_workers": 4})
     with Engine(cfg) as engine:
         check_result(engine.prove(inline_job(params, r1cs, ws[:4]), timeout=120), params)
     events = sorted(engine.timeline.events(), key=lambda e: e.t)
@@ -524,28 +538,37 @@ def test_switch_interval_is_set_while_running_and_restored():
     assert sys.getswitchinterval() == before
 
 
-def test_default_memory_budget_leaves_room_for_loaded_parameters(circuit):
+def test_a_loaded_set_holds_its_plan_s_bytes(circuit):
+    """The host budget is the whole process's: the default (the host less
+    its margin) or the setting's, and a loaded set holds its plan's bytes
+    of it (the SRS, the circuit) until it is dropped."""
+    from porep_prover.engine.memory import default_host_budget
     params, r1cs, ws = circuit
-    from porep_prover.engine.srs import params_bytes
     with Engine(config()) as engine:
-        before = engine.status()["memory_budget"]
-        assert before == engine.settings.memory_budget_bytes
-        with engine.srs.lease("k", lambda: params):
-            assert engine.status()["memory_budget"] == before - params_bytes(params)
+        assert engine.status()["memory_budget"] == engine.settings.memory_budget_bytes == default_host_budget()
+        before = engine.status()["memory_held"]
+        check_result(engine.prove(inline_job(params, r1cs, ws[:1]), timeout=120), params)
+        (key,) = [s["key"] for s in engine.srs.status()]
+        plan = engine.plans.get(key)
+        assert plan.held_bytes >= r1cs.host_bytes + sum(getattr(params, a).limbs.nbytes
+                                                        for a in ("h", "l", "a", "b_g1", "b_g2"))
+        assert engine.status()["memory_held"] == before + plan.held_bytes
+        assert engine.evict_srs(key) is not None
+        assert engine.status()["memory_held"] == before and engine.plans.get(key) is None
     fixed = Engine(config(**{"engine.memory_budget_gib": 2}))
     try:
-        with fixed.srs.lease("k", lambda: params):
-            assert fixed.status()["memory_budget"] == 2 << 30
+        assert fixed.status()["memory_budget"] == 2 << 30
     finally:
         fixed.shutdown()
 
 
 def test_default_budget_waits_for_free_host_memory(circuit, monkeypatch):
     """Without a set budget, a synthesis starts only while the host's free memory
-    (less 1/8 of it) covers it and the syntheses still allocating."""
+    (less the default budget's margin) covers it and the syntheses still
+    allocating; with nothing in flight the plan alone decides."""
     from porep_prover.engine import memory as host
     params, r1cs, ws = circuit
-    monkeypatch.setattr(host, "host_available_bytes", lambda: host.host_memory_bytes() // 8 + 1)
+    monkeypatch.setattr(host, "host_available_bytes", lambda: host.host_margin(host.host_limit_bytes()) + 1)
     with Engine(config(**{"engine.partition_workers": 4})) as engine:
         check_result(engine.prove(inline_job(params, r1cs, ws[:4]), timeout=120), params)
         assert engine.status()["memory_pending"] == 0

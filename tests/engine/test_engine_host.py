@@ -319,9 +319,9 @@ def test_two_engines_with_different_settings_in_one_process(circuit):
     put back when the last one stops."""
     params, r1cs, ws = circuit
     before = sys.getswitchinterval()
-    asked = [{"engine.threads": 1, "engine.synthesis_threads": 2, "engine.memory_budget_gib": 1.5,
+    asked = [{"engine.threads": 1, "engine.synthesis_threads": 2, "engine.memory_budget_gib": 3.5,
               "engine.switch_interval_ms": 0.5},
-             {"engine.threads": 3, "engine.synthesis_threads": 1, "engine.memory_budget_gib": 0.75,
+             {"engine.threads": 3, "engine.synthesis_threads": 1, "engine.memory_budget_gib": 2.5,
               "engine.switch_interval_ms": 0.2}]
     engines, providers, backends = [], [], []
     for i, extra in enumerate(asked):

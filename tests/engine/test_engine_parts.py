@@ -122,16 +122,20 @@ def test_bench_payload_entries_must_be_key_value(capsys):
 
 @pytest.mark.parametrize("abc_on_device", [False, True])
 def test_partition_estimate_is_what_synthesis_holds(abc_on_device):
-    """The engine's memory estimate before a job's first partition is synthesized."""
+    """The memory plan's bytes a partition (before any is synthesized) are what a synthesis holds."""
     import random
 
     from porep_prover.circuits import porep_like
-    from porep_prover.engine.memory import partition_bytes
+    from porep_prover.engine.memory_plan import HostWorkload
     from porep_prover.groth16.prover import synthesize
     r1cs, w, _ = porep_like(900 + random.randrange(200), seed=random.randrange(1 << 20))
     params = insecure_setup(r1cs, warn=False)
     synth = synthesize(params, r1cs, w, 1, abc_on_device=abc_on_device)
-    assert partition_bytes(params, abc_on_device) == synth.nbytes
+    workload = HostWorkload.of(params, False)
+    if abc_on_device:
+        assert workload.witness_bytes == synth.nbytes
+    else:     # l's scalars are a view of the witness, whose inputs it holds too
+        assert workload.host_assignment_bytes == synth.nbytes + 32 * r1cs.num_inputs
 
 
 def test_batch_report_steady_state_is_the_devices_pace():

@@ -78,7 +78,7 @@ class OverlapCpu:
         return getattr(CPU, name)
 
     @contextlib.contextmanager
-    def region(self, options=None, overlap=False):
+    def region(self, plan=None, arrays=None, options=None, overlap=False):
         if overlap:
             self.log.append(("enter",))
         region = RecordingRegion(self.log, self.names, overlap)

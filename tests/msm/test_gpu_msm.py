@@ -72,8 +72,8 @@ def test_msm_special_scalars(gpu, cls, kind, rng):
 def _fill_device(gpu, leave: int):
     """Device buffers holding all but about `leave` bytes of the free memory
     (the memory pool's unused part given back first: none left there either)."""
-    gpu.synchronize()
-    gpu.ctx.trim_pool()
+    gpu.device.synchronize()
+    gpu.device.ctx.trim_pool()
     held, step = [], 1 << 30
     while step >= 1 << 20:
         free, _ = gpu.memory()
@@ -81,7 +81,7 @@ def _fill_device(gpu, leave: int):
         if want < 1 << 20:
             break
         try:
-            held.append(gpu.drv.DeviceBuffer(gpu.ctx, want))
+            held.append(gpu.device.drv.DeviceBuffer(gpu.device.ctx, want))
         except DeviceMemoryError:
             step //= 2
     return held
@@ -94,12 +94,12 @@ def test_memory_running_out_inside_an_msm_is_a_clean_error(gpu, rng):
     n = 1 << 16
     pts = random_points(G1Array, rng, n)
     sc = FrArray.from_ints([rng.randrange(R) for _ in range(n)])
-    gpu.resident(pts)
+    gpu.device.resident(pts)
     blockers = _fill_device(gpu, 4 << 20)      # the MSM's buffers need ~30 MB
     try:
         with pytest.raises(DeviceMemoryError):
             gpu.msm(pts, sc, 1)
-        assert gpu.resident_bytes() >= pts.limbs.nbytes and not gpu._busy
+        assert gpu.memory.resident.resident_bytes() >= pts.limbs.nbytes and not gpu.memory.resident._busy
     finally:
         for buf in blockers:
             buf.close()
@@ -157,22 +157,22 @@ def test_msm_window_tables_match_cpu(gpu, cls, tuning, n, copies, rng):
     pick = [0, 1, R - 1]
     sc = FrArray.from_ints([pick[i % 4] if i % 4 < 3 else rng.randrange(R) for i in range(n)])
     bits = tuning.table_bits
-    ops, before = GpuMsm(gpu, tuning), gpu.resident_bytes()
+    ops, before = GpuMsm(gpu, tuning), gpu.memory.resident.resident_bytes()
     ops.tables, ops.table_copies = True, copies
     got, stats = ops.msm(pts, sc)
     c = stats["window_bits"]
-    made = gpu.resident_bytes()
+    made = gpu.memory.resident.resident_bytes()
     held = table_copies(*table_plan(n, cls.GROUP, copies, bits))
     assert 1 <= held <= (255 // c if copies is None else copies)
     assert made == before + (1 + held) * pts.limbs.nbytes       # the points and their copies
     sc2 = random_fr(n, rng)
     assert ops.msm(pts, sc2)[0] == CPU.msm(pts, sc2, 2)[0]
-    assert gpu.resident_bytes() == made
+    assert gpu.memory.resident.resident_bytes() == made
     assert got == CPU.msm(pts, sc, 2)[0]
     if bits is not None:
         assert c == bits
     gpu.release_points(pts)
-    assert gpu.resident_bytes() == before
+    assert gpu.memory.resident.resident_bytes() == before
 
 
 @pytest.mark.parametrize("tables", [False, True], ids=["plain", "tables"])
@@ -218,15 +218,15 @@ def test_msm_overlapped_stretches_match_cpu(gpu, cls, tables, tuning, rng):
 def test_msm_window_table_that_does_not_fit_is_not_made(gpu, rng):
     n = 20000
     pts, sc = random_points(G1Array, rng, n), random_fr(n, rng)
-    budget, ops = gpu.resident_budget, gpu.msm_ops
-    gpu.resident_budget = gpu.resident_bytes() + 3 * pts.limbs.nbytes
+    budget, ops = gpu.memory.resident.budget, gpu.msm_ops
+    gpu.memory.resident.budget = gpu.memory.resident.resident_bytes() + 3 * pts.limbs.nbytes
     ops.tables = True
     try:
         got, _ = gpu.msm(pts, sc, 1)
-        assert id(pts.limbs) in gpu._resident
-        assert not [key for key in gpu._resident if not isinstance(key, int)]   # no table beside them
+        assert id(pts.limbs) in gpu.memory.resident._resident
+        assert not [key for key in gpu.memory.resident._resident if not isinstance(key, int)]   # no table beside them
     finally:
-        ops.tables, gpu.resident_budget = False, budget
+        ops.tables, gpu.memory.resident.budget = False, budget
     assert got == CPU.msm(pts, sc, 2)[0]
     gpu.release_points(pts)
 
@@ -235,32 +235,32 @@ def test_msm_streams_chunks_when_over_budget(gpu, rng):
     n = 30000
     pts, sc = random_points(G1Array, rng, n), random_fr(n, rng)
     want = CPU.msm(pts, sc, 2)[0]
-    budget = gpu.resident_budget
-    gpu.resident_budget = 96 * 7000      # forces chunks of 7000 points
+    budget = gpu.memory.resident.budget
+    gpu.memory.resident.budget = 96 * 7000      # forces chunks of 7000 points
     try:
         got, _ = gpu.msm(pts, sc, 1)
     finally:
-        gpu.resident_budget = budget
+        gpu.memory.resident.budget = budget
     assert got == want
 
 
 def test_resident_points_are_reused_and_released(gpu, rng):
     pts = random_points(G1Array, rng, 3000)
-    before = gpu.resident_bytes()
+    before = gpu.memory.resident.resident_bytes()
     gpu.msm(pts, random_fr(3000, rng), 1)
-    first = gpu.resident_bytes()
+    first = gpu.memory.resident.resident_bytes()
     assert first == before + pts.limbs.nbytes
     gpu.msm(pts, random_fr(3000, rng), 1)
-    assert gpu.resident_bytes() == first
+    assert gpu.memory.resident.resident_bytes() == first
     del pts
     import gc
     gc.collect()
-    assert gpu.resident_bytes() == before
+    assert gpu.memory.resident.resident_bytes() == before
 
 
 def test_device_memory_exhaustion_is_a_named_error(gpu, rng):
     with pytest.raises(DeviceMemoryError):
-        gpu.alloc(2 * gpu.info.memory_bytes)
+        gpu.device.alloc(2 * gpu.info.memory_bytes)
     pts, sc = random_points(G1Array, rng, 500), random_fr(500, rng)   # the device still works
     assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
 
@@ -335,7 +335,7 @@ def test_msm_shared_matches_the_msms_apart(gpu, apart, n, rng, monkeypatch):
         monkeypatch.setattr(gpu, "resident_budget", l_pts.limbs.nbytes + a_pts.limbs.nbytes + rows.nbytes - 1)
         assert gpu.msm_ops.msm_shared([(l_pts, None), (a_pts, rows)], sc) is None
     # DeviceScalars and an FrArray both taken
-    on_device = DeviceScalars(gpu, gpu.upload(sc.limbs), len(sc)) if n > 5 else sc
+    on_device = DeviceScalars(gpu, gpu.device.upload(sc.limbs), len(sc)) if n > 5 else sc
     try:
         got_l, got_a = gpu.msm_shared([(l_pts, None), (a_pts, rows)], on_device, 1)
     finally:
@@ -371,7 +371,7 @@ def test_msm_shared_refuses_bad_rows(gpu, rng):
         gpu.msm_shared([(pts, np.arange(n, dtype=np.int64))], sc, 1)
     with pytest.raises(LengthMismatchError):
         gpu.msm_shared([(pts[:50], None)], sc, 1)
-    on_device = DeviceScalars(gpu, gpu.upload(sc.limbs), len(sc))
+    on_device = DeviceScalars(gpu, gpu.device.upload(sc.limbs), len(sc))
     try:
         with pytest.raises(InvalidInputError, match="past the 100 rows"):
             gpu.r1cs_ops.put(on_device, rows, n)
@@ -387,18 +387,19 @@ def test_batch_affine_sums_match_cpu(gpu, rng):
     pairs, per, run = 333, 32, 10
     pts = G1Array.generator().scale([rng.randrange(1, R) for _ in range(2 * pairs)])
     runs = -(-2 * pairs // run)
-    src, pref, out = gpu.upload(pts.limbs), gpu.alloc(48 * pairs), gpu.alloc(96 * pairs)
-    proj, dst = gpu.alloc(192 * runs), gpu.alloc(96 * runs)
+    src, pref, out = gpu.device.upload(pts.limbs), gpu.device.alloc(48 * pairs), gpu.device.alloc(96 * pairs)
+    proj, dst = gpu.device.alloc(192 * runs), gpu.device.alloc(96 * runs)
     try:
         mod = "batch_affine"
-        gpu.kernel(mod, "g1_affine_pair_sums").launch((-(-pairs // (per * 64)),), (64,), [src, pairs, per, pref, out],
-                                                     gpu.stream)
-        got = G1Array(gpu.download_array(out, (pairs, 12)))
-        gpu.kernel(mod, "g1_xyzz_run_sums").launch((-(-runs // 64),), (64,), [src, 2 * pairs, run, proj], gpu.stream)
+        gpu.device.kernel(mod, "g1_affine_pair_sums").launch((-(-pairs // (per * 64)),), (64,),
+                                                             [src, pairs, per, pref, out], gpu.device.stream)
+        got = G1Array(gpu.device.download_array(out, (pairs, 12)))
+        gpu.device.kernel(mod, "g1_xyzz_run_sums").launch((-(-runs // 64),), (64,), [src, 2 * pairs, run, proj],
+                                                          gpu.device.stream)
         gpu.fixed_base_ops.normalize(1, proj, runs, pref, dst)
-        got_runs = G1Array(gpu.download_array(dst, (runs, 12)))
+        got_runs = G1Array(gpu.device.download_array(dst, (runs, 12)))
     finally:
-        gpu.free(src, pref, out, proj, dst)
+        gpu.device.free(src, pref, out, proj, dst)
     assert got == G1Array(pts.limbs[0::2]) + G1Array(pts.limbs[1::2])
     want_runs = [CPU.batch_sum(G1Array(pts.limbs[k * run:(k + 1) * run]), 1).limbs[0] for k in range(runs)]
     assert got_runs == G1Array(np.array(want_runs))

@@ -5,7 +5,9 @@ reads of the `gpu` fixture (the GPU backend) that a change removed or
 renamed would fail only on a device. Every `gpu.<name>` read in a test or
 fixture that takes the fixture must name a member of GpuBackend: a class
 attribute, method or property of it or its bases, a member those classes
-declare, or an attribute their methods set on self."""
+declare, or an attribute their methods set on self; and a read through the
+parts it is composed of (gpu.device.<name>, gpu.memory.<name>,
+gpu.memory.resident.<name>) a member of that part's class."""
 import ast
 import functools
 import inspect
@@ -13,6 +15,9 @@ import pathlib
 import textwrap
 
 from porep_prover.backend.gpu import GpuBackend
+from porep_prover.cuda.device import Device
+from porep_prover.cuda.memory import DeviceMemory
+from porep_prover.cuda.resident import ResidentStore
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]
 
@@ -28,40 +33,75 @@ def self_attributes(cls) -> set[str]:
             and isinstance(node.value, ast.Name) and node.value.id == "self"}
 
 
+# the classes of the parts a GpuBackend is composed of, by the path of attributes that reaches them
+PARTS = {(): GpuBackend, ("device",): Device, ("memory",): DeviceMemory, ("device", "memory"): DeviceMemory,
+         ("memory", "resident"): ResidentStore, ("device", "memory", "resident"): ResidentStore}
+
+
 @functools.cache
-def backend_members() -> frozenset[str]:
-    names = set(dir(GpuBackend))
-    for cls in GpuBackend.__mro__:
-        names |= set(getattr(cls, "__annotations__", {})) | self_attributes(cls)
+def members(cls: type) -> frozenset[str]:
+    names = set(dir(cls))
+    for base in cls.__mro__:
+        names |= set(getattr(base, "__annotations__", {})) | self_attributes(base)
     return frozenset(names)
 
 
+def chain(node: ast.Attribute) -> list[str] | None:
+    """The names of gpu.a.b.c as [a, b, c]; None when it does not start at gpu."""
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    return names[::-1] if isinstance(node, ast.Name) and node.id == "gpu" else None
+
+
 def fixture_reads(path: pathlib.Path) -> list[tuple[int, str, str]]:
-    """(line, function, member) for each gpu.<member> read in a function of path that takes gpu."""
+    """(line, function, read) for each gpu.<member>, or gpu.<part>.<member>
+    through the backend's parts, read in a function of path that takes gpu:
+    read is the dotted path whose last name must be a member (the first
+    name not a part, and the parts before it)."""
     reads = []
     for fn in ast.walk(ast.parse(path.read_text(), str(path))):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         if "gpu" not in {a.arg for a in fn.args.args + fn.args.kwonlyargs}:
             continue
-        reads += [(node.lineno, fn.name, node.attr) for node in ast.walk(fn)
-                  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "gpu"]
-    return reads
+        for node in ast.walk(fn):
+            names = chain(node) if isinstance(node, ast.Attribute) else None
+            if names is None:
+                continue
+            cut = 1
+            while cut < len(names) and tuple(names[:cut]) in PARTS:
+                cut += 1
+            # only the longest chain is read (gpu.memory.resident is also walked as gpu.memory: the same read)
+            if cut == len(names) or tuple(names[:cut]) not in PARTS:
+                reads.append((node.lineno, fn.name, ".".join(names[:cut])))
+    return sorted(set(reads))
+
+
+def resolves(read: str) -> bool:
+    *parts, name = read.split(".")
+    cls = PARTS.get(tuple(parts))
+    return cls is not None and name in members(cls)
 
 
 def test_device_tests_read_only_members_the_backend_has():
     files = sorted(TESTS.rglob("test_*.py"))
     reads = [(path, *read) for path in files for read in fixture_reads(path)]
     assert len(reads) > 100          # the device tests were found (they read the backend everywhere)
-    missing = [f"{path.relative_to(TESTS)}:{line} {fn}: gpu.{name}" for path, line, fn, name in reads
-               if name not in backend_members()]
-    assert not missing, "device tests read what GpuBackend no longer has:\n" + "\n".join(missing)
+    missing = [f"{path.relative_to(TESTS)}:{line} {fn}: gpu.{read}" for path, line, fn, read in reads
+               if not resolves(read)]
+    assert not missing, "device tests read what GpuBackend and its parts no longer have:\n" + "\n".join(missing)
 
 
 def test_a_removed_member_is_found(tmp_path):
     test = tmp_path / "test_sample.py"
-    test.write_text("def test_x(gpu):\n    assert gpu.msm_options is None and gpu.msm_ops.tables\n")
-    names = [name for _, _, name in fixture_reads(test)]
-    assert names == ["msm_options", "msm_ops"]
-    assert "msm_ops" in backend_members() and "msm_options" not in backend_members()
-    assert {"ctx", "stream", "pins", "lane"} <= backend_members()     # set in __init__, declared, or a property
+    test.write_text("def test_x(gpu):\n    assert gpu.msm_options is None and gpu.msm_ops.tables\n"
+                    "    gpu.device.stream.synchronize(), gpu.memory.resident.resident_bytes(), gpu.device.gone\n")
+    reads = sorted(read for _, _, read in fixture_reads(test))
+    assert reads == ["device", "device.gone", "device.stream", "memory", "memory.resident",
+                     "memory.resident.resident_bytes", "msm_ops", "msm_options"]
+    assert [read for read in reads if not resolves(read)] == ["device.gone", "msm_options"]
+    # set in __init__, declared, or a property
+    assert {"device", "memory", "lane", "plan"} <= members(GpuBackend)
+    assert {"ctx", "stream", "memory"} <= members(Device) and {"pins", "pinned", "resident"} <= members(DeviceMemory)

@@ -24,7 +24,7 @@ from ..ntt.flavor import Flavor
 
 if TYPE_CHECKING:
     from ..cuda.arrays import DeviceScalars
-    from ..cuda.pinned import Arena
+    from ..cuda.pinned import Arena, PinnedPool as ArenaPool
     from ..r1cs.system import R1CS
     from .device_plan import DevicePlan, SrsArrays
 
@@ -197,28 +197,32 @@ class Backend(Lane, Protocol):
         """Bound what the process holds on the backend's device to nbytes (0:
         the device's memory); nothing on the host."""
 
-    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
-                 g2: bool = True) -> DevicePlan | None:
+    def device_plan(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
+                    g2: bool = True) -> DevicePlan | None:
         """The device-memory plan (backend.device_plan.DevicePlan) for a
-        parameter set, applied; r1cs where A w, B w, C w run on the device;
-        workers: the kernel-region workers sharing it; g2: B's G2 MSM runs
-        on the device (else its points are no part of the plan). None on
-        the host."""
+        parameter set under the device's budget, as a value (nothing is
+        applied: a region given it runs by it); r1cs: A w, B w, C w may run on
+        the device (the plan's matrices says whether they do); workers: the
+        kernel-region workers sharing it; g2: B's G2 MSM runs on the device
+        (else its points are no part of the plan). None on the host."""
 
-    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2, g2: bool = True) -> bool:
-        """Whether A w, B w, C w of r1cs are best evaluated by this backend
-        (Capabilities.evaluates_witness) for these parameters: on a GPU,
-        whether its memory plan (g2 as plan_for's) keeps the circuit's
-        matrices beside them; False where it does not evaluate them."""
+    def host_arenas(self) -> ArenaPool | None:
+        """Page-locked host memory a partition's arrays can be laid out in
+        (groth16.prover.synthesize's arena), which prepare then stages without
+        a copy: a GPU's pool of portable arenas (cuda.pinned.PinnedPool); None
+        where there is nothing to stage (the host)."""
 
     def memory_status(self) -> dict[str, int | None] | None:
         """The device's budget, plan and use in bytes (GpuBackend's keys); None on the host."""
 
-    def region(self, options: MsmOptions | None = None, overlap: bool = False
+    def region(self, plan: DevicePlan | None = None, arrays: SrsArrays | None = None,
+               options: MsmOptions | None = None, overlap: bool = False
                ) -> contextlib.AbstractContextManager[Region]:
-        """A kernel region's lanes (Region), their MSMs run with options (None:
-        the backend's own settings); overlap: a side lane beside main where
-        the backend has a second stream. Joined when the block ends."""
+        """A kernel region's lanes (Region): the device's memory laid out by
+        plan (device_plan's, for the parameter set arrays; None: unplanned),
+        their MSMs run with options (None: the backend's own settings);
+        overlap: a side lane beside main where the backend has a second
+        stream. Joined when the block ends."""
 
     def fixed_base(self, base: G1Array | G2Array, scalars: FrArray, threads: int) -> G1Array | G2Array:
         """scalars[i] * base[0] for every i."""

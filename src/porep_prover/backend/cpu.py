@@ -20,7 +20,7 @@ from .base import NO_ROW, AssignmentT, Capabilities, MsmOptions, OneLane, Prepar
 
 if TYPE_CHECKING:
     from ..r1cs.system import R1CS
-    from .device_plan import SrsArrays
+    from .device_plan import DevicePlan, SrsArrays
 
 
 def _host(scalars: Scalars) -> FrArray:
@@ -161,16 +161,17 @@ class CpuBackend:
     def set_memory_budget(self, nbytes: int = 0) -> None:
         pass                       # the host's memory is the engine's (engine/memory.py)
 
-    def plan_for(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2, g2: bool = True) -> None:
+    def device_plan(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2, g2: bool = True) -> None:
         return None                # nothing to place: every array is where the host has it
 
-    def wants_matrices(self, params: SrsArrays, r1cs: R1CS, workers: int = 2, g2: bool = True) -> bool:
-        return self.capabilities.evaluates_witness     # the host's memory holds what a host evaluator needs
+    def host_arenas(self) -> None:
+        return None                # the host's arrays are where its kernels read them
 
     def memory_status(self) -> None:
         return None
 
-    def region(self, options: MsmOptions | None = None, overlap: bool = False) -> contextlib.nullcontext[OneLane]:
+    def region(self, plan: DevicePlan | None = None, arrays: SrsArrays | None = None,
+               options: MsmOptions | None = None, overlap: bool = False) -> contextlib.nullcontext[OneLane]:
         # one stream of work, and no window tables on the host: no option applies
         return contextlib.nullcontext(OneLane(self))
 

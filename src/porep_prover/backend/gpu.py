@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The GPU backend: one CUDA device (cuda.device.Device: its context and
 streams, the kernels compiled by NVRTC for the device's own arch and cached
-on disk, its memory and resident arrays) with the kernels' host code composed
-on it: msm/gpu/msm.py (MSMs, batch sums), msm/gpu/fixed_base.py (fixed-base
+on disk, and its memory, one object: cuda.memory.DeviceMemory) with the
+kernels' host code composed on it: msm/gpu/msm.py (MSMs, batch sums), msm/gpu/fixed_base.py (fixed-base
 products), ntt/gpu.py (NTTs, the H pipeline) and r1cs/gpu.py (A w, B w, C w
 on the device). Results equal the CPU backend's bit for bit.
 
@@ -18,18 +18,22 @@ no host wait), and join orders main's later work after side's. The
 backend's own MSM, H and gather methods run on its lane: its stream, the
 MSM side's settings, no region.
 
-Device memory: everything held is bounded by a budget, and a device-memory
-plan decides what stays resident and what is streamed (backend/gpu_memory.py).
-Point arrays given to msm / batch_sum stay resident, or are streamed, and
-must not be modified in place meanwhile (cuda/resident.py); work buffers
-are allocated per call (cuda/device.py). A partition's uploads are
-staged in pinned arenas before its kernel region (prepare; cuda/pinned.py).
+Device memory: everything held is bounded by a budget (set_memory_budget),
+and a device-memory plan (device_plan: a value its caller makes once, an
+engine when it loads a parameter set) decides what stays resident and what
+is streamed: a region given it lays the memory out by it as it starts
+(backend/gpu_memory.py, cuda/memory.py), a region without one runs
+unplanned. Point arrays given to msm / batch_sum stay resident, or are
+streamed, and must not be modified in place meanwhile (cuda/resident.py);
+work buffers are allocated per call. A partition's uploads are staged in
+pinned arenas before its kernel region (prepare; cuda/pinned.py).
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import functools
+import logging
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -37,7 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..cuda.arrays import DeviceScalars
-from ..cuda.device import Device, host_key
+from ..cuda.device import Device
 from ..cuda.kernel_host import KernelHost
 from ..cuda.pinned import ALIGN, PinnedPool
 from ..cuda.second_stream import SecondStream
@@ -49,13 +53,16 @@ from ..ntt.flavor import Flavor
 from ..ntt.gpu import GpuNtt
 from ..r1cs.gpu import GpuR1cs
 from .base import AssignmentT, Capabilities, MsmOptions, Prepared, Scalars
-from .gpu_memory import PlannedMemory
+from .gpu_memory import device_plan, layout_of
+
+LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..config import GpuEnvironment
-    from ..cuda import _driver
+    from ..cuda import DeviceInfo, _driver
     from ..curve.points import G1Array, G1Point, G2Array, G2Point
     from ..r1cs.system import R1CS
+    from .device_plan import DevicePlan, SrsArrays
 
 
 def prepare(pool: PinnedPool, assignment: AssignmentT) -> Prepared[AssignmentT]:
@@ -78,25 +85,91 @@ def prepare(pool: PinnedPool, assignment: AssignmentT) -> Prepared[AssignmentT]:
     return Prepared(dataclasses.replace(assignment, **staged), arena)
 
 
-class GpuBackend(PlannedMemory, Device):
-    """`Backend` on one CUDA device. environment: what the process's
-    environment sets for it (config.gpu_environment(), read once per process
-    by backend.gpu_backend, which makes one backend per device)."""
+class GpuBackend:
+    """`Backend` on one CUDA device (device: its cuda.device.Device, whose
+    memory is one object, cuda.memory.DeviceMemory), the kernels' host code
+    composed on it. environment: what the process's environment sets for it
+    (config.gpu_environment(), read once per process by backend.gpu_backend,
+    which makes one backend per device)."""
 
     name = "gpu"
     capabilities = Capabilities(evaluates_witness=True, reference=False)
 
     def __init__(self, ordinal: int, environment: GpuEnvironment) -> None:
-        super().__init__(ordinal, environment)
-        self.ntt_ops = GpuNtt(self)
-        self.msm_ops = GpuMsm(self, tables=environment.msm_tables, table_copies=environment.msm_table_copies)
-        self.fixed_base_ops = GpuFixedBase(self)
-        self.r1cs_ops = GpuR1cs(self)
+        self.device = device = Device(ordinal, environment)
+        self.memory = device.memory
+        self.ntt_ops = GpuNtt(device)
+        self.msm_ops = GpuMsm(device, tables=environment.msm_tables, table_copies=environment.msm_table_copies)
+        self.fixed_base_ops = GpuFixedBase(device)
+        self.r1cs_ops = GpuR1cs(device)
+        self.plan: DevicePlan | None = None          # the plan the last region ran by (None: unplanned)
+
+    @property
+    def info(self) -> DeviceInfo:
+        return self.device.info
 
     @functools.cached_property
     def lane(self) -> GpuLane:
         """What its own Lane methods run on: its stream, the MSM side's settings, no region."""
-        return GpuLane(self, self, None)
+        return GpuLane(self, self.device, None)
+
+    # ------------------------------------------------------------ memory
+
+    def set_memory_budget(self, nbytes: int = 0) -> None:
+        """Bound what this process holds on the device to nbytes (0: the
+        card's memory); unplanned until the next region with a plan.
+        InvalidInputError for a budget below the margin."""
+        self.memory.set_budget(nbytes)
+        self.plan = None
+        self.ntt_ops.set_compact_twiddles(False)
+
+    @property
+    def memory_budget(self) -> int:
+        """Bytes the process may hold on the device (the card's until set)."""
+        if not self.memory.budget:
+            self.set_memory_budget(0)
+        return self.memory.budget
+
+    def device_plan(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
+                    g2: bool = True) -> DevicePlan:
+        """The plan for a parameter set under the device's budget (a value:
+        nothing is applied; a region given it runs by it): see
+        backend.gpu_memory.device_plan."""
+        return device_plan(self.memory_budget, self.msm_ops, params, r1cs, workers, g2)
+
+    def _follow(self, plan: DevicePlan | None, arrays: SrsArrays | None) -> None:
+        """The device's memory laid out by plan for arrays (unplanned without
+        a plan), and the NTT's twiddles as it chose; nothing where they are
+        already (the lock held: a new layout re-places what kernels read)."""
+        if plan is not None and arrays is None:
+            raise InvalidInputError("a kernel region's plan needs the parameter set it was made for (arrays=)")
+        if not self.memory.budget:
+            self.set_memory_budget(0)
+        with self.device.lock:
+            key = None if plan is None else (plan, id(arrays))
+            layout = None if plan is None else layout_of(plan, cast("SrsArrays", arrays))
+            if self.memory.follow(key, layout):
+                self.ntt_ops.set_compact_twiddles(plan is not None and plan.compact_twiddles)
+                self.plan = plan
+                if plan is not None:
+                    for line in plan.describe():
+                        LOG.info("device %s: %s", self.info.ordinal, line)
+
+    def memory_status(self) -> dict[str, int | None]:
+        """Bytes: total and free on the card, and cuda.memory.DeviceMemory.status's (planned: the plan's peak)."""
+        free, total = self.device.ctx.mem_info()
+        status: dict[str, int | None] = {"total": total, "free": free}
+        status.update(self.memory.status(self.plan.planned_bytes if self.plan is not None else None))
+        return status
+
+    def host_arenas(self) -> PinnedPool:
+        return self.memory.pinned
+
+    def release_points(self, points: G1Array | G2Array) -> None:
+        self.memory.resident.release_points(points)
+
+    def release_resident(self) -> None:
+        self.memory.resident.release_resident()
 
     # ------------------------------------------------------------ Backend
 
@@ -123,44 +196,36 @@ class GpuBackend(PlannedMemory, Device):
 
     def prepare(self, assignment: AssignmentT, ahead: bool = False) -> Prepared[AssignmentT]:
         """Host work for a partition's kernel region, done outside the device's lock:
-        its uploaded arrays copied into page-locked memory (give it back with
-        release_prepared once the region is over). ahead: also copy them to the
+        its uploaded arrays copied into page-locked memory, unless they are in
+        an arena already (host_arenas') (give it back with release_prepared
+        once the region is over). ahead: also copy them to the
         device now, on the copy stream, while another worker's kernels run (upload
         then hands these copies over); an array that does not fit is left to the
         region. The copies are on the device when prepare returns."""
-        prepared = prepare(self.pinned, assignment)
+        raw = [arr.limbs.reshape(-1).view(np.uint8) for arr in assignment.arrays().values()]
+        if all(PinnedPool.contains(r) for r in raw):       # laid out in an arena already (synthesize's)
+            prepared: Prepared[AssignmentT] = Prepared(assignment)
+        else:
+            prepared = prepare(self.memory.pinned, assignment)
         if ahead and (self.plan is None or self.plan.ahead):    # the plan may leave no room for a copy ahead
             try:
-                self._copy_ahead(prepared)
+                for arr in prepared.assignment.arrays().values():
+                    key = self.memory.copy_ahead(arr.limbs.reshape(-1).view(np.uint8), self.device.copy_stream)
+                    if key is not None:
+                        prepared.ahead.append(key)
+                self.device.copy_stream.synchronize()
             except BaseException:
                 self.release_prepared(prepared)
                 raise
         return prepared
 
-    def _copy_ahead(self, prepared: Prepared[AssignmentT]) -> None:
-        for arr in prepared.assignment.arrays().values():
-            raw = arr.limbs.reshape(-1).view(np.uint8)
-            key = host_key(raw)
-            buf = self.try_alloc(raw.nbytes)   # never alloc(): evicting resident points could pull them
-            if buf is None:                    # from under the other worker's running kernels
-                continue
-            with self.lock:
-                self._ahead[key] = buf
-            prepared.ahead.append(key)
-            buf.upload(raw, 0, self.copy_stream)
-        self.copy_stream.synchronize()
-
     def release_prepared(self, prepared: Prepared[AssignmentT]) -> None:
         """The arena back to the pool; the copies made ahead that the region did not take, freed."""
-        with self.lock:
-            unused = [self._ahead.pop(key, None) for key in prepared.ahead]
-        prepared.ahead = []
-        if any(buf is not None for buf in unused):
-            self.copy_stream.synchronize()   # a copy cut short by an error may still be running
-            self.free(*unused)
+        keys, prepared.ahead = prepared.ahead, []
+        self.memory.drop_ahead(keys, self.device.copy_stream)
         if prepared.arena is not None:
-            self.stream.synchronize()
-            self.pinned.release(prepared.arena)
+            self.device.stream.synchronize()
+            self.memory.pinned.release(prepared.arena)
             prepared.arena = None
 
     def msm(self, points: G1Array | G2Array, scalars: Scalars, threads: int
@@ -174,11 +239,15 @@ class GpuBackend(PlannedMemory, Device):
                    scalars: Scalars, threads: int) -> list[G1Point | G2Point]:
         return self.lane.msm_shared(sets, scalars, threads)
 
-    def region(self, options: MsmOptions | None = None, overlap: bool = False
+    def region(self, plan: DevicePlan | None = None, arrays: SrsArrays | None = None,
+               options: MsmOptions | None = None, overlap: bool = False
                ) -> contextlib.AbstractContextManager[GpuRegion]:
-        """A kernel region's lanes (GpuRegion): with overlap, H's
-        transforms on the kernel region's stream and the MSMs that do not
-        depend on H on the second, joined when the block ends."""
+        """A kernel region's lanes (GpuRegion), the device's memory laid out
+        by plan for arrays (the parameter set it was made for; no plan:
+        unplanned) as the region starts: with overlap, H's transforms on the
+        kernel region's stream and the MSMs that do not depend on H on the
+        second, joined when the block ends."""
+        self._follow(plan, arrays)
         return _region(self, options, overlap)
 
     def batch_sum(self, points: G1Array | G2Array, threads: int) -> G1Point | G2Point:
@@ -190,10 +259,10 @@ class GpuBackend(PlannedMemory, Device):
     def close(self) -> None:
         """Free everything this backend holds on the device."""
         self.release_resident()
-        with self.lock:
+        with self.device.lock:
             self.ntt_ops.close()
             self.fixed_base_ops.close()
-        super().close()
+        self.device.close()
 
 
 # ------------------------------------------------------------ a kernel region's lanes
@@ -203,8 +272,8 @@ class GpuLane:
     """One stream of a GpuBackend's kernel region (backend.base.Lane).
 
     backend: the GpuBackend (H's transforms, the witness's upload); device:
-    what this lane's kernels launch on and take memory from (the backend, or
-    a SecondStream of it); options: its MSMs' options (None: the MSM side's
+    what this lane's kernels launch on and take memory from (the backend's
+    Device, or a SecondStream of it); options: its MSMs' options (None: the MSM side's
     own settings); region: the GpuRegion it belongs to (None: the backend's
     own lane, outside any region)."""
 
@@ -213,7 +282,7 @@ class GpuLane:
         self.backend, self.device, self.options, self.region = backend, device, options, region
         # on another stream, the MSM and R1CS host code made on it; on the backend's, the backend's own (read
         # at each call: what the backend has then)
-        self._ops = None if device is backend else (backend.msm_ops.on(device), GpuR1cs(device))
+        self._ops = None if device is backend.device else (backend.msm_ops.on(device), GpuR1cs(device))
 
     @property
     def msm_ops(self) -> GpuMsm:
@@ -298,7 +367,7 @@ class GpuLane:
         if n < 2:
             raise InvalidInputError("h_and_witness needs a domain of at least 2")
         r1cs.check_witness(witness)
-        w = DeviceScalars(backend, backend.upload(witness.limbs), len(witness))
+        w = DeviceScalars(backend.device, backend.device.upload(witness.limbs), len(witness))
         if self.region is not None:
             self.region.after_main()
         try:
@@ -322,18 +391,18 @@ class GpuRegion:
     def __init__(self, backend: GpuBackend, options: MsmOptions | None, overlap: bool) -> None:
         self.backend = backend
         self.held: list[_driver.DeviceBuffer] = []      # H's other buffers, freed by join
-        self.main = GpuLane(backend, backend, options, self)
-        self.second = SecondStream(backend) if overlap else None
+        self.main = GpuLane(backend, backend.device, options, self)
+        self.second = SecondStream(backend.device) if overlap else None
         self.side = GpuLane(backend, self.second, options, self) if self.second is not None else None
         self.after_main()
 
     def after_main(self) -> None:
         """Work queued on the side lane from now on waits for what main has queued so far."""
         if self.second is not None:
-            self.second.stream.wait(self._event(self.backend.stream))
+            self.second.stream.wait(self._event(self.backend.device.stream))
 
     def _event(self, stream: _driver.Stream) -> _driver.Event:
-        ev = self.backend.drv.Event(self.backend.ctx)
+        ev = self.backend.device.drv.Event(self.backend.device.ctx)
         ev.record(stream)
         return ev
 
@@ -344,9 +413,9 @@ class GpuRegion:
         the device: the transforms have ended). Joining again is harmless."""
         if self.second is None:
             return
-        self.backend.stream.wait(self._event(self.second.stream))
+        self.backend.device.stream.wait(self._event(self.second.stream))
         held, self.held = self.held, []
-        self.backend.free(*held)
+        self.backend.device.free(*held)
         self.second.free_later()
 
 
@@ -359,4 +428,4 @@ def _region(backend: GpuBackend, options: MsmOptions | None, overlap: bool) -> I
     finally:
         region.join()
     # the region's work is done (its sums were read back): its waits for chunks are timed without a stall
-    backend.copy_wait_seen_ms = backend.copy_wait_ms()
+    backend.memory.copy_wait_seen_ms = backend.memory.resident.copy_wait_ms()

@@ -11,6 +11,7 @@
     porep-prover groth16 prove|verify     snarkjs's argument order and files
     porep-prover zkey export verificationkey | insecure-setup
     porep-prover gpu info | warm          CUDA devices; compile the kernels into the cache
+    porep-prover plan [--scale S] ...     the memory plan of a workload, host and device (no GPU needed)
     porep-prover bench batch | sweep      engine throughput (seconds per proof, GPU efficiency)
     porep-prover timeline [LOG]           GPU efficiency, gaps, lock wait/hold; --gantt PNG
     porep-prover plugins                  installed plugins, what they register, those skipped and why
@@ -52,7 +53,7 @@ import threading
 from .._version import __version__
 from ..config import debug_wanted, default_threads, threads_default
 from ..errors import PorepProverError
-from . import arguments, core, engine_cmds, gpu_cmds, plugin_cmds, snarkjs_cmds
+from . import arguments, core, engine_cmds, gpu_cmds, plan_cmds, plugin_cmds, snarkjs_cmds
 from . import cache_cmds, client_cmds, config_cmds, daemon_cmds, status_cmds
 
 EXIT_ERROR, EXIT_INTERNAL, EXIT_PIPE, EXIT_INTERRUPT, EXIT_TERMINATED = 2, 3, 141, 130, 143
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     core.register(sub, _common)
     snarkjs_cmds.register(sub, _common)
     gpu_cmds.register(sub, _common)
+    plan_cmds.register(sub, _common)
     engine_cmds.register(sub, _common)
     plugin_cmds.register(sub, _common)
     config_cmds.register(sub, _common)

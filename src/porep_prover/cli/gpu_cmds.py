@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""`porep-prover gpu info`, `gpu warm` and `gpu plan` (each importing the
-CUDA support it uses when it runs)."""
+"""`porep-prover gpu info`, `gpu warm` and `gpu plan` (cli.plan_cmds: the
+memory plan, host and device) (each importing the CUDA support it uses when
+it runs)."""
 from __future__ import annotations
 
 import time
-from typing import TypedDict
 
 from ..config import kernel_cache_dir
 from ..errors import BackendUnavailableError, CudaError
-from . import arguments
+from . import arguments, plan_cmds
 
 
 def cmd_info(args) -> int:
@@ -64,39 +64,6 @@ def cmd_warm(args) -> int:
     return 0
 
 
-class CircuitStats(TypedDict):
-    """A circuit by its statistics (backend.device_plan.Workload.estimated's arguments)."""
-    constraints: int
-    inputs: int
-    aux: int
-    a_density: float
-    b_density: float
-    nonzeros: tuple[float, float, float]
-
-
-# A 32 GiB PoRep partition's statistics (bellperson's StackedCircuit; the porep-shaped circuit mimics them):
-# constraints, inputs with the constant one, aux variables, A's and B's shares of the aux, nonzeros a row
-POREP_32G: CircuitStats = {"constraints": 130_278_869, "inputs": 329, "aux": 130_169_893, "a_density": 0.997,
-                           "b_density": 0.254, "nonzeros": (2.4, 1.0, 2.2)}
-
-
-def cmd_plan(args) -> int:
-    """The device-memory plan of a workload under a budget, without a GPU."""
-    from ..backend.device_plan import GIB, UPLOAD_RATE, Workload, plan
-    rate = UPLOAD_RATE if args.upload_gbps is None else args.upload_gbps * 1e9
-    stats = POREP_32G.copy()
-    stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
-    stats["aux"] = max(1, round(stats["aux"] * args.scale))
-    workload = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
-                                  table_copies=args.table_copies, g2=args.b_g2 == "device")
-    chosen = plan(workload, int(args.device_memory_gib * GIB), rate=rate, pairs=args.pairs)
-    print(f"workload: {args.workload} at scale {args.scale:g}: {stats['constraints']:,} constraints, "
-          f"{stats['aux']:,} aux variables")
-    for line in chosen.describe(rate):
-        print(line)
-    return 0
-
-
 def register(sub, common) -> None:
     p = sub.add_parser("gpu", help="CUDA devices and the kernel cache").add_subparsers(dest="action", required=True)
     i = p.add_parser("info", help="devices, NVRTC and the kernel cache (exit 1 without a device)")
@@ -106,23 +73,5 @@ def register(sub, common) -> None:
                    help="target, e.g. sm_90 (repeatable; default: the local devices')")
     arguments.progress_option(w)
     w.set_defaults(func=cmd_warm)
-    pl = p.add_parser("plan", help="what a device budget keeps resident and streams (no GPU needed)")
-    pl.add_argument("-t", "--workload", choices=("porep-shaped", "porep-32g"), default="porep-shaped",
-                    help="a 32 GiB PoRep partition's statistics (the porep-shaped circuit's)")
-    pl.add_argument("--scale", type=arguments.fraction, default=1.0, help="the partition scaled (above 0, at most 1)")
-    pl.add_argument("--device-memory-gib", type=arguments.number(1, 1 << 20), default=80.0,
-                    help="the device budget in GiB (1 to 2^20; default 80)")
-    pl.add_argument("--matvec", choices=("device", "host"), default="device",
-                    help="where A w, B w, C w are evaluated (device: the matrices resident if they fit)")
-    pl.add_argument("--b-g2", choices=("device", "host"), default="device",
-                    help="where B's G2 MSM runs (prover.b_g2; host: its points are no part of the plan)")
-    pl.add_argument("--workers", type=arguments.integer(1, 16), default=2, help="device workers (1 to 16)")
-    pl.add_argument("--table-copies", type=arguments.integer(0, 64), default=0,
-                    help="H window-table copies wanted (0 to 64)")
-    pl.add_argument("--upload-gbps", type=arguments.number(0.1, 1000), default=None,
-                    help="pinned upload rate for the plan and its transfer floor, GB/s (default: the model's, "
-                         "an H100 host's measured rate)")
-    pl.add_argument("--pairs", action="store_true",
-                    help="also weigh two partitions a region sharing each streamed pass (on paper: the engine "
-                         "runs one partition a region)")
-    pl.set_defaults(func=cmd_plan)
+    pl = p.add_parser("plan", help="the memory plan of a workload, host and device (no GPU needed; as `plan`)")
+    plan_cmds.add_arguments(pl)

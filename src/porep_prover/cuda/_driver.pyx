@@ -436,7 +436,9 @@ cdef class DeviceBuffer:
 
 cdef class PinnedBuffer:
     """Page-locked host memory (fast, truly asynchronous copies), exposed as a
-    writable buffer; freed by close() or collection."""
+    writable buffer; freed by close() or collection. Portable: every context
+    of the process reads it as page-locked (an engine's partitions are laid
+    out in one device's arenas and proved on any)."""
     cdef void *data
     cdef readonly size_t nbytes
     cdef Context ctx
@@ -448,7 +450,8 @@ cdef class PinnedBuffer:
         self.ctx = ctx
         self.nbytes = nbytes
         ctx.use()
-        check(drv.cuMemHostAlloc(&self.data, nbytes if nbytes else 1, 0), f"cuMemHostAlloc({nbytes} bytes)")
+        check(drv.cuMemHostAlloc(&self.data, nbytes if nbytes else 1, drv.CU_MEMHOSTALLOC_PORTABLE),
+              f"cuMemHostAlloc({nbytes} bytes)")
         memset(self.data, 0, nbytes)
 
     def __getbuffer__(self, Py_buffer *buf, int flags):

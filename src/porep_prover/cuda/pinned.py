@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import numpy as np
 
 from ..errors import CudaError
-from ..host_memory import is_mapped
+from ..host_memory import is_mapped, mapped_origin, read_into, unmap_pages
 from .staging import copy_in_slices
 
 if TYPE_CHECKING:
@@ -57,8 +57,35 @@ class Arena:
         return self.view.ctypes.data
 
 
+class _LiveArenas:
+    """Every arena of the process's pools by address: an upload from any of
+    them is one DMA, whichever pool (whichever device's) made it."""
+
+    def __init__(self) -> None:
+        self._by_address: dict[int, Arena] = {}
+        self._lock = threading.Lock()
+
+    def add(self, arena: Arena) -> None:
+        with self._lock:
+            self._by_address[arena.address] = arena
+
+    def discard(self, arena: Arena) -> None:
+        with self._lock:
+            self._by_address.pop(arena.address, None)
+
+    def contains(self, raw: npt.NDArray[np.uint8]) -> bool:
+        start = raw.ctypes.data
+        end = start + raw.nbytes
+        with self._lock:
+            return any(a.address <= start and end <= a.address + a.nbytes for a in self._by_address.values())
+
+
+LIVE_ARENAS = _LiveArenas()
+
+
 class PinnedPool:
-    """Page-locked arenas of one context, handed out whole and given back.
+    """Page-locked arenas of one context (portable: any context reads them
+    at the link's speed), handed out whole and given back.
 
     At most `keep` idle arenas are kept; an arena too small for a request is
     closed and a larger one made (partitions of one circuit all fit the first)."""
@@ -86,6 +113,7 @@ class PinnedPool:
         arena = Arena(buf, np.frombuffer(buf, dtype=np.uint8))  # type: ignore[call-overload]
         with self._lock:
             self._live[arena.address] = arena
+        LIVE_ARENAS.add(arena)
         return arena
 
     def release(self, arena: Arena) -> None:
@@ -95,17 +123,21 @@ class PinnedPool:
             else:
                 self._close(arena)
 
+    def discard(self, arena: Arena) -> None:
+        """Close an arena now (its memory back to the host), rather than keep it idle."""
+        with self._lock:
+            self._close(arena)
+
     def _close(self, arena: Arena) -> None:
         self._live.pop(arena.address, None)
+        LIVE_ARENAS.discard(arena)
         arena.view = np.zeros(0, np.uint8)
         arena.buffer.close()
 
-    def contains(self, raw: npt.NDArray[np.uint8]) -> bool:
-        """Whether raw (contiguous bytes) lies inside one arena."""
-        start = raw.ctypes.data
-        end = start + raw.nbytes
-        with self._lock:
-            return any(a.address <= start and end <= a.address + a.nbytes for a in self._live.values())
+    @staticmethod
+    def contains(raw: npt.NDArray[np.uint8]) -> bool:
+        """Whether raw (contiguous bytes) lies inside one arena of any pool of the process."""
+        return LIVE_ARENAS.contains(raw)
 
     def copy(self, dst: npt.NDArray[np.uint8], src: npt.NDArray[np.uint8]) -> None:
         """dst[:] = src (flat uint8) in slices on this pool's threads."""
@@ -126,24 +158,39 @@ class MappedCopies:
     """Anonymous copies of file-mapped arrays, one an array in the process,
     shared by every device's HostPins (each registers it in place) and
     dropped when the last gives it back; a copy still read (a stream's view
-    of it) lives on until that view goes."""
+    of it) lives on until that view goes.
+
+    A copy is read from the array's file (host_memory.read_into: large
+    sequential reads on threads, each range's page cache dropped once read,
+    and the mapping's own pages of it unmapped), so that a streamed array
+    costs its bytes in host memory once, not once more as page cache; an
+    array whose file is not known is copied from its mapping."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._held: dict[int, tuple[npt.NDArray[np.generic], int]] = {}     # id(array) -> (copy, users)
 
     def take(self, array: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
-        """array's copy (C-contiguous, made here on first take, on threads: one
-        thread reads a mapping far below memory bandwidth)."""
+        """array's copy (C-contiguous, made here on first take)."""
         key = id(array)
         with self._lock:      # one copy made at a time: a second device asking for it waits for the first's
             held = self._held.get(key)
             if held is None:
+                t = time.perf_counter()
                 copy = np.empty(array.shape, array.dtype)
                 workers = min(8, os.cpu_count() or 1)
-                with ThreadPoolExecutor(workers, thread_name_prefix="pin-copy") as pool:
-                    copy_in_slices(pool if workers > 1 else None, copy.reshape(-1).view(np.uint8),
-                                   array.reshape(-1).view(np.uint8), SLICE)
+                origin = mapped_origin(array)
+                if origin is not None:
+                    read_into(copy, origin[0], origin[1], workers)
+                    unmap_pages(array)
+                else:       # one thread reads a mapping far below memory bandwidth: on threads
+                    with ThreadPoolExecutor(workers, thread_name_prefix="pin-copy") as pool:
+                        copy_in_slices(pool if workers > 1 else None, copy.reshape(-1).view(np.uint8),
+                                       array.reshape(-1).view(np.uint8), SLICE)
+                seconds = time.perf_counter() - t
+                LOG.info("read %.2f GiB of a mapped array %s in %.1f s (%.2f GB/s)", array.nbytes / 2**30,
+                         "from its file, its pages dropped" if origin is not None else "from its mapping", seconds,
+                         array.nbytes / max(seconds, 1e-9) / 1e9)
                 held = (copy, 0)
             self._held[key] = (held[0], held[1] + 1)
             return held[0]

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Arrays kept resident on a device (cuda.device.Device's side of them).
+"""Arrays kept resident on a device: the resident store of its memory
+(cuda.memory.DeviceMemory.resident).
 
 Point arrays given to an MSM or a batch sum are kept resident on the device
 (keyed by their limbs array, dropped when it is collected), so a parameter
@@ -15,6 +16,7 @@ table) are kept beside their array and dropped with it.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import weakref
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -24,7 +26,6 @@ from ..errors import DeviceMemoryError
 from .chunk_ring import ChunkRing
 
 if TYPE_CHECKING:
-    import collections
     import threading
 
     import numpy as np
@@ -49,38 +50,57 @@ class Points(Protocol):
     def __len__(self) -> int: ...
 
 
-class ResidentMemory:
-    """The resident store of a Device: what it keeps (lock, _resident, _busy,
-    resident_budget, pass_points, _streamed, ring, ring_bytes, pins, made by
-    Device.__init__) and how it allocates (upload, try_alloc, free, stream)
-    are the Device's."""
+class StoreMemory(Protocol):
+    """What a resident store takes memory through (cuda.memory.DeviceMemory):
+    the driver and context its chunk ring's stream and events are made with,
+    the device's lock and stream, allocations, frees, uploads, and the host
+    pins streamed arrays are page-locked by."""
 
-    # the Device's state (Device.__init__ makes it), declared here for the type checker
-    drv: Driver
-    ctx: _driver.Context
-    stream: _driver.Stream
-    lock: threading.RLock
-    # key -> (buffer, the finalizer that drops it with its array)
-    _resident: collections.OrderedDict[
-        ResidentKey, tuple[_driver.DeviceBuffer, weakref.finalize[[ResidentKey], npt.NDArray[np.generic]]]]
-    _busy: collections.Counter[int]
-    resident_budget: int
-    pass_points: int
-    _streamed: set[int]
-    ring: ChunkRing | None
-    ring_bytes: int
-    ring_waited_ms: float
-    copy_wait_seen_ms: float
-    pins: HostPins
+    @property
+    def drv(self) -> Driver: ...
 
-    if TYPE_CHECKING:   # the Device's (cuda.device)
-        def upload(self, data: npt.NDArray[np.generic]) -> _driver.DeviceBuffer: ...
+    @property
+    def ctx(self) -> _driver.Context: ...
 
-        def alloc(self, nbytes: int) -> _driver.DeviceBuffer: ...
+    @property
+    def lock(self) -> threading.RLock: ...
 
-        def try_alloc(self, nbytes: int) -> _driver.DeviceBuffer | None: ...
+    @property
+    def stream(self) -> _driver.Stream: ...
 
-        def free(self, *bufs: _driver.DeviceBuffer | None) -> None: ...
+    @property
+    def pins(self) -> HostPins: ...
+
+    def alloc(self, nbytes: int) -> _driver.DeviceBuffer: ...
+
+    def try_alloc(self, nbytes: int) -> _driver.DeviceBuffer | None: ...
+
+    def free(self, *bufs: _driver.DeviceBuffer | None) -> None: ...
+
+    def upload(self, data: npt.NDArray[np.generic]) -> _driver.DeviceBuffer: ...
+
+
+class ResidentStore:
+    """The arrays a device keeps resident, those it streams, and the MSM
+    pass size: part of a cuda.memory.DeviceMemory (memory: what it
+    allocates, uploads and locks through). budget: bytes resident arrays may
+    take; pass_points: the most points an MSM pass sorts (0: no limit)."""
+
+    def __init__(self, memory: StoreMemory, budget: int) -> None:
+        self.memory = memory
+        self.lock = memory.lock
+        # key -> (buffer, the finalizer that drops it with its array)
+        self._resident: collections.OrderedDict[
+            ResidentKey, tuple[_driver.DeviceBuffer, weakref.finalize[[ResidentKey], npt.NDArray[np.generic]]]] \
+            = collections.OrderedDict()
+        self._busy: collections.Counter[int] = collections.Counter()    # id(limbs) of resident arrays in use
+        self.budget = budget
+        self.pass_points = 0
+        self._streamed: set[int] = set()                 # id(limbs) of the arrays streamed (stream_arrays)
+        self.ring: ChunkRing | None = None               # the chunk ring of streamed arrays, made on first use
+        self.ring_bytes = STREAM_CHUNK                   # its slots' size
+        self.ring_waited_ms = 0.0                        # kernels' waits for chunks of rings since closed
+        self.dropped = 0                                 # resident bytes dropped for want of memory, so far
 
     def point_chunks(self, points: Points, stream: _driver.Stream | None = None
                      ) -> Iterator[tuple[int, int, _driver.DeviceBuffer | int]]:
@@ -92,8 +112,9 @@ class ResidentMemory:
         n, per = len(points), self.pass_points or len(points)
         if self.is_streamed(points):
             if id(points.limbs) not in self._streamed:     # over the budget: chunks within it
-                per = min(per, max(self.resident_budget, 1 << 20) // (points.limbs.shape[1] * 8))
-            yield from self.chunk_ring().chunks(self.pins.source(points.limbs), per, stream or self.stream)
+                per = min(per, max(self.budget, 1 << 20) // (points.limbs.shape[1] * 8))
+            source = self.memory.pins.source(points.limbs)
+            yield from self.chunk_ring().chunks(source, per, stream or self.memory.stream)
             return
         buf = self.resident(points)      # callers hold points (see holding)
         if n <= per:
@@ -105,7 +126,7 @@ class ResidentMemory:
 
     def is_streamed(self, points: Points) -> bool:
         """Whether points are streamed through the chunk ring rather than kept resident."""
-        return id(points.limbs) in self._streamed or points.limbs.nbytes > self.resident_budget
+        return id(points.limbs) in self._streamed or points.limbs.nbytes > self.budget
 
     def in_one_pass(self, points: Points) -> bool:
         """Whether an MSM over points runs as one pass over a resident copy."""
@@ -121,9 +142,9 @@ class ResidentMemory:
         for key in keep - old:
             self._evict(key)
         for key in old - keep:              # resident again (or gone): its pages need not stay locked
-            self.pins.unpin_id(key)
+            self.memory.pins.unpin_id(key)
         for limbs in arrays:
-            self.pins.pin(limbs)
+            self.memory.pins.pin(limbs)
         if self.ring is not None and (self.ring.chunk_bytes != chunk_bytes or not arrays):
             self.ring.close()
             self.ring_waited_ms += self.ring.waited_ms()
@@ -144,7 +165,7 @@ class ResidentMemory:
         """The device's chunk ring, made on first use."""
         with self.lock:
             if self.ring is None:
-                self.ring = ChunkRing(self, self.ring_bytes)
+                self.ring = ChunkRing(self.memory, self.ring_bytes)
             return self.ring
 
     def resident(self, points: Points) -> _driver.DeviceBuffer:
@@ -160,7 +181,7 @@ class ResidentMemory:
             buf = self._touch(key)
             if buf is None:
                 self._make_room(limbs.nbytes)
-                buf = self._keep(key, limbs, self.upload(limbs))
+                buf = self._keep(key, limbs, self.memory.upload(limbs))
             return buf
 
     def resident_derived(self, limbs: npt.NDArray[np.generic], tag: Hashable, nbytes: int,
@@ -172,19 +193,19 @@ class ResidentMemory:
         key = (id(limbs), tag)
         with self.lock:
             buf = self._touch(key)
-            if buf is not None or self.resident_bytes() + nbytes > self.resident_budget:
+            if buf is not None or self.resident_bytes() + nbytes > self.budget:
                 return buf
-            buf = self.try_alloc(nbytes)
+            buf = self.memory.try_alloc(nbytes)
             if buf is None:
                 return None
             try:
                 make(buf)
-                self.stream.synchronize()
+                self.memory.stream.synchronize()
             except DeviceMemoryError:
-                self.free(buf)
+                self.memory.free(buf)
                 return None
             except BaseException:
-                self.free(buf)
+                self.memory.free(buf)
                 raise
             return self._keep(key, limbs, buf)
 
@@ -234,7 +255,7 @@ class ResidentMemory:
 
     def _make_room(self, nbytes: int) -> None:
         """Evict the least recently used arrays not in use until nbytes fit the budget (or none is left)."""
-        while self.resident_bytes() + nbytes > self.resident_budget:
+        while self.resident_bytes() + nbytes > self.budget:
             victim = next((k for k in self._resident if not self._in_use(k)), None)
             if victim is None:
                 return
@@ -254,7 +275,7 @@ class ResidentMemory:
         for entry in entries:
             if entry is not None:
                 entry[1].detach()
-                self.free(entry[0])
+                self.memory.free(entry[0])
 
     def release_points(self, points: Points) -> None:
         """Drop the device copy of one point array (the SRS manager evicts with it)."""
@@ -265,3 +286,12 @@ class ResidentMemory:
         with self.lock:
             for key in [k for k in self._resident if not self._in_use(k)]:
                 self._evict(key)
+
+    def close(self) -> None:
+        """Drop every resident array not in use, and the chunk ring."""
+        self.release_resident()
+        with self.lock:
+            ring, self.ring = self.ring, None
+        if ring is not None:
+            self.ring_waited_ms += ring.waited_ms()
+            ring.close()

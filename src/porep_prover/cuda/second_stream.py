@@ -117,7 +117,7 @@ class SecondStream:
 
     def work_alloc(self, nbytes: int) -> _driver.DeviceBuffer:
         """A buffer from the pool in this stream's order (as Device.alloc where there is no pool or it cannot grow)."""
-        if self.device.pooled:
+        if self.device.memory.pooled:
             try:
                 buf = self.device.drv.DeviceBuffer(self.device.ctx, nbytes, self.stream)
                 self._ours.add(buf.ptr)
@@ -149,7 +149,7 @@ class SecondStream:
     def upload(self, data: npt.NDArray[np.generic]) -> _driver.DeviceBuffer:
         """A new device buffer holding data: the copy prepare made ahead, or one queued on this stream."""
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        ahead = self.device.take_ahead(raw)
+        ahead = self.device.memory.take_ahead(raw)
         if ahead is not None:
             return ahead
         buf = self.work_alloc(len(raw))
@@ -171,7 +171,7 @@ class SecondStream:
         return self.device.download_array(buf, shape, dtype, stream or self.stream)
 
     def resident_array(self, limbs: npt.NDArray[np.generic]) -> _driver.DeviceBuffer:
-        made = self.device.is_resident(limbs)
+        made = self.device.memory.resident.is_resident(limbs)
         buf = self.device.resident_array(limbs)
         if not made:
             self.device.stream.synchronize()     # uploaded on the first stream: wait for it once
@@ -183,12 +183,12 @@ class SecondStream:
     def resident_derived(self, limbs: npt.NDArray[np.generic], tag: Hashable, nbytes: int,
                          make: Callable[[_driver.DeviceBuffer], object]) -> _driver.DeviceBuffer | None:
         """Only a derived buffer made before (a window table is made in the first stream's order)."""
-        return self.device.derived(limbs, tag)
+        return self.device.memory.resident.derived(limbs, tag)
 
     def point_chunks(self, points: Points) -> Iterator[tuple[int, int, _driver.DeviceBuffer | int]]:
         """Device.point_chunks on this stream, the resident copy made here
         (see resident_array); a streamed array's chunks come through the
         chunk ring, this stream waiting for each (no host wait)."""
-        if not self.device.is_streamed(points):
+        if not self.device.memory.resident.is_streamed(points):
             self.resident(points)
         return self.device.point_chunks(points, self.stream)

@@ -36,7 +36,8 @@ Exported (label names in braces):
                                                    read them (busy seconds undercount by their regions)
     porep_prover_srs_resident_bytes                host bytes of the parameter sets loaded
     porep_prover_memory_in_flight_bytes            host bytes of partitions from synthesis to finalization
-    porep_prover_memory_budget_bytes
+    porep_prover_memory_budget_bytes               host bytes the process may hold (the memory plans' budget)
+    porep_prover_memory_held_bytes                 of it, the process's base and the loaded sets' by their plans
     porep_prover_device_memory_free_bytes{device}, porep_prover_device_memory_total_bytes{device}
     porep_prover_device_memory_budget_bytes{device}, ..._planned_bytes, ..._allocated_bytes, ..._peak_bytes
                                                    the process's budget on a GPU, its plan's peak, what it holds
@@ -159,8 +160,10 @@ class DaemonMetrics:
                                registry=r)
         self.in_flight = Gauge("porep_prover_memory_in_flight_bytes", "Host bytes of the partitions from their "
                                "synthesis's start to their finalization's end", registry=r)
-        self.budget = Gauge("porep_prover_memory_budget_bytes", "Host bytes partitions in flight may hold",
-                            registry=r)
+        self.budget = Gauge("porep_prover_memory_budget_bytes", "Host bytes the process may hold (the memory "
+                            "plans' budget)", registry=r)
+        self.held = Gauge("porep_prover_memory_held_bytes", "Host bytes the process's base and the loaded "
+                          "parameter sets hold by their memory plans", registry=r)
         self.device_free = Gauge("porep_prover_device_memory_free_bytes", "A device's free memory", ["device"],
                                  registry=r)
         self.device_total = Gauge("porep_prover_device_memory_total_bytes", "A device's memory", ["device"],
@@ -257,7 +260,8 @@ class DaemonMetrics:
                             (self.partitions_in_flight, ("partitions", "in_flight")),
                             (self.srs_bytes, ("srs", "resident_bytes")),
                             (self.in_flight, ("memory", "host", "in_flight_bytes")),
-                            (self.budget, ("memory", "host", "budget_bytes"))):
+                            (self.budget, ("memory", "host", "budget_bytes")),
+                            (self.held, ("memory", "host", "held_bytes"))):
             value = _number(status, *path)
             if value is not None:
                 gauge.set(value)

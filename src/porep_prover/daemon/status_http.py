@@ -63,7 +63,7 @@ def engine_status_view(engine) -> dict:
                 "sets": s["srs"]},
         "memory": {"host": {"total_bytes": host_memory_bytes(), "available_bytes": host_available_bytes(),
                             "in_flight_bytes": s["memory_in_flight"], "pending_bytes": s["memory_pending"],
-                            "budget_bytes": s["memory_budget"]}},
+                            "held_bytes": s["memory_held"], "budget_bytes": s["memory_budget"]}},
         "plugin_calls_stuck": s["plugin_calls_stuck"],
         "timeline": s["timeline_events"],
         **({"cluster": s["cluster"]} if "cluster" in s else {}),
@@ -79,20 +79,17 @@ def _device(device, workers: int) -> dict:
     kernel region's end (None for the host)."""
     backend = device.backend
     memory: dict[str, int | None] | None = None
-    if device.kind == "gpu" and hasattr(backend, "memory") and hasattr(backend, "resident_bytes"):
+    if device.kind == "gpu":
         try:
-            free, total = backend.memory()
-            memory = {"total_bytes": int(total), "free_bytes": int(free),
-                      "resident_bytes": int(backend.resident_bytes())}
-            planned = backend.memory_status() if hasattr(backend, "memory_status") else None
-            if planned:      # the budget and the plan (planned None before one), held and at most held
-                memory.update({f"{key}_bytes": None if value is None else int(value) for key, value in planned.items()
-                               if key != "resident"})
+            # the card's total and free, the budget and the plan (planned None before one), held and at most held
+            status = backend.memory_status()
+            if status:
+                memory = {f"{key}_bytes": None if value is None else int(value) for key, value in status.items()}
         except Exception as exc:  # noqa: BLE001 - a status page shows what it can; the cause goes to the log
             LOG.warning("device %s: memory not readable: %s", device.label, exc)
     info = getattr(backend, "info", None)
     name = getattr(info, "name", device.label) if device.kind == "gpu" else _cpu_name()
-    waited = getattr(backend, "copy_wait_seen_ms", None) if device.kind == "gpu" else None
+    waited = getattr(getattr(backend, "memory", None), "copy_wait_seen_ms", None) if device.kind == "gpu" else None
     return {"label": device.label, "kind": device.kind, "identity": device.identity, "name": name,
             "workers": workers, "memory": memory,
             "copy_wait_seconds": None if not isinstance(waited, (int, float)) else waited / 1e3}

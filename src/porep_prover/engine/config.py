@@ -53,7 +53,8 @@ def declare_engine_settings(settings: SettingsRegistry) -> None:
         .integer("gpu_workers_per_device", 2, 1, MAX_GPU_WORKERS, "workers sharing each device's lock")
         .integer("partition_workers", 0, 0, MAX_PARTITION_WORKERS, "synthesis workers; 0 = half the cores")
         .integer("synthesis_lookahead", 2, 1, MAX_LOOKAHEAD, "synthesized partitions waiting for a device worker")
-        .number("memory_budget_gib", 0.0, 0, MAX_GIB, "host memory for partitions in flight, GiB; 0 = 3/4 of it")
+        .number("memory_budget_gib", 0.0, 0, MAX_GIB,
+                "host memory the process may hold, GiB; 0 = the host's (or its cgroup's) less a margin")
         .number("device_memory_gib", 0.0, 0, MAX_GIB, "memory this process may hold on each GPU, GiB; 0 = the card's")
         .integer("threads", 0, 0, MAX_THREADS, "threads of each native kernel call; 0 = all cores")
         .integer("synthesis_threads", 0, 0, MAX_THREADS, "threads of each synthesis worker; 0 = the cores shared")

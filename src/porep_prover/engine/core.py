@@ -46,6 +46,8 @@ from .job_table import JobTable
 from .jobs import Job, JobHandle, JobResult, check_timeout
 from .lifecycle import JOIN_SECONDS, STOP_GRACE_SECONDS, SWITCH_INTERVAL, Workers
 from .memory import MemoryAdmission
+from .memory_plan import process_item
+from .planning import SetPlans
 from .plugin_calls import Notifications
 from .registry import Registry
 from .settings import EngineSettings
@@ -58,7 +60,6 @@ if TYPE_CHECKING:
     import pluggy
 
     from ..groth16.keys import Parameters
-    from ..r1cs.system import R1CS
 
 LOG = logging.getLogger("porep_prover.engine")
 
@@ -87,10 +88,10 @@ class Engine:
         self.plugins = plugins
         self.timeline = Timeline(settings.timeline_events)
         self.devices: list[ProvingDevice] = list(devices) if devices else []
+        self.memory = MemoryAdmission(settings.memory_budget_bytes, settings.memory_budget_set)
+        self.plans = SetPlans(settings, self.memory)
         self.srs = SrsManager(settings.srs_budget_bytes, settings.srs_idle_evict_seconds,
-                              on_evict=self._release_on_devices)
-        self.memory = MemoryAdmission(settings.memory_budget_bytes, settings.memory_budget_set,
-                                      self.srs.resident_bytes)
+                              on_evict=self._release_on_devices, on_drop=self.plans.drop)
         self.notifications = Notifications(self.registry.enabled_sinks(settings.result_sinks), plugins,
                                            settings.sink_timeout)
         self.jobs = JobTable(self.registry.scheduler(settings.scheduler), self.notifications, self.timeline,
@@ -117,13 +118,20 @@ class Engine:
         with self._state_lock:
             if self._workers is not None or self._shut_down:
                 return self
-            self._preload()           # first: a file that cannot be read leaves nothing started
+            preloaded = self._preload()   # first: a file that cannot be read leaves nothing started
             if not self.devices:
                 self.devices = discover(list(self.settings.devices))
             for device in self.devices:       # the backends are the process's: the last engine's budget holds
                 device.backend.set_memory_budget(self.settings.device_memory_bytes)
-            self._stages = Stages(self.settings, self.jobs, self.memory, self.srs, self.timeline, self.registry,
-                                  self._stopped, abc_on_device=self.abc_on_device, abc_for=self._abc_on_device_for)
+            self.plans.devices = self.devices
+            self.memory.set_base(process_item(self.plans.workers()).total)
+            # partitions laid out in a device's page-locked arenas (portable: every device uploads them as they are)
+            lent = [arenas for d in self.devices if (arenas := d.backend.host_arenas()) is not None]
+            self.memory.set_arenas(lent[0] if lent else None)
+            for key, params in preloaded.items():     # a set that does not fit leaves nothing started
+                self.plans.make(key, params, None, f"the preloaded parameters {key}")
+            self._stages = Stages(self.settings, self.jobs, self.memory, self.srs, self.plans, self.timeline,
+                                  self.registry, self._stopped)
             self._workers = Workers(self._stages, self.settings, self.devices)
             self._workers.start()
             self.jobs.open()
@@ -146,23 +154,13 @@ class Engine:
         LOG.info("engine started on cluster %r", self.settings.cluster)
         return self
 
-    @property
-    def abc_on_device(self) -> bool:
-        """Whether A w, B w, C w are evaluated on the devices: prover.matvec =
-        "device" and every device of the engine can (else the host does it for all)."""
-        return self.settings.matvec_on_device and bool(self.devices) and all(
-            d.backend.capabilities.evaluates_witness for d in self.devices)
-
-    def _abc_on_device_for(self, params: Parameters, r1cs: R1CS) -> bool:
-        """abc_on_device for one circuit under its parameters: also every
-        device's memory plan keeps the circuit's matrices (Backend.wants_matrices;
-        a small card's budget may leave them on the host)."""
-        workers, g2 = self.settings.gpu_workers_per_device, self.settings.b_g2_on_device
-        return self.abc_on_device and all(d.backend.wants_matrices(params, r1cs, workers, g2=g2) for d in self.devices)
-
-    def _preload(self) -> None:
+    def _preload(self) -> dict[str, Parameters]:
+        """The sets of srs.preload loaded (by key): planned once the devices are known."""
+        loaded = {}
         for path in self.settings.srs_preload:    # .params or mapped .pmap
-            self.srs.get(f"params:{path}", functools.partial(load_params, path, threads=self.settings.threads))
+            key = f"params:{path}"
+            loaded[key] = self.srs.get(key, functools.partial(load_params, path, threads=self.settings.threads))
+        return loaded
 
     def shutdown(self, wait: bool = True, timeout: float | None = None) -> None:
         """Stop taking jobs and end the workers; every accepted job's handle
@@ -266,14 +264,15 @@ class Engine:
         """Load the parameters of job's kind and payload now (its provider's
         srs_key and load_srs; nothing is proved): {"key", "seconds",
         "bytes", "already_loaded"}. EngineError when no provider serves the
-        kind; what load_srs raises."""
+        kind; what load_srs raises; HostMemoryError when the set's memory
+        plan does not fit."""
         provider = self.registry.provider(job.kind)
         if self.cluster is not None:
             return self.cluster.preload(job)
         key = provider.srs_key(job)
         already = self.srs.loaded(key)
         start = time.monotonic()
-        self.srs.get(key, lambda: provider.load_srs(job))
+        self.srs.get(key, lambda: self.plans.load(key, provider, job, lambda what, method: method(job)))
         entry = next((e for e in self.srs.status() if e["key"] == key), {"bytes": 0})
         return {"key": key, "seconds": time.monotonic() - start, "bytes": entry["bytes"], "already_loaded": already}
 

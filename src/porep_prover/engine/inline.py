@@ -31,6 +31,11 @@ class InlineProvider:
         payload: InlineCircuit = job.payload
         return payload.params
 
+    def circuit(self, job: Job) -> R1CS:
+        """The job's circuit, before any partition (the engine plans its memory by it)."""
+        payload: InlineCircuit = job.payload
+        return payload.r1cs
+
     def synthesize(self, job: Job, partition: int, threads: int) -> tuple[R1CS, FrArray]:
         payload: InlineCircuit = job.payload
         w = payload.witnesses

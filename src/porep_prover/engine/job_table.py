@@ -21,8 +21,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable
 
-from ..errors import (EngineError, InvalidInputError, JobCancelledError, JobFailedError, KeyIntegrityError,
-                      ParamsMismatchError, PluginTimeoutError, UnsatisfiedError, WitnessError)
+from ..errors import (EngineError, HostMemoryError, InvalidInputError, JobCancelledError, JobFailedError,
+                      KeyIntegrityError, ParamsMismatchError, PluginTimeoutError, UnsatisfiedError, WitnessError)
 from .jobs import Job, JobHandle, JobResult, PartitionResult, PartitionTask, PartitionTimings
 from .scheduler_guard import GuardedScheduler
 
@@ -37,7 +37,8 @@ LOG = logging.getLogger("porep_prover.engine")
 # Failures a retry would meet again: bad input (InvalidInputError and every kind of it, WitnessError and
 # ParamsMismatchError among them, named here for the reader), a witness that does not satisfy its circuit, a
 # damaged key. A device's fault (DeviceResultError, CudaError) and any other error may pass, and are retried.
-SAME_ON_RETRY = (InvalidInputError, WitnessError, ParamsMismatchError, UnsatisfiedError, KeyIntegrityError)
+SAME_ON_RETRY = (InvalidInputError, WitnessError, ParamsMismatchError, UnsatisfiedError, KeyIntegrityError,
+                 HostMemoryError)
 
 
 def not_retried(exc: BaseException) -> str | None:

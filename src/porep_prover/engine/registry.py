@@ -38,6 +38,14 @@ class SynthesisProvider(Protocol):
     engine.provider_timeout_seconds (past it the partition's job fails);
     they may be called from several threads at once.
 
+    Optionally, circuit(job): the job's circuit (the R1CS synthesize
+    returns) before any partition is synthesized, cheaply where the provider
+    keeps it; called once as the job's parameters load, on the same thread
+    and within the same limit, so that the engine's memory plan counts the
+    circuit and decides where A w, B w, C w run from the start (without it
+    the plan learns the circuit's bytes at its first partition and keeps
+    A w, B w, C w on the host of a device that plans its memory).
+
     For payloads that come as JSON (the daemon's jobs), optionally:
     parse_payload(obj, partitions): the job's payload from a JSON object
         (a dict), checked: InvalidInputError saying what is wrong. Without

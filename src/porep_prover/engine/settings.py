@@ -13,7 +13,7 @@ import os
 from ..backend import MsmOptions
 from ..config import MAX_THREADS, resolve_threads
 from .config import MAX_PARTITION_WORKERS, EngineConfig
-from .memory import host_memory_bytes
+from .memory import default_host_budget
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,9 +24,10 @@ class EngineSettings:
     partition_workers, synthesis_lookahead: worker and queue counts.
     threads: native threads of each kernel call of a device worker or a
     finalizer; synthesis_threads: those of each synthesis worker.
-    memory_budget_bytes: bytes of partitions in flight; memory_budget_set:
-    it is the setting's (else 3/4 of the host, less the parameters loaded,
-    and the host's available memory counts too). device_memory_bytes: what
+    memory_budget_bytes: host bytes the whole process may hold (the memory
+    plans' budget); memory_budget_set: it is the setting's (else the host's
+    memory, or its cgroup's limit, less a margin: engine.memory, and the
+    host's available memory counts too). device_memory_bytes: what
     the process may hold on each GPU (0: the card's memory).
     switch_interval: seconds of Python's switch interval while the engine
     runs (0: the interpreter's own). provider_timeout / sink_timeout:
@@ -83,7 +84,7 @@ class EngineSettings:
             # the cores shared among the synthesis workers: each worker's OpenMP team on every core would
             # oversubscribe them, and teams that spin while waiting stall one another
             synthesis_threads=get("engine.synthesis_threads") or max(1, min(_cores() // workers, MAX_THREADS)),
-            memory_budget_bytes=int(budget_gib * 2**30) if budget_gib else int(host_memory_bytes() * 0.75),
+            memory_budget_bytes=int(budget_gib * 2**30) if budget_gib else default_host_budget(),
             memory_budget_set=bool(budget_gib),
             device_memory_bytes=int(get("engine.device_memory_gib") * 2**30),
             scheduler=get("engine.scheduler"),

@@ -5,7 +5,8 @@ the budget needs room (least recently used first).
 
 Callers take a lease for as long as they use a set (`with srs.lease(key,
 loader) as params:`); a set with leases is never evicted. Eviction calls
-on_evict(params) (the engine frees the device copies there).
+on_evict(params) (the engine frees the device copies there) and on_drop(key)
+(the engine drops the set's memory plan).
 """
 from __future__ import annotations
 
@@ -52,9 +53,10 @@ class SrsManager:
     """Parameters by key, loaded on first use (concurrent askers wait for one load)."""
 
     def __init__(self, budget_bytes: int = 0, idle_evict_seconds: float = 0.0,
-                 on_evict: Callable[[Parameters], None] | None = None):
+                 on_evict: Callable[[Parameters], None] | None = None,
+                 on_drop: Callable[[str], None] | None = None):
         self.budget, self.idle = budget_bytes, idle_evict_seconds
-        self.on_evict = on_evict
+        self.on_evict, self.on_drop = on_evict, on_drop
         self._entries: dict[str, _Entry] = {}
         self._cond = threading.Condition()
 
@@ -155,6 +157,8 @@ class SrsManager:
         entry = self._entries.pop(key)
         if self.on_evict is not None and entry.params is not None:      # (only loaded sets are dropped)
             self.on_evict(entry.params)
+        if self.on_drop is not None:
+            self.on_drop(key)
 
     def clear(self) -> None:
         with self._cond:

@@ -25,23 +25,28 @@ import dataclasses
 import enum
 import queue
 import time
-from typing import TYPE_CHECKING, Callable, Final
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Final
 
 from ..backend import get_backend
 from ..groth16.proof_check import bellman_suspects, check_proof
-from ..groth16.prover import HostAssignment, MsmSums, WitnessAssignment, finish, prove_device, synthesize
+from ..groth16.prover import (HostAssignment, MsmSums, WitnessAssignment, assignment_bytes, finish, prove_device,
+                              synthesize)
 from .devices import ProvingDevice
 from .interlock import kernel_region
 from .jobs import Job, PartitionTask, PartitionTimings
-from .memory import Reservation, partition_bytes
+from .memory import Reservation
 from .plugin_calls import PluginLane, Stopped
 
 if TYPE_CHECKING:
+    from ..backend.device_plan import DevicePlan
     from ..field.fr_array import FrArray
     from ..groth16.keys import Parameters
     from ..r1cs.system import R1CS
     from .job_table import JobTable
     from .memory import MemoryAdmission
+    from .memory_plan import MemoryPlan
+    from .planning import SetPlans
     from .registry import Registry, SynthesisProvider
     from .settings import EngineSettings
     from .srs import SrsManager
@@ -65,6 +70,7 @@ class SynthesizedPartition:
     waited for its parameters."""
     task: PartitionTask
     provider: SynthesisProvider
+    srs_key: str
     assignment: HostAssignment | WitnessAssignment
     public: list[int]
     reservation: Reservation
@@ -85,19 +91,16 @@ class ProvedPartition:
 
 class Stages:
     """The loops of one engine. settings: EngineSettings; table: JobTable;
-    memory: MemoryAdmission; srs: SrsManager; registry: the providers;
-    stopped: a future set when the engine stops (a wait for a provider's
-    call ends then); abc_on_device: the devices evaluate A, B, C (for the
-    memory estimates); abc_for(params, r1cs): whether they do for this
-    circuit (their memory plans may leave its matrices on the host)."""
+    memory: MemoryAdmission; srs: SrsManager; plans: the loaded sets'
+    memory plans (made as a set loads: its partitions are admitted, its
+    kernel regions run and its A w, B w, C w placed by it); registry: the
+    providers; stopped: a future set when the engine stops (a wait for a
+    provider's call ends then)."""
 
     def __init__(self, settings: EngineSettings, table: JobTable, memory: MemoryAdmission, srs: SrsManager,
-                 timeline: Timeline, registry: Registry, stopped: concurrent.futures.Future[None], abc_on_device: bool,
-                 abc_for: Callable[[Parameters, R1CS], bool] | None = None):
-        self.settings, self.table, self.memory, self.srs = settings, table, memory, srs
+                 plans: SetPlans, timeline: Timeline, registry: Registry, stopped: concurrent.futures.Future[None]):
+        self.settings, self.table, self.memory, self.srs, self.plans = settings, table, memory, srs, plans
         self.timeline, self.registry, self.stopped = timeline, registry, stopped
-        self.abc_on_device = abc_on_device
-        self.abc_for = abc_for or (lambda params, r1cs: abc_on_device)
         # stand_in(name): a synthesis worker stalled in a provider's call asks for a stand-in (the
         # engine's Workers set it); True when one started, and the stalled worker ends after its call
         self.stand_in: Callable[[str], bool] = lambda name: False
@@ -108,14 +111,17 @@ class Stages:
     def _lane(self, name: str) -> PluginLane:
         return PluginLane(f"{name}.provider", self.settings.provider_timeout)
 
-    def _params(self, provider: SynthesisProvider, job: Job,
-                lane: PluginLane) -> contextlib.AbstractContextManager[Parameters]:
-        """A lease on the job's parameters, loaded through the lane when absent
-        (the provider's srs_key too is a call on the lane, within its limit)."""
+    @contextlib.contextmanager
+    def _params(self, provider: SynthesisProvider, job: Job, lane: PluginLane) -> Iterator[tuple[str, Parameters]]:
+        """(the set's key, a lease on the job's parameters), loaded through the
+        lane when absent and planned (the provider's srs_key too is a call on
+        the lane, within its limit)."""
         name = type(provider).__name__
         key = lane.call(f"srs_key of provider {name} (job {job.id})", self.stopped, provider.srs_key, job)
-        what = f"load_srs of provider {name} (job {job.id})"
-        return self.srs.lease(key, lambda: lane.call(what, self.stopped, provider.load_srs, job))
+        def call(what: str, method: Callable[[Job], object]) -> object:
+            return lane.call(what, self.stopped, method, job)
+        with self.srs.lease(key, lambda: self.plans.load(key, provider, job, call)) as params:
+            yield key, params
 
     # ------------------------------------------------------------ synthesis
 
@@ -173,10 +179,11 @@ class Stages:
         try:
             provider = self.registry.provider(job.kind)
             asked = time.time()
-            with self._params(provider, job, lane) as params:
+            with self._params(provider, job, lane) as (key, params):
                 srs_load = time.time() - asked
-                reservation = self.memory.reserve(self.table.estimate(job.id) or
-                                                  partition_bytes(params, self.abc_on_device))
+                plan = self.plans.get(key)
+                matvec = plan is not None and plan.matvec_on_device
+                reservation = self._reserve(job, params, plan, matvec)
                 if reservation is None:
                     raise Stopped("memory admission closed")
                 start = self.table.start_synthesis(task, name)
@@ -186,11 +193,15 @@ class Stages:
                 r1cs, witness = lane.call(f"synthesize of provider {type(provider).__name__} (job {job.id} "
                                           f"partition {task.index})", self.stopped, provider.synthesize, job,
                                           task.index, settings.synthesis_threads)
+                arena = reservation.arena.view if reservation.arena is not None else None
                 assignment = synthesize(params, r1cs, witness, settings.synthesis_threads,
-                                        check=settings.check_witness, abc_on_device=self.abc_for(params, r1cs))
+                                        check=settings.check_witness, abc_on_device=matvec, arena=arena)
+                self.plans.circuit_seen(key, r1cs)
             public = witness[1:r1cs.num_inputs].to_ints()
-            reservation.allocated(assignment.nbytes)          # the real size replaces the estimate
-            self.table.note_size(job.id, assignment.nbytes)
+            del witness          # laid out in its arena, the provider's copy goes now
+            held = reservation.arena.nbytes if reservation.arena is not None else assignment.nbytes
+            reservation.allocated(held)          # the real size replaces the estimate
+            self.table.note_size(job.id, held)
             end = self.timeline.emit("SYNTH_END", job.id, task.index, name).t
         except Stopped:
             if reservation is not None:
@@ -201,7 +212,17 @@ class Stages:
                 reservation.release()
             self.table.failed(task, exc, name)
             return None
-        return SynthesizedPartition(task, provider, assignment, public, reservation, srs_load, start, end)
+        return SynthesizedPartition(task, provider, key, assignment, public, reservation, srs_load, start, end)
+
+    def _reserve(self, job: Job, params: Parameters, plan: MemoryPlan | None, matvec: bool) -> Reservation | None:
+        """A partition's host memory by its set's plan (blocking until it fits):
+        with devices, an arena it is laid out in (page-locked where the engine's
+        devices lend it: their uploads read it without a copy) and beside it
+        the provider's witness until copied in; else its assignment's bytes."""
+        if plan is not None and plan.synthesis is not None:
+            arena = assignment_bytes(params, matvec)
+            return self.memory.reserve(arena + plan.synthesis.nbytes, arena=arena)
+        return self.memory.reserve(self.table.estimate(job.id) or (plan.partition.total if plan is not None else 0))
 
     def _queue_ready(self, partition: SynthesizedPartition) -> bool:
         """Into the ready queue, waiting while it is full; False when the engine stops first."""
@@ -236,8 +257,9 @@ class Stages:
             partition.reservation.release()
             return True
         try:
-            with self._params(partition.provider, task.job, lane) as params:
-                sums, seconds = self._kernel_region(device, name, task, params, partition.assignment)
+            with self._params(partition.provider, task.job, lane) as (key, params):
+                sums, seconds = self._kernel_region(device, name, task, params, partition.assignment,
+                                                    self.plans.for_device(key, device.identity))
         except Stopped:
             partition.reservation.release()
             raise
@@ -252,9 +274,11 @@ class Stages:
         return True
 
     def _kernel_region(self, device: ProvingDevice, name: str, task: PartitionTask, params: Parameters,
-                       assignment: HostAssignment | WitnessAssignment) -> tuple[MsmSums, float]:
+                       assignment: HostAssignment | WitnessAssignment, plan: DevicePlan | None
+                       ) -> tuple[MsmSums, float]:
         """Prepare (host work: the backend's pinning, outside the lock), then the
-        kernel region under the device's lock: its sums, and its seconds."""
+        kernel region under the device's lock, by the device's plan of the
+        set: its sums, and its seconds."""
         backend, job = device.backend, task.job
         self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
         staged = backend.prepare(assignment, ahead=self.settings.upload_ahead)
@@ -263,8 +287,8 @@ class Stages:
             b_g2 = device.kind != "cpu" and self.settings.b_g2_on_device
             with kernel_region(device.identity, self.timeline, job.id, task.index, name) as region:
                 sums = prove_device(backend, params, staged.assignment, self.settings.threads, b_g2=b_g2,
-                                    host=self.cpu, overlap=self.settings.overlap_msms,
-                                    workers=self.settings.gpu_workers_per_device, options=self.settings.msm_options)
+                                    host=self.cpu, overlap=self.settings.overlap_msms, plan=plan,
+                                    options=self.settings.msm_options)
             return sums, region.end - region.start
         finally:
             backend.release_prepared(staged)
@@ -290,7 +314,7 @@ class Stages:
             if not self.table.is_active(job.id):
                 return
             self.timeline.emit("FINALIZE_START", job.id, task.index, name, device.identity)
-            with self._params(partition.provider, job, lane) as params:
+            with self._params(partition.provider, job, lane) as (_, params):
                 proof = finish(self.cpu, params, partition.assignment, proved.sums, self.settings.threads)
                 if self.settings.verify:
                     # a proof that fails raises what is at fault: the witness, the device or the key

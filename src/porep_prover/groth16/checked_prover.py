@@ -38,7 +38,9 @@ def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu"
     timings: if a dict is given, seconds per stage are added to it.
     matvec: where A w, B w and C w are evaluated (and the witness checked):
         "host" (the CPU) or "device" (a backend that evaluates them, the GPU:
-        the circuit's matrices stay resident there, only the witness crosses).
+        the circuit's matrices stay resident there, only the witness crosses;
+        on the host after all where the device's memory plan has no room for
+        the matrices).
     verify: verify the proof against params.vk before returning it (one
         pairing check, a few ms); a proof that fails is never returned, the
         error says what is at fault (proof_check). verify=False opts out.
@@ -56,9 +58,12 @@ def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu"
     if matvec == "device" and not be.capabilities.evaluates_witness:
         raise InvalidInputError(f"matvec='device': backend {be.name!r} does not evaluate A, B, C")
     clock = Stopwatch(timings)
-    assignment = synthesize(params, r1cs, witness, threads, check, abc_on_device=matvec == "device")
+    # the device's memory plan for these parameters (one worker; B's G2 MSM in finish, on the host)
+    plan = be.device_plan(params, r1cs if matvec == "device" else None, workers=1, g2=False)
+    on_device = matvec == "device" and (plan is None or plan.matrices)
+    assignment = synthesize(params, r1cs, witness, threads, check, abc_on_device=on_device)
     clock.lap("synthesis")
-    sums = prove_device(be, params, assignment, threads, clock, host=host)
+    sums = prove_device(be, params, assignment, threads, clock, host=host, plan=plan)
     proof = finish(be, params, assignment, sums, threads, rng, clock)
     if verify:
         check_proof(params.vk, witness[1:r1cs.num_inputs], proof,

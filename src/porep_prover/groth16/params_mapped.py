@@ -63,6 +63,7 @@ import numpy as np
 
 from ..atomic import atomic_write
 from ..config import resolve_threads
+from ..host_memory import drop_file_pages
 from ..curve.points import G1Array, G2Array
 from ..errors import EncodingError, ParamsFormatError
 from .keys import Parameters, VerifyingKey
@@ -201,6 +202,9 @@ def _verify_sections(path: str | os.PathLike[str], f: IO[bytes], layout: list[Se
     got = tree_sha256([whole[offset:offset + count * kind.WIDTH * 8] for _, kind, count, offset in layout], threads)
     whole.release()
     mm.close()
+    # every page was read once: none is kept in the page cache for it (the sections' pages come back from the
+    # file where they are read: a streamed array's once into page-locked memory, a resident one's as it uploads)
+    drop_file_pages(os.fspath(path))
     for (name, *_), want, have in zip(layout, sums, got):
         if want != have:
             raise ParamsFormatError(f"{path}: section {name}: checksum mismatch: the file is damaged")

@@ -27,6 +27,7 @@ runs them in a row and checks the proof):
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import random
 import secrets
@@ -35,6 +36,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..backend import Backend, Flavor
 from ..config import resolve_threads
@@ -50,6 +52,7 @@ from ..r1cs.system import R1CS
 
 if TYPE_CHECKING:
     from ..backend.base import MsmOptions
+    from ..backend.device_plan import DevicePlan
 
 
 # ------------------------------------------------------------ what the stages hand each other
@@ -115,29 +118,90 @@ class MsmSums:
 # ------------------------------------------------------------ the stages
 
 
+ARENA_ALIGN = 256          # each array of an assignment laid out in an arena starts on it (as device allocations do)
+
+
+def assignment_layout(params: Parameters, abc_on_device: bool) -> list[tuple[str, int]]:
+    """The arrays synthesize lays a partition out in, in order (name, rows):
+    with abc_on_device the witness alone; else a, b, c over the domain, the
+    witness (L's scalars are its aux rows) and A's and B's query scalars."""
+    variables = params.vk.num_inputs + len(params.l)
+    if abc_on_device:
+        return [("witness", variables)]
+    n = len(params.h) + 1
+    return [("a", n), ("b", n), ("c", n), ("witness", variables), ("a_scalars", len(params.a)),
+            ("b_scalars", len(params.b_g1))]
+
+
+def assignment_bytes(params: Parameters, abc_on_device: bool) -> int:
+    """Bytes of an arena a partition of these parameters is laid out in (synthesize's arena)."""
+    return sum(_aligned(32 * rows) for _, rows in assignment_layout(params, abc_on_device))
+
+
+def _aligned(nbytes: int) -> int:
+    return -(-nbytes // ARENA_ALIGN) * ARENA_ALIGN
+
+
+def _carve(arena: NDArray[np.uint8], layout: list[tuple[str, int]]) -> dict[str, FrArray]:
+    """FrArrays over consecutive aligned stretches of arena, one for each (name, rows) of layout."""
+    out, at = {}, 0
+    for name, rows in layout:
+        out[name] = FrArray(arena[at:at + 32 * rows].view(np.uint64).reshape(rows, 4))
+        at += _aligned(32 * rows)
+    return out
+
+
 def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | None = None,
-               check: bool = True, abc_on_device: bool = False) -> HostAssignment | WitnessAssignment:
+               check: bool = True, abc_on_device: bool = False,
+               arena: NDArray[np.uint8] | None = None) -> HostAssignment | WitnessAssignment:
     """CPU stage: a HostAssignment (the constraint evaluations a, b, c and
     every MSM's scalars); with abc_on_device, a WitnessAssignment (a, b, c,
-    the check and the queries' scalars left to the backend). Raises
-    WitnessError, UnsatisfiedError (check=True), ParamsMismatchError."""
+    the check and the queries' scalars left to the backend). arena: bytes
+    (page-locked, say: what a device's upload reads without a copy) of at
+    least assignment_bytes(params, abc_on_device), in which the assignment's
+    arrays are laid out, the witness copied there (its caller may drop its
+    own); else they are allocated. Raises WitnessError, UnsatisfiedError
+    (check=True), ParamsMismatchError; InvalidInputError for an arena too small."""
     threads = resolve_threads(threads)
     params.check_matches(r1cs)
     n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
+    r1cs.check_witness(witness)
+    slots: dict[str, FrArray] = {}
+    if arena is not None:
+        need = assignment_bytes(params, abc_on_device)
+        if arena.dtype != np.uint8 or arena.ndim != 1 or len(arena) < need or not arena.flags.c_contiguous:
+            raise InvalidInputError(f"synthesize: an arena of {arena.nbytes} bytes ({arena.dtype}), "
+                                    f"{need} contiguous bytes needed")
+        slots = _carve(arena, assignment_layout(params, abc_on_device))
+        _copy_rows(slots["witness"].limbs, witness.limbs, threads)
+        witness = slots["witness"]
     if abc_on_device:
-        r1cs.check_witness(witness)
         return WitnessAssignment(r1cs, witness, check)
-    a, b, c = r1cs.evaluate(witness, threads, length=n)   # padded in place: no copies of n-row arrays
+    abc = (slots["a"], slots["b"], slots["c"]) if slots else None
+    a, b, c = r1cs.evaluate(witness, threads, length=n, out=abc)   # padded in place: no copies of n-row arrays
     if check:
         r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
     a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
-    return HostAssignment(a, b, c, l_scalars=witness[k:], a_scalars=query_scalars(r1cs, witness, "a", threads),
-                          b_scalars=query_scalars(r1cs, witness, "b", threads))
+    return HostAssignment(a, b, c, l_scalars=witness[k:],
+                          a_scalars=query_scalars(r1cs, witness, "a", threads, slots.get("a_scalars")),
+                          b_scalars=query_scalars(r1cs, witness, "b", threads, slots.get("b_scalars")))
+
+
+def _copy_rows(dst: NDArray[np.uint64], src: NDArray[np.uint64], threads: int) -> None:
+    """dst[:] = src (rows of limbs) in stretches on threads (numpy's copies release the GIL)."""
+    stretches = max(1, min(threads, len(src) // (1 << 18)))
+    bounds = [len(src) * i // stretches for i in range(stretches + 1)]
+    if stretches == 1:
+        dst[:] = src
+        return
+    with concurrent.futures.ThreadPoolExecutor(stretches) as pool:
+        list(pool.map(lambda i: np.copyto(dst[bounds[i]:bounds[i + 1]], src[bounds[i]:bounds[i + 1]]),
+                      range(stretches)))
 
 
 def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | WitnessAssignment, threads: int,
                  clock: "Stopwatch | None" = None, b_g2: bool = False, host: Backend | None = None,
-                 overlap: bool = False, workers: int = 1, options: MsmOptions | None = None) -> MsmSums:
+                 overlap: bool = False, plan: DevicePlan | None = None, options: MsmOptions | None = None) -> MsmSums:
     """The kernel region (what a worker does while holding its device's lock):
     H, then the G1 MSMs of A, L + H and B_1; with b_g2, the G2 MSM of B as
     well (else finish does it): one list of steps (region_steps) run on the
@@ -145,20 +209,20 @@ def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | W
     input rows of a WitnessAssignment (a few hundred points) are summed;
     required with one. overlap: the MSMs that do not depend on H (L, A, B_1,
     B_2) run beside H's transforms where the backend can (a GPU's second
-    stream), H's MSM after them; the same sums. workers: the kernel-region
-    workers sharing the device, for its memory plan (Backend.plan_for, made
-    here, under the lock: a new plan re-places what another region reads).
-    options: the MSMs' options (an engine's). InvalidInputError for anything
-    but the two assignments."""
+    stream), H's MSM after them; the same sums. plan: the device's memory
+    plan for params (Backend.device_plan, made by the caller once: an
+    engine when it loads the set), which the region runs by (None: none,
+    every array resident and an MSM in one pass). options: the MSMs'
+    options (an engine's). InvalidInputError for anything but the two
+    assignments."""
     clock = clock or Stopwatch(None)
     if not isinstance(assignment, (HostAssignment, WitnessAssignment)):
         raise InvalidInputError(f"prove_device: a HostAssignment or a WitnessAssignment, not "
                                 f"{type(assignment).__name__}")
     if isinstance(assignment, WitnessAssignment) and host is None:
         raise InvalidInputError("prove_device: a WitnessAssignment needs the host's backend (host=)")
-    be.plan_for(params, assignment.r1cs if isinstance(assignment, WitnessAssignment) else None, workers, g2=b_g2)
     steps = region_steps(params, assignment, b_g2, overlap)
-    got = run_region(be, steps, threads, clock, options, overlap, host)
+    got = run_region(be, steps, threads, clock, options, overlap, host, plan, params)
     return MsmSums(cast(G1Point, got["a"]), cast(G1Point, got["lh"]), cast(G1Point, got["b1"]),
                    cast("G2Point | None", got.get("b2")))
 
@@ -273,12 +337,14 @@ def assemble(vk: VerifyingKey, sums: MsmSums, rng: random.Random | None, clock: 
 # ------------------------------------------------------------ bookkeeping
 
 
-def query_scalars(r1cs: R1CS, witness: FrArray, query: str, threads: int | None) -> FrArray:
-    """The a or b query's scalars, witness[r1cs.query_index(query)], gathered on threads."""
+def query_scalars(r1cs: R1CS, witness: FrArray, query: str, threads: int | None, out: FrArray | None = None
+                  ) -> FrArray:
+    """The a or b query's scalars, witness[r1cs.query_index(query)], gathered
+    on threads (into out where given: an FrArray of the query's length)."""
     idx = r1cs.query_index(query)
-    out = np.empty((len(idx), 4), dtype=np.uint64)
-    _r1cs.gather_rows(witness.limbs, idx, out, resolve_threads(threads))
-    return FrArray(out)
+    rows = np.empty((len(idx), 4), dtype=np.uint64) if out is None else out.limbs
+    _r1cs.gather_rows(witness.limbs, idx, rows, resolve_threads(threads))
+    return FrArray(rows) if out is None else out
 
 
 class Stopwatch:

@@ -30,6 +30,7 @@ from ..ntt.flavor import Flavor
 
 if TYPE_CHECKING:
     from ..backend.base import Backend, Lane, MsmOptions, Region, Scalars
+    from ..backend.device_plan import DevicePlan, SrsArrays
     from ..r1cs.system import R1CS
 
 
@@ -110,14 +111,16 @@ Step: TypeAlias = "HStep | TakeStep | MsmStep | SumStep"
 
 
 def run_region(be: Backend, steps: list[Step], threads: int, clock: Clock, options: MsmOptions | None = None,
-               overlap: bool = False, host: Backend | None = None) -> dict[str, G1Point | G2Point]:
-    """Run steps on be's region (options: its MSMs'; overlap: side steps on
-    the side lane where be has one), host steps on host. The first main
-    step after side steps joins the lanes first (its reads and its memory
-    come after theirs). Every slot is given back when the region ends,
-    whichever way. Returns the accumulators."""
+               overlap: bool = False, host: Backend | None = None, plan: DevicePlan | None = None,
+               arrays: SrsArrays | None = None) -> dict[str, G1Point | G2Point]:
+    """Run steps on be's region (plan: the device's memory plan for arrays,
+    the parameter set the steps read; options: its MSMs'; overlap: side
+    steps on the side lane where be has one), host steps on host. The first
+    main step after side steps joins the lanes first (its reads and its
+    memory come after theirs). Every slot is given back when the region
+    ends, whichever way. Returns the accumulators."""
     sums: dict[str, G1Point | G2Point] = {}
-    with Slots(be) as slots, be.region(options, overlap) as region:
+    with Slots(be) as slots, be.region(plan, arrays, options, overlap) as region:
         beside = False                    # side work queued since the last join
         for step in steps:
             on = step.on if not isinstance(step, HStep) else On.MAIN

@@ -37,7 +37,8 @@ def read_npz(path: str | os.PathLike, error: type[InvalidInputError], what: str)
         with zipfile.ZipFile(path) as archive:
             return {info.filename.removesuffix(".npy"): _member(archive, info, size, path, error)
                     for info in archive.infolist()}
-    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError) as exc:
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError,
+            UnicodeDecodeError) as exc:      # a member name flagged UTF-8 that is not
         raise error(f"{path}: cannot read the {what}: {exc}") from None
 
 

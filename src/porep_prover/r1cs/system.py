@@ -63,6 +63,12 @@ class SparseMatrix:
     def nnz(self) -> int:
         return len(self.col)
 
+    @property
+    def host_bytes(self) -> int:
+        """Host bytes of its arrays."""
+        ids = self.coeff_id.nbytes if self.coeff_id is not None else 0
+        return self.indptr.nbytes + self.col.nbytes + self.coeff.limbs.nbytes + ids
+
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[int, int]]) -> "SparseMatrix":
         """From one {variable: coefficient} mapping per constraint (ints, any sign, reduced mod r)."""
@@ -151,9 +157,18 @@ class SparseMatrix:
         mask[self.col] = True
         return mask
 
-    def matvec(self, w: FrArray, threads: int | None, length: int | None = None) -> FrArray:
-        """M w, zero-padded to length rows (default: the matrix's rows)."""
-        out = FrArray.zeros(max(self.rows, length or 0))
+    def matvec(self, w: FrArray, threads: int | None, length: int | None = None, out: FrArray | None = None
+               ) -> FrArray:
+        """M w, zero-padded to length rows (default: the matrix's rows); into
+        out where given (an FrArray of that many rows: its memory, page-locked
+        say, is the result's). InvalidInputError for an out of another length."""
+        rows = max(self.rows, length or 0)
+        if out is None:
+            out = FrArray.zeros(rows)
+        elif len(out) != rows:
+            raise InvalidInputError(f"matvec: out has {len(out)} rows, the result {rows}")
+        else:
+            out.limbs[self.rows:] = 0
         _r1cs.matvec(self.indptr, self.col, self.coeff.limbs, w.limbs, out.limbs, resolve_threads(threads),
                      self.coeff_id)
         return out
@@ -206,6 +221,16 @@ class R1CS:
         constraint input_i * 0 = 0 per input, as bellman adds)."""
         return 1 << max(0, (self.num_constraints + self.num_inputs - 1).bit_length())
 
+    @property
+    def host_bytes(self) -> int:
+        """Host bytes of its matrices and of the query maps made so far (a
+        circuit a provider keeps counts them once, however many partitions
+        read it)."""
+        density = self._density
+        masks = density.a_aux.nbytes + density.b_input.nbytes + density.b_aux.nbytes if density is not None else 0
+        maps = sum(v.nbytes for v in self._query_index.values())
+        return self.a.host_bytes + self.b.host_bytes + self.c.host_bytes + masks + maps
+
     def density(self) -> Density:
         if self._density is None:
             a_mask = self.a.column_mask(self.num_variables)
@@ -257,12 +282,15 @@ class R1CS:
         if witness[0] != 1:
             raise WitnessError("witness[0] must be the constant one")
 
-    def evaluate(self, witness: FrArray, threads: int | None = None, length: int | None = None
-                 ) -> tuple[FrArray, FrArray, FrArray]:
-        """(A w, B w, C w), one value per constraint, zero-padded to length rows."""
+    def evaluate(self, witness: FrArray, threads: int | None = None, length: int | None = None,
+                 out: tuple[FrArray, FrArray, FrArray] | None = None) -> tuple[FrArray, FrArray, FrArray]:
+        """(A w, B w, C w), one value per constraint, zero-padded to length rows
+        (into out's three arrays where given: see SparseMatrix.matvec)."""
         self.check_witness(witness)
         t = resolve_threads(threads)
-        return self.a.matvec(witness, t, length), self.b.matvec(witness, t, length), self.c.matvec(witness, t, length)
+        a, b, c = out if out is not None else (None, None, None)
+        return (self.a.matvec(witness, t, length, a), self.b.matvec(witness, t, length, b),
+                self.c.matvec(witness, t, length, c))
 
     def check(self, witness: FrArray, threads: int | None = None, abc=None) -> None:
         """Raise UnsatisfiedError naming the first failing constraint (abc: a

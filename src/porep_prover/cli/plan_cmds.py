@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`porep-prover plan` (also `gpu plan`): the memory plan an engine makes for
+a workload, host and device side (engine.memory_plan.MemoryPlan, with the
+devices' backend.device_plan.DevicePlan), without a GPU: the workload by its
+statistics (a 32 GiB PoRep partition's, scaled), the budgets and the
+workers as the engine's settings would give them."""
+from __future__ import annotations
+
+import os
+from typing import TypedDict
+
+from . import arguments
+
+
+class CircuitStats(TypedDict):
+    """A circuit by its statistics (backend.device_plan.Workload.estimated's arguments)."""
+    constraints: int
+    inputs: int
+    aux: int
+    a_density: float
+    b_density: float
+    nonzeros: tuple[float, float, float]
+
+
+# A 32 GiB PoRep partition's statistics (bellperson's StackedCircuit; the porep-shaped circuit mimics them):
+# constraints, inputs with the constant one, aux variables, A's and B's shares of the aux, nonzeros a row
+POREP_32G: CircuitStats = {"constraints": 130_278_869, "inputs": 329, "aux": 130_169_893, "a_density": 0.997,
+                           "b_density": 0.254, "nonzeros": (2.4, 1.0, 2.2)}
+GIB = 1 << 30
+
+
+def cmd_plan(args) -> int:
+    """The memory plan of a workload under the budgets, host and device: exit 0; the
+    refusal the engine would make (one line, exit 2) when it does not fit."""
+    from ..backend.device_plan import UPLOAD_RATE, DevicePlan, Workload, plan
+    from ..engine.memory import default_host_budget
+    from ..engine.memory_plan import HostWorkload, Workers, make_plan
+    rate = UPLOAD_RATE if args.upload_gbps is None else args.upload_gbps * 1e9
+    stats = POREP_32G.copy()
+    stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
+    stats["aux"] = max(1, round(stats["aux"] * args.scale))
+    g2 = args.b_g2 == "device"
+    workers = Workers(args.synthesis_workers or max(1, (os.cpu_count() or 2) // 2), args.devices, args.workers, g2)
+    devices: tuple[DevicePlan, ...] = ()
+    if args.devices:
+        workload = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
+                                      table_copies=args.table_copies, g2=g2)
+        devices = (plan(workload, int(args.device_memory_gib * GIB), rate=rate, pairs=args.pairs),) * args.devices
+    circuit = Workload.estimated(**stats, on_device=True).matrix_bytes
+    host = HostWorkload.estimated(stats["constraints"], stats["inputs"], stats["aux"], stats["a_density"],
+                                  stats["b_density"], args.mapped,
+                                  int(args.circuit_gib * GIB) if args.circuit_gib is not None else circuit)
+    budget = int(args.host_memory_gib * GIB) if args.host_memory_gib else default_host_budget()
+    matvec = bool(devices) and args.matvec == "device" and all(d.matrices for d in devices)
+    chosen = make_plan(host, workers, budget, devices, matvec, f"{args.workload} at scale {args.scale:g}")
+    print(f"workload: {args.workload} at scale {args.scale:g}: {stats['constraints']:,} constraints, "
+          f"{stats['aux']:,} aux variables")
+    for line in chosen.describe():
+        print(line)
+    return 0
+
+
+def add_arguments(pl) -> None:
+    """The plan's arguments (the same for `plan` and `gpu plan`)."""
+    pl.add_argument("-t", "--workload", choices=("porep-shaped", "porep-32g"), default="porep-shaped",
+                    help="a 32 GiB PoRep partition's statistics (the porep-shaped circuit's)")
+    pl.add_argument("--scale", type=arguments.fraction, default=1.0, help="the partition scaled (above 0, at most 1)")
+    pl.add_argument("--device-memory-gib", type=arguments.number(1, 1 << 20), default=80.0,
+                    help="the device budget in GiB (1 to 2^20; default 80)")
+    pl.add_argument("--host-memory-gib", type=arguments.number(1, 1 << 20), default=None,
+                    help="the host budget in GiB (engine.memory_budget_gib; default: this host's memory, or its "
+                         "cgroup's limit, less the margin)")
+    pl.add_argument("--devices", type=arguments.integer(0, 64), default=1,
+                    help="GPUs (0 to 64; 0: the CPU proves; default 1)")
+    pl.add_argument("--matvec", choices=("device", "host"), default="device",
+                    help="where A w, B w, C w are evaluated (device: the matrices resident if they fit)")
+    pl.add_argument("--b-g2", choices=("device", "host"), default="device",
+                    help="where B's G2 MSM runs (prover.b_g2; host: its points are no part of the device plan)")
+    pl.add_argument("--workers", type=arguments.integer(1, 16), default=2,
+                    help="device workers a device (1 to 16; engine.gpu_workers_per_device)")
+    pl.add_argument("--synthesis-workers", type=arguments.integer(0, 256), default=0,
+                    help="synthesis workers (0 to 256; engine.partition_workers; 0: half this host's cores)")
+    pl.add_argument("--mapped", action="store_true",
+                    help="the parameters mapped from a .pmap file (streamed arrays read into page-locked memory, "
+                         "the rest page cache) rather than held in anonymous memory")
+    pl.add_argument("--circuit-gib", type=arguments.number(0, 1 << 20), default=None,
+                    help="the circuit's host bytes in GiB (default: its matrices' estimate from the statistics)")
+    pl.add_argument("--table-copies", type=arguments.integer(0, 64), default=0,
+                    help="H window-table copies wanted (0 to 64)")
+    pl.add_argument("--upload-gbps", type=arguments.number(0.1, 1000), default=None,
+                    help="pinned upload rate for the plan and its transfer floor, GB/s (default: the model's, "
+                         "an H100 host's measured rate)")
+    pl.add_argument("--pairs", action="store_true",
+                    help="also weigh two partitions a region sharing each streamed pass (on paper: the engine "
+                         "runs one partition a region)")
+    pl.set_defaults(func=cmd_plan)
+
+
+def register(sub, common) -> None:
+    pl = sub.add_parser("plan", help="the memory plan of a workload, host and device (no GPU needed)")
+    add_arguments(pl)
