@@ -83,13 +83,13 @@ def random_points(cls, n: int, seed: int, distinct: int = 1 << 14):
 def device_time(gpu, fn, reps: int) -> float:
     """Median ms of fn() between two events on the backend's stream."""
     fn()
-    gpu.stream.synchronize()
+    gpu.device.stream.synchronize()
     times = []
     for _ in range(reps):
-        start, stop = gpu.drv.Event(gpu.ctx), gpu.drv.Event(gpu.ctx)
-        start.record(gpu.stream)
+        start, stop = gpu.device.drv.Event(gpu.device.ctx), gpu.device.drv.Event(gpu.device.ctx)
+        start.record(gpu.device.stream)
         fn()
-        stop.record(gpu.stream)
+        stop.record(gpu.device.stream)
         stop.synchronize()
         times.append(stop.elapsed_ms(start))
     return statistics.median(times)
@@ -128,11 +128,11 @@ def bench_field(gpu, args, rng):
                                         ("fq_sqr", 6, "msm_g1.sqr_mul", "g1_fq_sqr_chain"),
                                         ("fq_sqr", 6, "msm_g1.fq_inline", "g1_fq_sqr_chain")):
         x = rng.integers(0, 1 << 62, size=(n, words), dtype=np.uint64)
-        bx, by = gpu.upload(x), gpu.upload(x[::-1].copy())
-        k = gpu.kernel(module, kernel)
+        bx, by = gpu.device.upload(x), gpu.device.upload(x[::-1].copy())
+        k = gpu.device.kernel(module, kernel)
         kargs = [bx, n, iters] if "sqr" in kernel else [bx, by, n, iters]
-        ms = device_time(gpu, lambda k=k, kargs=kargs: k.launch((n // 256,), (256,), kargs, gpu.stream), 5)
-        gpu.free(bx, by)
+        ms = device_time(gpu, lambda k=k, kargs=kargs: k.launch((n // 256,), (256,), kargs, gpu.device.stream), 5)
+        gpu.device.free(bx, by)
         rate = n * iters / ms / 1e6
         row(name, 0, ms, None, n * iters * (FR_MUL if words == 4 else FQ_MUL) / IMAD_PER_S * 1e3,
             note=f"{rate:.1f} G products/s ({module})")
@@ -142,44 +142,44 @@ def bench_transfers(gpu, args, rng):
     """Host <-> device GB/s through the pinned staging, with and without copy
     threads, and up straight from page-locked pages (the streamed SRS's path)."""
     data = rng.integers(0, 255, size=1 << 30, dtype=np.uint8)
-    pool = gpu.staging._pool
+    pool = gpu.memory.staging._pool
     for label, use in (("threads", pool), ("1 thread", None)):
-        gpu.staging._pool = use
-        buf = gpu.upload(data)
-        up = host_time(lambda: gpu.free(gpu.upload(data)), 3)
-        down = host_time(lambda buf=buf: gpu.download_array(buf, (len(data),), np.uint8), 3)
-        gpu.free(buf)
+        gpu.memory.staging._pool = use
+        buf = gpu.device.upload(data)
+        up = host_time(lambda: gpu.device.free(gpu.device.upload(data)), 3)
+        down = host_time(lambda buf=buf: gpu.device.download_array(buf, (len(data),), np.uint8), 3)
+        gpu.device.free(buf)
         row("xfer", 30, up, None, len(data) / 4.2e12 * 2e3, note=f"{label}: up {len(data) / up / 1e6:.1f} GB/s, "
             f"down {len(data) / down / 1e6:.1f} GB/s")
-    gpu.staging._pool = pool
+    gpu.memory.staging._pool = pool
     # straight from page-locked pages, one DMA a copy (what a streamed chunk's upload is): a pinned
     # arena, and the array itself registered in place
-    dst = gpu.alloc(len(data))
-    arena = gpu.pinned.acquire(len(data))
+    dst = gpu.device.alloc(len(data))
+    arena = gpu.memory.pinned.acquire(len(data))
     arena.view[:] = data
     for label, src in (("from a pinned arena", arena.view), ("registered in place", data)):
-        if src is data and not gpu.pins.pin(data):
+        if src is data and not gpu.memory.pins.pin(data):
             continue
 
         def up_once(src=src):
-            dst.upload(src, 0, gpu.stream)
-            gpu.stream.synchronize()
+            dst.upload(src, 0, gpu.device.stream)
+            gpu.device.stream.synchronize()
         up = host_time(up_once, 5)
         row("xfer", 30, up, None, len(data) / 4.2e12 * 2e3, note=f"{label}: up {len(data) / up / 1e6:.1f} GB/s")
-    gpu.pins.unpin(data)
-    gpu.pinned.release(arena)
-    gpu.free(dst)
+    gpu.memory.pins.unpin(data)
+    gpu.memory.pinned.release(arena)
+    gpu.device.free(dst)
 
 
 def bench_ntt(gpu, args, rng):
     for log_n in range(args.min_log, min(args.max_log, 27) + 1, args.ntt_step):
         n = 1 << log_n
         xs = random_fr(n, rng)
-        src, dst = gpu.upload(xs.limbs), gpu.alloc(32 * n)
+        src, dst = gpu.device.upload(xs.limbs), gpu.device.alloc(32 * n)
         dev = device_time(gpu, lambda src=src, dst=dst, log_n=log_n:
                           gpu.ntt_ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
         call = host_time(lambda xs=xs: gpu.ntt(xs, False, False, 1), max(1, args.reps // 2)) if log_n <= 26 else None
-        gpu.free(src, dst)
+        gpu.device.free(src, dst)
         note = ""
         if args.check and log_n <= 22:
             note = "= cpu" if pp.ntt(xs, backend="gpu") == pp.ntt(xs, backend="cpu") else "MISMATCH"
@@ -191,11 +191,11 @@ def bench_ntt_tune(gpu, args, rng):
     (a GpuNtt of each NttTuning)."""
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 27)}):
         xs = random_fr(1 << log_n, rng)
-        src, dst = gpu.upload(xs.limbs), gpu.alloc(32 << log_n)
+        src, dst = gpu.device.upload(xs.limbs), gpu.device.alloc(32 << log_n)
         for module in args.ntt_modules.split(","):
             for block_log in (int(b) for b in args.block_logs.split(",")):
                 for threads in (int(t) for t in args.thread_counts.split(",")):
-                    ops = GpuNtt(gpu, NttTuning(module, block_log, threads))
+                    ops = GpuNtt(gpu.device, NttTuning(module, block_log, threads))
                     try:
                         dev = device_time(gpu, lambda ops=ops, src=src, dst=dst, log_n=log_n:
                                           ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
@@ -203,7 +203,7 @@ def bench_ntt_tune(gpu, args, rng):
                         ops.close()
                     row("ntt", log_n, dev, None, ntt_floor_ms(log_n),
                         note=f"{module} block 2^{block_log} x {threads} threads")
-        gpu.free(src, dst)
+        gpu.device.free(src, dst)
 
 
 def bench_h(gpu, args, rng):
@@ -211,14 +211,14 @@ def bench_h(gpu, args, rng):
         n = 1 << log_n
         for flavor in ("bellman", "snarkjs"):
             host = [random_fr(n, rng) for _ in range(3)]
-            bufs = [gpu.upload(x.limbs) for x in host]
+            bufs = [gpu.device.upload(x.limbs) for x in host]
 
             def run(bufs=bufs, log_n=log_n, flavor=flavor):
                 gpu.ntt_ops.h_device(*bufs, log_n, flavor)
             dev = device_time(gpu, run, max(1, args.reps // 2))
             call = host_time(lambda host=host, flavor=flavor: gpu.h_poly(*(x.copy() for x in host), 1, flavor), 1) \
                 if log_n <= 25 else None
-            gpu.free(*bufs)
+            gpu.device.free(*bufs)
             shape = "6 NTTs + product, finish" if flavor == "bellman" else "6 NTTs + combine"
             row(f"h_{flavor[:4]}", log_n, dev, call, 7 * ntt_floor_ms(log_n), note=f"{shape} (floor: 7 NTTs)")
 
@@ -226,7 +226,7 @@ def bench_h(gpu, args, rng):
 def tuned_msm(gpu, args, **choices) -> GpuMsm:
     """A GpuMsm of the benchmark's own on gpu: --msm-variant's build, and
     these of the plan's choices fixed (MsmTuning's fields)."""
-    return GpuMsm(gpu, dataclasses.replace(MsmTuning(variant=args.msm_variant), **choices))
+    return GpuMsm(gpu.device, dataclasses.replace(MsmTuning(variant=args.msm_variant), **choices))
 
 
 def msm_device_time(ops, pts, buf, reps: int) -> tuple[float, str]:
@@ -246,13 +246,13 @@ def bench_msm(gpu, ops, args, rng, cls, group):
         n = 1 << log_n
         pts = random_points(cls, n, log_n)
         sc = random_fr(n, rng)
-        buf = gpu.upload(sc.limbs)
+        buf = gpu.device.upload(sc.limbs)
         dev, phases = msm_device_time(ops, pts, buf, args.reps if log_n < 24 else 3)
         call = host_time(lambda pts=pts, sc=sc: ops.msm(pts, sc), 2 if log_n < 24 else 1)
         note = phases
         if args.check and log_n <= 18:
             note += " = cpu" if ops.msm(pts, sc)[0] == pp.msm(pts, sc, backend="cpu") else " MISMATCH"
-        gpu.free(buf)
+        gpu.device.free(buf)
         gpu.release_resident()
         row(f"msm_g{group}", log_n, dev, call, msm_floor_ms(log_n, group), note=note)
 
@@ -265,7 +265,7 @@ def bench_msm_tables(gpu, args, rng, cls, group):
     for log_n in range(max(args.min_log, 16), top + 1, args.step):
         n = (1 << log_n) - (log_n == 27)        # 2^27 - 1: the H query of a 2^27 domain
         pts = random_points(cls, n, log_n)
-        buf = gpu.upload(random_fr(n, rng).limbs)
+        buf = gpu.device.upload(random_fr(n, rng).limbs)
         dev, phases = msm_device_time(tuned_msm(gpu, args), pts, buf, 3)
         row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group), note=phases)
         for copies in [int(k) if k else None for k in args.table_copies.split(",")]:
@@ -273,7 +273,7 @@ def bench_msm_tables(gpu, args, rng, cls, group):
                 ops = tuned_msm(gpu, args, table_bits=bits)
                 ops.tables, ops.table_copies = True, copies
                 t = time.perf_counter()
-                with gpu.holding(pts.limbs):
+                with gpu.device.holding(pts.limbs):
                     table = window_table(ops, pts)
                 made_s = time.perf_counter() - t
                 if table is None:
@@ -285,7 +285,7 @@ def bench_msm_tables(gpu, args, rng, cls, group):
                     note=f"table c={table.c} sets={table.sets} copies={table_copies(table.c, table.sets)} "
                          f"made in {made_s:.2f}s {phases}")
                 gpu.release_points(pts)
-        gpu.free(buf)
+        gpu.device.free(buf)
         gpu.release_resident()
 
 
@@ -300,10 +300,10 @@ def bench_msm_sort(gpu, args, rng):
              "small": FrArray(np.take(FrArray.from_ints([0, 1, 2, 3]).limbs, rng.integers(0, 4, size=n), axis=0))}
     ops = tuned_msm(gpu, args)
     for kind, sc in kinds.items():
-        buf = gpu.upload(sc.limbs)
+        buf = gpu.device.upload(sc.limbs)
         dev, phases = msm_device_time(ops, pts, buf, 3)
         row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} {phases}")
-        gpu.free(buf)
+        gpu.device.free(buf)
     gpu.release_resident()
 
 
@@ -313,7 +313,7 @@ def bench_msm_fill(gpu, args, rng):
     every window's entries)."""
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 26)}):
         pts = random_points(G1Array, 1 << log_n, log_n)
-        buf = gpu.upload(random_fr(1 << log_n, rng).limbs)
+        buf = gpu.device.upload(random_fr(1 << log_n, rng).limbs)
         for tables in (False, True):
             for parts in (1, 2, 4, 8, 16):
                 ops = tuned_msm(gpu, args, fill_parts=parts)
@@ -321,7 +321,7 @@ def bench_msm_fill(gpu, args, rng):
                 dev, phases = msm_device_time(ops, pts, buf, args.reps)
                 row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1),
                     note=f"{'table' if tables else 'plain'} fill in {parts} parts {phases}")
-        gpu.free(buf)
+        gpu.device.free(buf)
         gpu.release_resident()
 
 
@@ -355,12 +355,12 @@ def bench_msm_shape(gpu, args, rng):
                    ("porep auto width, every key", narrow, dict(compact_share=0.0)),
                    ("porep full width, wide keys listed", narrow, dict(window_bits=window_bits(n)))]
         for kind, sc, choices in shapes:
-            buf = gpu.upload(sc.limbs)
+            buf = gpu.device.upload(sc.limbs)
             ops = tuned_msm(gpu, args, **choices)
             dev, phases = msm_device_time(ops, pts, buf, args.reps)
             most = choices.get("max_chunk", MAX_CHUNK)
             row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} chunk<={most} {phases}")
-            gpu.free(buf)
+            gpu.device.free(buf)
         gpu.release_resident()
 
 
@@ -376,7 +376,7 @@ def bench_msm_overlap(gpu, args, rng):
     cases += [(G2Array, 2, 24)] if args.min_log <= 24 <= args.max_log else []
     for cls, group, log_n in cases:
         pts = random_points(cls, 1 << log_n, log_n)
-        buf = gpu.upload(random_fr(1 << log_n, rng).limbs)
+        buf = gpu.device.upload(random_fr(1 << log_n, rng).limbs)
         for tables in (False, True) if group == 1 else (False,):
             for name, shape in shapes:
                 ops = tuned_msm(gpu, args, **shape)
@@ -384,23 +384,23 @@ def bench_msm_overlap(gpu, args, rng):
                 dev, phases = msm_device_time(ops, pts, buf, args.reps)
                 row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group),
                     note=f"{'table' if tables else 'plain'} {name} {phases}")
-        gpu.free(buf)
+        gpu.device.free(buf)
         gpu.release_resident()
     for nbytes in (256 << 20, 1 << 30, 3 << 30, 6 << 30):
         times = []
         for _ in range(5):
-            gpu.synchronize()
+            gpu.device.synchronize()
             t = time.perf_counter()
-            work = gpu.alloc(nbytes)
+            work = gpu.device.alloc(nbytes)
             t1 = time.perf_counter()
-            gpu.free(work)
+            gpu.device.free(work)
             times.append(((t1 - t) * 1e3, (time.perf_counter() - t1) * 1e3))
         alloc_ms, free_ms = (statistics.median(x) for x in zip(*times))
         print(f"alloc {nbytes >> 20} MiB: cuMemAlloc {alloc_ms:.3f} ms, cuMemFree {free_ms:.3f} ms", flush=True)
 
 
 class TransferClock:
-    """Host seconds spent in the backend's uploads and downloads (each waits for
+    """Host seconds spent in a device's uploads and downloads (each waits for
     its copies), while installed: the proofs' transfer share."""
 
     def __init__(self, gpu):
@@ -436,26 +436,26 @@ def bench_batch_affine(gpu, args, rng):
     way), on the same points; the floor is 9 products an addition."""
     for log_n in range(max(args.min_log, 16), min(args.max_log, 26) + 1, args.step):
         n = 1 << log_n
-        pts = gpu.upload(random_points(G1Array, n, log_n).limbs)
+        pts = gpu.device.upload(random_points(G1Array, n, log_n).limbs)
         pairs = n // 2
-        pref, out = gpu.alloc(48 * pairs), gpu.alloc(96 * pairs)   # affine pair sums: the larger output
+        pref, out = gpu.device.alloc(48 * pairs), gpu.device.alloc(96 * pairs)   # affine pair sums: the larger output
         floor = lambda adds: adds * 9 * FQ_MUL / IMAD_PER_S * 1e3  # noqa: E731
-        k = gpu.kernel("batch_affine", "g1_affine_pair_sums")
+        k = gpu.device.kernel("batch_affine", "g1_affine_pair_sums")
         for per in (16, 64, 256, 1024):
             grid = (-(-pairs // (per * 64)),)
             ms = device_time(gpu, lambda k=k, grid=grid, pts=pts, pairs=pairs, per=per, pref=pref, out=out:
-                             k.launch(grid, (64,), [pts, pairs, per, pref, out], gpu.stream), args.reps)
+                             k.launch(grid, (64,), [pts, pairs, per, pref, out], gpu.device.stream), args.reps)
             row("affine", log_n, ms, None, floor(pairs),
                 note=f"pairs, {per} an inversion: {pairs / ms / 1e6:.2f} G additions/s, {ms * 1e6 / pairs:.3f} ns each")
-        k = gpu.kernel("batch_affine", "g1_xyzz_run_sums")
+        k = gpu.device.kernel("batch_affine", "g1_xyzz_run_sums")
         for per in (16, 64, 256):
             grid = (-(-n // (per * 64)),)
             adds = n - n // per
             ms = device_time(gpu, lambda k=k, grid=grid, pts=pts, n=n, per=per, out=out:
-                             k.launch(grid, (64,), [pts, n, per, out], gpu.stream), args.reps)
+                             k.launch(grid, (64,), [pts, n, per, out], gpu.device.stream), args.reps)
             row("xyzz", log_n, ms, None, floor(adds),
                 note=f"runs of {per}: {adds / ms / 1e6:.2f} G additions/s, {ms * 1e6 / adds:.3f} ns each")
-        gpu.free(pts, pref, out)
+        gpu.device.free(pts, pref, out)
 
 
 def bench_groth16(gpu, args, rng):
@@ -480,7 +480,7 @@ def bench_groth16(gpu, args, rng):
                     timings.clear()                              # the phases of the last proof
                     prove(params, r1cs, witness, backend="gpu", timings=timings, matvec=matvec)
                 ms = host_time(one, 2)                           # the warm-up uploads the parameters
-                with TransferClock(gpu) as xfer:                 # one more, its transfers timed
+                with TransferClock(gpu.device) as xfer:                 # one more, its transfers timed
                     t = time.perf_counter()
                     proof = prove(params, r1cs, witness, backend="gpu", matvec=matvec)
                     share = xfer.seconds / (time.perf_counter() - t)
@@ -548,7 +548,7 @@ def main() -> int:
             for variant in (v for v in args.variants.split(",")
                             if v == "" or f"msm_g{group}.{v}" in gpu_builds.BUILDS):
                 print(f"(G{group} MSM variant {variant or 'default'})")
-                bench_msm(gpu, GpuMsm(gpu, MsmTuning(variant=variant)), args, rng, cls, group)
+                bench_msm(gpu, GpuMsm(gpu.device, MsmTuning(variant=variant)), args, rng, cls, group)
     if "msm_sort" in sections:
         bench_msm_sort(gpu, args, rng)
     if "msm_fill" in sections:

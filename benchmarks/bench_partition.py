@@ -133,12 +133,12 @@ def h_phases(be, synth) -> dict:
 
     def lap(name):
         nonlocal t
-        be.synchronize()
+        be.device.synchronize()
         now = time.perf_counter()
         out[name], t = (now - t) * 1e3, now
 
     try:
-        w = DeviceScalars(be, be.upload(synth.witness.limbs), len(synth.witness))
+        w = DeviceScalars(be.device, be.device.upload(synth.witness.limbs), len(synth.witness))
         held.append(w)
         lap("upload")
         abc = be.r1cs_ops.evaluate(r1cs, w, n, synth.check)
@@ -165,26 +165,28 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
     else on the host after it (as prover.b_g2 = host), timed with the
     proof's assembly ("finish ms": what the host must keep up with)."""
     be.set_memory_budget(int(gib * 2**30))
-    dev = on_device and be.wants_matrices(params, r1cs, workers=1, g2=g2)    # as the engine asks the plan
-    chosen = be.plan_for(params, r1cs if dev else None, workers=1, g2=g2)
+    # the plan as the engine makes it when it loads the set: a value, which every region below is handed
+    chosen = be.device_plan(params, r1cs if on_device else None, workers=1, g2=g2)
+    dev = on_device and chosen.matrices
     for line in chosen.describe():
         print(f"  {gib:g} GiB: {line}")
     host = get_backend("cpu")
-    prove_device(be, params, fresh(params, r1cs, witness, threads, dev), threads, b_g2=g2, host=host)
-    seconds, waited, laps = [], be.copy_wait_ms(), {}
+    prove_device(be, params, fresh(params, r1cs, witness, threads, dev), threads, b_g2=g2, host=host, plan=chosen)
+    seconds, waited, laps = [], be.memory.resident.copy_wait_ms(), {}
     for _ in range(reps):
         synth = fresh(params, r1cs, witness, threads, dev)
         staged = be.prepare(synth)      # as the engine stages a partition: its uploads in pinned memory
         try:
             before = be.memory_status()
-            be.ctx.reset_peak()
+            be.device.ctx.reset_peak()
             t = time.perf_counter()
-            sums = prove_device(be, params, staged.assignment, threads, b_g2=g2, host=host, clock=Stopwatch(laps))
+            sums = prove_device(be, params, staged.assignment, threads, b_g2=g2, host=host, clock=Stopwatch(laps),
+                                plan=chosen)
             seconds.append(time.perf_counter() - t)
         finally:
             be.release_prepared(staged)
     after = be.memory_status()
-    waited = (be.copy_wait_ms() - waited) / reps
+    waited = (be.memory.resident.copy_wait_ms() - waited) / reps
     t = time.perf_counter()
     proof = finish(be if g2 else host, params, synth, sums, threads)
     finished = time.perf_counter() - t

@@ -204,13 +204,13 @@ def bench_msm(gpu, lib, args, rng, cls, logs) -> bool:
         points, scalars = random_points(cls, n, log_n), random_fr(n, rng)
         ours = gpu.msm(points, scalars, 1)[0]                      # uploads the points: resident from here
         call = host_time(lambda points=points, scalars=scalars: gpu.msm(points, scalars, 1), args.reps)
-        buf = gpu.upload(scalars.limbs)
+        buf = gpu.device.upload(scalars.limbs)
         device = device_time(gpu, lambda points=points, buf=buf: gpu.msm_ops.msm_device(points, buf), args.reps)
-        gpu.free(buf)
+        gpu.device.free(buf)
         gpu.release_resident()                                     # the device's memory to sppark's copy
-        if gpu.pooled:                                             # and what the work buffers' pool keeps
-            gpu.synchronize()
-            gpu.ctx.trim_pool()
+        if gpu.memory.pooled:                                             # and what the work buffers' pool keeps
+            gpu.device.synchronize()
+            gpu.device.ctx.trim_pool()
         peer_points = sppark_points(points, affine_bytes)
         canonical = np.frombuffer(scalars.to_bytes(), dtype=np.uint64)   # sppark's scalars: not Montgomery
         out = np.zeros(jacobian_bytes // 8, dtype=np.uint64)
@@ -248,10 +248,10 @@ def bench_ntt(gpu, lib, args, rng, logs) -> bool:
     for log_n in logs:
         n = 1 << log_n
         xs = random_fr(n, rng)
-        src, dst = gpu.upload(xs.limbs), gpu.alloc(32 * n)
+        src, dst = gpu.device.upload(xs.limbs), gpu.device.alloc(32 * n)
         device = device_time(gpu, lambda src=src, dst=dst, log_n=log_n:
                              gpu.ntt_ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
-        gpu.free(src, dst)
+        gpu.device.free(src, dst)
         ours = gpu.ntt(xs, False, False, 1)
         call = host_time(lambda xs=xs: gpu.ntt(xs, False, False, 1), args.call_reps)
         peer = xs.limbs.copy()                                     # sppark's fr_t: Montgomery, as ours

@@ -35,10 +35,10 @@ GIB = 1 << 30
 
 def timed(gpu, fn):
     """(ms of fn() with the device drained before and after, its result)."""
-    gpu.synchronize()
+    gpu.device.synchronize()
     t = time.perf_counter()
     out = fn()
-    gpu.synchronize()
+    gpu.device.synchronize()
     return (time.perf_counter() - t) * 1e3, out
 
 
@@ -46,21 +46,21 @@ def bench_one(gpu, cls, log_n: int, kind: str, args, rng, rows: list) -> None:
     n = 1 << log_n
     pts = random_points(cls, n, log_n)
     sets = [(random_fr if kind == "full" else porep_scalars)(n, rng) for _ in range(2)]
-    gpu.stream_arrays([pts.limbs], args.chunk_mib << 20)
+    gpu.memory.resident.stream_arrays([pts.limbs], args.chunk_mib << 20)
     try:
         ops = gpu.msm_ops
         paired, apart, moved = [], [], {"pair": 0, "apart": 0}
         want = None
         ops.msm_sets(pts, sets)                     # the ring made, the kernels loaded
         for _ in range(args.reps):
-            before = gpu.ring.uploaded
+            before = gpu.memory.resident.ring.uploaded
             ms, got = timed(gpu, lambda: ops.msm_sets(pts, sets))
             paired.append(ms)
-            moved["pair"] = gpu.ring.uploaded - before
-            before = gpu.ring.uploaded
+            moved["pair"] = gpu.memory.resident.ring.uploaded - before
+            before = gpu.memory.resident.ring.uploaded
             ms, alone = timed(gpu, lambda: [ops.msm(pts, sc) for sc in sets])
             apart.append(ms)
-            moved["apart"] = gpu.ring.uploaded - before
+            moved["apart"] = gpu.memory.resident.ring.uploaded - before
             sums = [total for total, _ in got]
             assert sums == [total for total, _ in alone], "one pass and two passes differ"
             want = want or sums
@@ -68,7 +68,7 @@ def bench_one(gpu, cls, log_n: int, kind: str, args, rng, rows: list) -> None:
             cpu = get_backend("cpu")
             assert want == [cpu.msm(pts, sc, args.threads)[0] for sc in sets], "the GPU's sums differ from the CPU's"
     finally:
-        gpu.stream_arrays([])
+        gpu.memory.resident.stream_arrays([])
     pair, two = statistics.median(paired), statistics.median(apart)
     r = {"group": cls.GROUP, "log_n": log_n, "gib": pts.limbs.nbytes / GIB, "scalars": kind, "pair_ms": pair,
          "two_calls_ms": two, "pair_gib_moved": moved["pair"] / GIB, "two_calls_gib_moved": moved["apart"] / GIB,

@@ -95,14 +95,19 @@ def _with_logging(cfg, fn):
 def cmd_bench_batch(args) -> int:
     from ..bench import ReportFile, gantt, run_batch, warm_up
     from ..bench.batch import describe_row
+    from ..bench.memory_watch import MemoryWatch
     from . import progress
     cfg = read_config(args)
     work = _workload(args)
     # every job's row written as it ends (a run stopped by a limit keeps them), the report's figures at the end
     report_file = ReportFile(args.json, "jobs", config=cfg.values, done=False)
 
+    watch: list[MemoryWatch] = []
+
     def told(count: int, warm: bool = False):
         def on_job(row: dict) -> None:
+            if watch:
+                row |= watch[0].row()         # the host's memory at its highest so far
             if warm:
                 report_file.set(warm_up=row)
             else:
@@ -113,23 +118,33 @@ def cmd_bench_batch(args) -> int:
     def run(cfg):
         engine = _engine(cfg)
         try:
-            with progress.display(args) as shown:
+            with progress.display(args) as shown, MemoryWatch(engine) as memory:
+                watch.append(memory)
                 if args.warmup:
                     warm_up(engine, work, shown.callback("jobs", prefix="warm-up "), told(1, warm=True))
                 report = run_batch(engine, work.job, args.count, args.concurrency,
                                    progress=shown.callback("jobs", prefix="batch "), on_job=told(args.count))
+                figures = memory.figures()
             events = engine.timeline.events()
         finally:
             engine.shutdown(wait=True)
         for line in report.lines():
             print(line)
+        print(f"host memory: planned peak {figures['host_planned_peak_gib']:.1f} GiB, measured peak in use "
+              f"{figures['host_peak_gib']:.1f} GiB (process {figures['rss_peak_gib']:.1f} GiB, page-locked "
+              f"{figures['pinned_peak_gib']:.1f} GiB), budget {figures['host_budget_gib']:.1f} GiB, "
+              f"{figures['partitions_admitted']} partitions admitted in flight")
+        for label, d in figures["devices"].items():
+            print(f"device {label} memory: planned peak {d.get('planned') or 0:.1f} GiB, measured peak "
+                  f"{d.get('peak') or 0:.1f} GiB, budget {d.get('budget') or 0:.1f} GiB, "
+                  f"dropped {d.get('dropped') or 0:.2f} GiB")
         if args.gantt:
             gantt(events, args.gantt)
             print(f"gantt chart: {args.gantt}")
         report_file.set(done=True, seconds_per_proof=report.seconds_per_proof,
                         steady_seconds_per_proof=report.steady_seconds_per_proof, wall=report.wall,
                         latency=report.latency, queue_wait=report.queue_wait, devices=report.devices,
-                        failed=report.failed)
+                        failed=report.failed, memory=figures)
         return 1 if report.failed else 0
 
     return _with_logging(cfg, run)

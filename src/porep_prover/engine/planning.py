@@ -12,6 +12,7 @@ plan); where the devices evaluate A w, B w, C w is the plan's choice.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable
@@ -60,20 +61,27 @@ class SetPlans:
         not fit, PluginError when circuit returns no R1CS."""
         name = type(provider).__name__
         params = call(f"load_srs of provider {name} (job {job.id})", provider.load_srs)
-        circuit = getattr(provider, "circuit", None)
-        r1cs = None
+        circuit, extra = getattr(provider, "circuit", None), getattr(provider, "circuit_bytes", None)
+        r1cs, held = None, None
         if callable(circuit):
             r1cs = call(f"circuit of provider {name} (job {job.id})", circuit)
             if not isinstance(r1cs, R1CS):
                 raise PluginError(f"circuit of provider {name} (job {job.id}) returned {type(r1cs).__name__}, "
                                   "not an R1CS")
-        self.make(key, params, r1cs, f"job {job.id} (kind {job.kind!r}, parameters {key})")
+            if callable(extra):
+                held = call(f"circuit_bytes of provider {name} (job {job.id})", extra)
+                if isinstance(held, bool) or not isinstance(held, int) or not 0 <= held < 1 << 50:
+                    raise PluginError(f"circuit_bytes of provider {name} (job {job.id}) returned {held!r}, "
+                                      "not a number of bytes")
+        self.make(key, params, r1cs, f"job {job.id} (kind {job.kind!r}, parameters {key})", held)
         return cast("Parameters", params)
 
-    def make(self, key: str, params: Parameters, r1cs: R1CS | None, what: str) -> MemoryPlan:
+    def make(self, key: str, params: Parameters, r1cs: R1CS | None, what: str,
+             circuit_bytes: int | None = None) -> MemoryPlan:
         """The plan of the set of key (its circuit r1cs where the provider
-        gives it before a partition), held by the admission; HostMemoryError
-        when it does not fit (nothing is held then)."""
+        gives it before a partition; circuit_bytes: what the provider says it
+        keeps for it, where more than the R1CS's own), held by the admission;
+        HostMemoryError when it does not fit (nothing is held then)."""
         workers = self.workers()
         matrices = r1cs if self.settings.matvec_on_device else None
         by_device: dict[str, DevicePlan] = {}
@@ -87,6 +95,8 @@ class SetPlans:
             and all(d.backend.capabilities.evaluates_witness for d in self.devices) \
             and all(p.matrices for p in by_device.values())
         workload = HostWorkload.of(params, is_mapped(params.h.limbs), r1cs)
+        if circuit_bytes is not None and r1cs is not None:
+            workload = dataclasses.replace(workload, circuit_bytes=max(r1cs.host_bytes, circuit_bytes))
         chosen_plan = make_plan(workload, workers, self.settings.memory_budget_bytes, tuple(by_device.values()),
                                 matvec, what)
         self.admission.hold(key, chosen_plan.held_bytes, chosen_plan.partition.total, what)

@@ -44,7 +44,9 @@ class SynthesisProvider(Protocol):
     and within the same limit, so that the engine's memory plan counts the
     circuit and decides where A w, B w, C w run from the start (without it
     the plan learns the circuit's bytes at its first partition and keeps
-    A w, B w, C w on the host of a device that plans its memory).
+    A w, B w, C w on the host of a device that plans its memory); and with
+    it circuit_bytes(job): the host bytes the provider keeps for the circuit
+    where more than its R1CS's own (the tables it synthesizes with).
 
     For payloads that come as JSON (the daemon's jobs), optionally:
     parse_payload(obj, partitions): the job's payload from a JSON object

@@ -72,6 +72,12 @@ class Shape:
     kind: np.ndarray          # per variable: BIT, WORD or FULL
 
 
+def shape_bytes(shape: Shape) -> int:
+    """Host bytes a circuit holds: its R1CS (R1CS.host_bytes) and the arrays its witness is evaluated by."""
+    gates = sum(getattr(layer, f.name).nbytes for layer in shape.layers for f in dataclasses.fields(layer))
+    return shape.r1cs.host_bytes + gates + shape.bit_sources.nbytes + shape.full_sources.nbytes + shape.kind.nbytes
+
+
 def counts(scale: float) -> dict:
     """Constraints, public inputs and aux variables of a partition at this scale."""
     if not 0 < scale <= 1:

@@ -53,7 +53,7 @@ from porep_prover.groth16 import (MAPPED_SUFFIX, InsecureSetupWarning, ParamsCac
                                   read_params, write_params)
 from porep_prover.hooks import hookimpl
 
-from .circuit import Shape, build, counts, witness
+from .circuit import Shape, build, counts, shape_bytes, witness
 
 LOG = logging.getLogger("porep_prover.porep_shaped")
 DEFAULT_SCALE = 1 / 64
@@ -212,6 +212,18 @@ class PorepShapedProvider:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_params(path, params, progress=_Progress("writing"))
         return params
+
+    def circuit(self, job):
+        """The job's circuit before any partition (the engine's memory plan counts it, and places A w, B w, C w
+        by it)."""
+        p = Payload.of(job)
+        return self.shape(p.scale, p.seed).r1cs
+
+    def circuit_bytes(self, job) -> int:
+        """Host bytes the provider keeps for the job's circuit: its R1CS and
+        the witness program it evaluates partitions by (the gates' arrays)."""
+        p = Payload.of(job)
+        return shape_bytes(self.shape(p.scale, p.seed))
 
     def synthesize(self, job, partition: int, threads: int):
         p = Payload.of(job)
