@@ -40,13 +40,18 @@ def cpu_flags() -> list[str]:
     return ["-march=native"] if platform.machine() in ("x86_64", "AMD64") else []
 
 
-EXTENSION = Extension(
-    "porep_prover_porep._native",
-    ["src/porep_prover_porep/_native.pyx",
-     *(f"{NATIVE}/{c}" for c in ("sha256.c", "graph.c", "labels.c", "poseidon.c"))],
-    include_dirs=[NATIVE, core_include()],
-    extra_compile_args=["-O3", "-fopenmp", "-std=gnu11", "-Wno-unused-function", *cpu_flags()],
-    extra_link_args=["-fopenmp", "-lm"],
-)
+def extension(name: str, sources: list[str]) -> Extension:
+    return Extension(name, sources, include_dirs=[NATIVE, core_include()],
+                     extra_compile_args=["-O3", "-fopenmp", "-std=gnu11", "-Wno-unused-function", *cpu_flags()],
+                     extra_link_args=["-fopenmp", "-lm"])
 
-setup(ext_modules=cythonize([EXTENSION], language_level=3, compiler_directives={"embedsignature": True}))
+
+EXTENSIONS = [
+    extension("porep_prover_porep._native",
+              ["src/porep_prover_porep/_native.pyx",
+               *(f"{NATIVE}/{c}" for c in ("sha256.c", "graph.c", "labels.c", "poseidon.c"))]),
+    extension("porep_prover_porep.circuit._witness",
+              ["src/porep_prover_porep/circuit/_witness.pyx", f"{NATIVE}/witness.c"]),
+]
+
+setup(ext_modules=cythonize(EXTENSIONS, language_level=3, compiler_directives={"embedsignature": True}))
