@@ -54,12 +54,22 @@ def _workload(args):
     from . import progress
     if args.type == "demo":
         with progress.display(args) as shown:
-            return DemoWorkload(args.circuit, args.constraints, args.partitions, args.witnesses,
+            return DemoWorkload(args.circuit, args.constraints, args.partitions or 4, args.witnesses,
                                 progress=shown.callback(prefix="setup "))
     payload = {"seed": args.seed} | ({"scale": args.scale} if args.scale is not None else {})
+    payload |= {"c1": args.c1} if args.c1 is not None else {}
     payload.update(parse_entry(item) for item in args.payload or [])
-    print(f"workload: {args.type} jobs of {args.partitions} partitions, payload {payload}")
-    return KindWorkload(args.type, args.partitions, payload)
+    partitions = args.partitions or _kind_partitions(args.type, payload)
+    print(f"workload: {args.type} jobs of {partitions} partitions, payload {payload}")
+    return KindWorkload(args.type, partitions, payload)
+
+
+def _kind_partitions(kind: str, payload: dict) -> int:
+    """A job's partitions as its provider counts them from the payload (its
+    optional partitions(payload), e.g. a commit-phase-1 output's), else 4."""
+    from ..hooks import collect_registry, plugin_manager
+    count = getattr(collect_registry(plugin_manager()).provider(kind), "partitions", None)
+    return count(payload) if count is not None else 4
 
 
 def _engine(cfg):
@@ -202,8 +212,9 @@ def _workload_options(p) -> None:
                    help=f"jobs (proofs) to run, 1 to {arguments.MAX_JOBS}")
     p.add_argument("-j", "--concurrency", type=arguments.PARTITIONS, default=2,
                    help=f"jobs in flight at once, 1 to {arguments.MAX_PARTITIONS}")
-    p.add_argument("--partitions", type=arguments.PARTITIONS, default=4,
-                   help=f"partitions per job, 1 to {arguments.MAX_PARTITIONS}")
+    p.add_argument("--partitions", type=arguments.PARTITIONS, default=None,
+                   help=f"partitions per job, 1 to {arguments.MAX_PARTITIONS} (default 4, or for -t KIND what its "
+                        "provider counts in the payload, e.g. a commit-phase-1 output's)")
     p.add_argument("--constraints", type=arguments.CONSTRAINTS, default=1 << 14,
                    help=f"constraints per partition, 1 to {arguments.MAX_CONSTRAINTS}")
     p.add_argument("-t", "--type", default="demo",
@@ -213,6 +224,8 @@ def _workload_options(p) -> None:
                    help="payload scale, above 0 and at most 1 (porep-shaped: of a 32 GiB partition)")
     p.add_argument("--seed", type=arguments.SEED, default=0,
                    help="payload seed, 0 to 2^64 - 1 (the circuit's, for porep-shaped)")
+    p.add_argument("--c1", metavar="PATH", help="a commit-phase-1 output for -t porep (payload c1=PATH; plugin "
+                                                "porep-prover-porep)")
     p.add_argument("--payload", action="append", metavar="KEY=VALUE",
                    help="another payload entry for -t KIND (value read as TOML, e.g. save=false)")
     p.add_argument("--circuit", choices=arguments.CIRCUITS, default="porep-like")

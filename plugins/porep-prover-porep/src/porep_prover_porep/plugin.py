@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The porep plugin's hooks. It registers no synthesis provider yet: the "porep"
-job kind (Filecoin's StackedDRG circuit over a commit-phase-1 output) comes with
-the circuit; the primitives, sealing and the vanilla-proof verifier are its
-library (porep_prover_porep)."""
+"""The porep plugin's hooks: the synthesis provider of job kind "porep"
+(Filecoin's StackedDRG circuit over a commit-phase-1 output; provider.py)."""
 from __future__ import annotations
 
 from porep_prover import hookimpl
 
+from .provider import PorepProvider
+
 
 @hookimpl
 def porep_prover_register_synthesis_providers(registry) -> None:
-    """Nothing to register until the circuit exists."""
+    registry.add_provider(PorepProvider())

@@ -70,42 +70,75 @@ def scaled(lc: LC, k: int) -> LC:
     return {r: c * k for r, c in lc.items()}
 
 
+_TABLES: dict[tuple, int] = {}
+
+
+def _table(fn: Callable[..., int], operands: Sequence[Boolean]) -> int:
+    """fn's truth table over the operands that are not constant (constants folded in)."""
+    key = (fn, tuple((b.ref is None, b.neg) for b in operands))
+    table = _TABLES.get(key)
+    if table is None:
+        free = sum(b.ref is not None for b in operands)
+        table = 0
+        for idx in range(1 << free):
+            it = iter(idx >> i & 1 for i in range(free))
+            values = [int(b.neg) if b.ref is None else next(it) ^ b.neg for b in operands]
+            table |= (fn(*values) & 1) << idx
+        _TABLES[key] = table
+    return table
+
+
 def alloc_bool(cs: TraceCS, fn: Callable[..., int], operands: Sequence[Boolean]) -> int:
     """A new bit of value fn(operand values), its rule a truth table over the
-    operands that are not constant (constants folded in)."""
-    free = [b for b in operands if b.ref is not None]
-    table = 0
-    for idx in range(1 << len(free)):
-        it = iter(idx >> i & 1 for i in range(len(free)))
-        values = [int(b.neg) if b.ref is None else next(it) ^ b.neg for b in operands]
-        table |= (fn(*values) & 1) << idx
+    operands that are not constant."""
     values = [bit(cs, b) for b in operands]
     value = None if None in values else fn(*values) & 1
-    return cs.alloc_bool(table, tuple((b.ref, b.neg) for b in free), value)
+    if not cs.record:
+        return cs.alloc_bool(0, (), value)
+    return cs.alloc_bool(_table(fn, operands), tuple((b.ref, b.neg) for b in operands if b.ref is not None), value)
 
 # ---------------------------------------------------------------- AllocatedBit
 
 
+def _xor(x: int, y: int) -> int:
+    return x ^ y
+
+
+def _and(x: int, y: int) -> int:
+    return x & y
+
+
+def _and_not(x: int, y: int) -> int:
+    return x & (1 - y)
+
+
+def _nor(x: int, y: int) -> int:
+    return (1 - x) & (1 - y)
+
+
 def allocated_xor(cs: TraceCS, a: int, b: int) -> int:
-    c = alloc_bool(cs, lambda x, y: x ^ y, (is_(a), is_(b)))
-    cs.enforce(add_lc({a: 1}, {a: 1}), {b: 1}, add_lc({a: 1}, {b: 1}, {c: -1}))
+    c = alloc_bool(cs, _xor, (is_(a), is_(b)))
+    if cs.record:
+        cs.enforce(add_lc({a: 1}, {a: 1}), {b: 1}, add_lc({a: 1}, {b: 1}, {c: -1}))
+    else:
+        cs.tally()
     return c
 
 
 def allocated_and(cs: TraceCS, a: int, b: int) -> int:
-    c = alloc_bool(cs, lambda x, y: x & y, (is_(a), is_(b)))
+    c = alloc_bool(cs, _and, (is_(a), is_(b)))
     cs.enforce({a: 1}, {b: 1}, {c: 1})
     return c
 
 
 def allocated_and_not(cs: TraceCS, a: int, b: int) -> int:
-    c = alloc_bool(cs, lambda x, y: x & (1 - y), (is_(a), is_(b)))
+    c = alloc_bool(cs, _and_not, (is_(a), is_(b)))
     cs.enforce({a: 1}, {ONE: 1, b: -1}, {c: 1})
     return c
 
 
 def allocated_nor(cs: TraceCS, a: int, b: int) -> int:
-    c = alloc_bool(cs, lambda x, y: (1 - x) & (1 - y), (is_(a), is_(b)))
+    c = alloc_bool(cs, _nor, (is_(a), is_(b)))
     cs.enforce({ONE: 1, a: -1}, {ONE: 1, b: -1}, {c: 1})
     return c
 
@@ -210,9 +243,10 @@ class MultiEq:
     def enforce_equal(self, num_bits: int, lhs: LC, rhs: LC) -> None:
         if CAPACITY <= self.bits_used + num_bits:
             self._accumulate()
-        k = 1 << self.bits_used
-        self.lhs = add_lc(self.lhs, scaled(lhs, k))
-        self.rhs = add_lc(self.rhs, scaled(rhs, k))
+        if self.cs.record:
+            k = 1 << self.bits_used
+            self.lhs = add_lc(self.lhs, scaled(lhs, k))
+            self.rhs = add_lc(self.rhs, scaled(rhs, k))
         self.bits_used += num_bits
 
     def finish(self) -> None:
@@ -275,16 +309,15 @@ class UInt32:
         max_value = len(operands) * 0xFFFFFFFF
         values = [op.value for op in operands]
         total = None if None in values else sum(values)     # type: ignore[arg-type]
-        lc: LC = {}
-        all_constants = True
-        for op in operands:
-            for i, b in enumerate(op.bits):
-                for r, c in b.lc(1 << i).items():
-                    lc[r] = lc.get(r, 0) + c
-                all_constants &= b.is_constant
-        if all_constants and total is not None:
+        if all(b.is_constant for op in operands for b in op.bits) and total is not None:
             return cls.constant(total & 0xFFFFFFFF)
+        lc: LC = {}
+        if cs.record:
+            for op in operands:
+                for i, b in enumerate(op.bits):
+                    for r, c in b.lc(1 << i).items():
+                        lc[r] = lc.get(r, 0) + c
         n = max_value.bit_length()
         refs = cs.alloc_sum_bits(lc, n, total)
-        eq.enforce_equal(n, lc, {r: 1 << i for i, r in enumerate(refs)})
+        eq.enforce_equal(n, lc, {r: 1 << i for i, r in enumerate(refs)} if cs.record else {})
         return cls([is_(r) for r in refs[:32]], None if total is None else total & 0xFFFFFFFF)

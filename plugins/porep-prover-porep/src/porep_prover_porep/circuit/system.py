@@ -133,7 +133,10 @@ class TraceCS:
         refs = [self._aux(None if value is None else (value >> i) & 1) for i in range(n)]
         self._op(refs[0], OP_SUMBITS, dict(lc), n)
         for r in refs:
-            self.enforce({ONE: 1, r: -1}, {r: 1}, {})
+            if self.record:
+                self.enforce({ONE: 1, r: -1}, {r: 1}, {})
+            else:
+                self.tally()
         return refs
 
     def alloc_bool(self, table: int, operands: tuple[tuple[int, bool], ...], value: int | None) -> int:
@@ -155,6 +158,11 @@ class TraceCS:
         return ref
 
     # ------------------------------------------------------------ constraints
+
+    def tally(self) -> None:
+        """A constraint counted, not recorded (evaluating only)."""
+        self.n_constraints += 1
+        self._pending = None
 
     def enforce(self, a: LC, b: LC, c: LC) -> None:
         row = self.n_constraints

@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A registered proof's partition circuit, built once and kept, and the
+witness of a commit-phase-1 output's partition.
+
+    circuit = partition_circuit(seal_proof("StackedDrg2KiBV1_1"))
+    circuit.r1cs                         the CSR matrices (built on first use)
+    circuit.witness(c1, k, threads)      partition k's witness: inputs first
+    shape_counts(layout)                 constraints, inputs, aux of a shape, nothing built
+
+The witness's public inputs are checked against storage-proofs-porep's
+generate_public_inputs computed from the output's public values alone;
+VanillaProofError when they differ (a path that is not the graph's).
+"""
+from __future__ import annotations
+
+import collections
+import threading
+
+from porep_prover.errors import VanillaProofError
+from porep_prover.field.fr_array import FrArray
+from porep_prover.groth16 import R1CS
+
+from ..proofs import C1Output
+from ..registered import SealProof
+from .builder import Builder, Shape
+from .stacked import Layout, synthesize
+from .values import layout_of, partition_values, public_inputs
+from .witness import Program
+
+KEEP_CIRCUITS = 2           # circuits a process keeps (a 512 MiB partition's holds ~2 GB of matrices)
+
+
+class PartitionCircuit:
+    """One layout's circuit: its placed shape, and on first use its R1CS and witness program."""
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+        builder = Builder()
+        synthesize(builder, layout)
+        self.shape: Shape = builder.shape
+        self._r1cs: R1CS | None = None
+        self._program: Program | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def r1cs(self) -> R1CS:
+        with self._lock:
+            if self._r1cs is None:
+                self._r1cs = self.shape.r1cs()
+            return self._r1cs
+
+    @property
+    def program(self) -> Program:
+        with self._lock:
+            if self._program is None:
+                self._program = Program(self.shape)
+            return self._program
+
+    def data(self, c1: C1Output, k: int) -> list[int]:
+        """The values partition k's instances take, in placing order."""
+        builder = Builder()
+        synthesize(builder, self.layout, partition_values(c1, k))
+        if builder.shape.tmpl != self.shape.tmpl:
+            raise VanillaProofError(f"partition {k} does not fit the {self.layout} circuit", "vanilla_proofs")
+        return builder.shape.data            # type: ignore[return-value]
+
+    def witness(self, c1: C1Output, k: int, threads: int | None = None) -> FrArray:
+        """Partition k's witness (the one, the public inputs, the aux); VanillaProofError
+        when its public inputs are not the ones a verifier computes."""
+        w = self.program.run(self.data(c1, k), threads)
+        expected = public_inputs(c1, k)
+        got = w[1:self.shape.num_inputs].to_ints()
+        if got != expected:
+            bad = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
+            raise VanillaProofError(f"public input {bad + 1} of partition {k} is {got[bad]}, a verifier computes "
+                                    f"{expected[bad]}", "vanilla_proofs")
+        return w
+
+
+_CIRCUITS: collections.OrderedDict[Layout, PartitionCircuit] = collections.OrderedDict()
+_CIRCUITS_LOCK = threading.Lock()
+
+
+def partition_circuit(proof: SealProof) -> PartitionCircuit:
+    """The partition circuit of a registered proof, built on first use in this
+    process; the KEEP_CIRCUITS last used are kept."""
+    layout = layout_of(proof)
+    with _CIRCUITS_LOCK:
+        got = _CIRCUITS.get(layout)
+        if got is None:
+            got = _CIRCUITS[layout] = PartitionCircuit(layout)
+        _CIRCUITS.move_to_end(layout)
+        while len(_CIRCUITS) > KEEP_CIRCUITS:
+            _CIRCUITS.popitem(last=False)
+        return got
+
+
+def shape_counts(layout: Layout) -> dict[str, int]:
+    """Constraints, public inputs (with the one) and aux variables of a layout's
+    circuit, counted from its templates without building it."""
+    builder = Builder()
+    synthesize(builder, layout)
+    return builder.shape.counts()

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The "porep" synthesis provider: Filecoin's StackedDRG PoRep partitions of a
+commit-phase-1 output (payloads: porep_prover_porep.payload).
+
+Each partition's R1CS is its registered proof's partition circuit, built
+once per sector size and kept (circuit.partition); its witness is generated
+natively from the output's vanilla proofs, which are verified before
+anything is synthesized, and its public inputs are checked against those a
+verifier computes from the output's public values. Parameters: Filecoin's
+canonical ones where the payload or POREP_PROVER_POREP_PARAMS names them,
+else INSECURE test parameters made once per sector size (parameters).
+"""
+from __future__ import annotations
+
+from porep_prover.errors import InvalidInputError
+
+from .circuit.partition import partition_circuit
+from .parameters import canonical_path, parameters
+from .payload import Payload
+
+
+class PorepProvider:
+    """Synthesis provider for job kind "porep"."""
+
+    kinds = ("porep",)
+    payload_paths = ("vanilla_proof", "c1", "params")
+
+    @staticmethod
+    def parse_payload(obj: dict, partitions: int) -> dict:
+        """The payload of a JSON object (the daemon's jobs), the output it names read
+        and checked now: InvalidInputError (VanillaProofError) saying what is wrong."""
+        payload = Payload.of(obj)
+        if payload.source is not None:
+            if not isinstance(payload.source, str):
+                raise InvalidInputError("porep payload: from JSON, the commit-phase-1 output is a path")
+            payload.output(partitions)
+        return dict(obj)
+
+    @staticmethod
+    def partitions(payload: dict) -> int:
+        """The partitions of a job with this payload: its output's (bench batch asks)."""
+        p = Payload.of(payload)
+        return len(p.output().vanilla_proofs) if p.source is not None else p.proof.partitions
+
+    @staticmethod
+    def constraints(payload: dict) -> int:
+        """Constraints of one partition (the circuit counted, not built)."""
+        return partition_circuit(Payload.of(payload).proof).shape.n_constraints
+
+    @staticmethod
+    def srs_key(job) -> str:
+        p = Payload.of(job.payload)
+        return f"porep:{p.proof.sector_size}:{canonical_path(p.proof, p.params) or 'insecure'}"
+
+    @staticmethod
+    def load_srs(job):
+        p = Payload.of(job.payload)
+        return parameters(p.proof, partition_circuit(p.proof).r1cs, p.params, job)
+
+    @staticmethod
+    def circuit(job):
+        """The job's partition circuit, before any partition (the engine's memory plan)."""
+        return partition_circuit(Payload.of(job.payload).proof).r1cs
+
+    @staticmethod
+    def synthesize(job, partition: int, threads: int):
+        p = Payload.of(job.payload)
+        c1 = p.output(job.partitions)
+        if not 0 <= partition < len(c1.vanilla_proofs):
+            raise InvalidInputError(f"partition {partition} of an output of {len(c1.vanilla_proofs)}")
+        circuit = partition_circuit(p.proof)
+        return circuit.r1cs, circuit.witness(c1, partition, threads)
