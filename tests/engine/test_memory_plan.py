@@ -264,3 +264,68 @@ def test_the_default_budget_is_the_host_less_its_margin(monkeypatch):
     assert host.default_host_budget() == 120 * GIB
     monkeypatch.setattr(host, "cgroup_limit_bytes", lambda: 20 * GIB)
     assert host.default_host_budget() == 18 * GIB                      # the margin's floor, 2 GiB
+
+
+class ArenaBackend(type(CPU)):
+    """The CPU backend as a GPU that lends host arenas (host memory here, where a GPU's are page-locked)."""
+
+    def __init__(self):
+        super().__init__()
+        self.arenas = Arenas()
+
+    def host_arenas(self):
+        return self.arenas
+
+
+class IntoProvider:
+    """An inline circuit's provider that writes each witness into the arena it is given (synthesize_into)."""
+
+    kinds = ("into",)
+
+    def __init__(self, params, r1cs, witnesses):
+        self.params, self.r1cs, self.witnesses, self.calls = params, r1cs, witnesses, []
+
+    def srs_key(self, job):
+        return "into"
+
+    def load_srs(self, job):
+        return self.params
+
+    def circuit(self, job):
+        return self.r1cs
+
+    def synthesis_bytes(self, job):
+        return 1 << 20
+
+    def synthesize(self, job, partition, threads):
+        self.calls.append("synthesize")
+        return self.r1cs, self.witnesses[partition]
+
+    def synthesize_into(self, job, partition, threads, out):
+        self.calls.append("into")
+        out.limbs[:] = self.witnesses[partition].limbs
+        return self.r1cs
+
+
+def test_partitions_are_laid_out_in_the_devices_arenas_and_written_there(circuit):
+    """With a device lending arenas, each partition is synthesized into one
+    (the provider writing its witness there), no more arenas are made than
+    partitions the plan admits, and every proof verifies."""
+    from porep_prover.engine import Job, Registry
+    from porep_prover.engine.devices import ProvingDevice
+    params, r1cs, ws = circuit
+    provider = IntoProvider(params, r1cs, ws)
+    registry = Registry()
+    registry.add_provider(provider)
+    backend = ArenaBackend()
+    cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 3})
+    with Engine(cfg, registry=registry, devices=[ProvingDevice("fake-gpu", "fake", "gpu", backend)]) as engine:
+        result = engine.prove(Job("into", len(ws)), timeout=120)
+        plan = engine.plans.get("into")
+        idle = engine.status()["memory_idle_arenas"]
+    assert result.ok and all(verify(params.vk, p, proof) for p, proof in zip(result.public_inputs, result.proofs))
+    assert provider.calls == ["into"] * len(ws)
+    assert 1 <= len(backend.arenas.made) <= plan.partitions and plan.synthesis.nbytes == 1 << 20
+    assert all(a.nbytes == assignment_bytes(params, plan.matvec_on_device) for a in backend.arenas.made)
+    assert idle == sum(a.nbytes for a in backend.arenas.made)
+    assert sorted(map(id, backend.arenas.discarded)) == sorted(map(id, backend.arenas.made))   # given back at the end

@@ -27,6 +27,8 @@ class CircuitStats(TypedDict):
 POREP_32G: CircuitStats = {"constraints": 130_278_869, "inputs": 329, "aux": 130_169_893, "a_density": 0.997,
                            "b_density": 0.254, "nonzeros": (2.4, 1.0, 2.2)}
 GIB = 1 << 30
+SCRATCH_A_VARIABLE = 26      # bytes the porep-shaped witness program holds a variable while it runs (its bits, words,
+#                              slots and indices, and its full elements twice)
 
 
 def cmd_plan(args) -> int:
@@ -34,7 +36,7 @@ def cmd_plan(args) -> int:
     refusal the engine would make (one line, exit 2) when it does not fit."""
     from ..backend.device_plan import UPLOAD_RATE, DevicePlan, Workload, plan
     from ..engine.memory import default_host_budget
-    from ..engine.memory_plan import HostWorkload, Workers, make_plan
+    from ..engine.memory_plan import HostWorkload, Synthesis, Workers, make_plan
     rate = UPLOAD_RATE if args.upload_gbps is None else args.upload_gbps * 1e9
     stats = POREP_32G.copy()
     stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
@@ -52,7 +54,9 @@ def cmd_plan(args) -> int:
                                   int(args.circuit_gib * GIB) if args.circuit_gib is not None else circuit)
     budget = int(args.host_memory_gib * GIB) if args.host_memory_gib else default_host_budget()
     matvec = bool(devices) and args.matvec == "device" and all(d.matrices for d in devices)
-    chosen = make_plan(host, workers, budget, devices, matvec, f"{args.workload} at scale {args.scale:g}")
+    # the porep-shaped provider writes each witness into its arena, its witness program holding ~26 bytes a variable
+    synthesis = Synthesis(SCRATCH_A_VARIABLE * (stats["inputs"] + stats["aux"]), into_arena=True)
+    chosen = make_plan(host, workers, budget, devices, matvec, f"{args.workload} at scale {args.scale:g}", synthesis)
     print(f"workload: {args.workload} at scale {args.scale:g}: {stats['constraints']:,} constraints, "
           f"{stats['aux']:,} aux variables")
     for line in chosen.describe():

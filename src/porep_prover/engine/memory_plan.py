@@ -112,6 +112,19 @@ class HostWorkload:
 
 
 @dataclasses.dataclass(frozen=True)
+class Synthesis:
+    """What a synthesis of a provider holds while it runs: scratch, its
+    bytes beside the witness (the provider's synthesis_bytes; 0: none said);
+    into_arena: the provider writes the witness into the partition's arena
+    itself (synthesize_into), so it holds no witness of its own."""
+    scratch: int = 0
+    into_arena: bool = False
+
+
+NO_SCRATCH = Synthesis()       # a provider that says nothing of what its synthesis holds
+
+
+@dataclasses.dataclass(frozen=True)
 class Workers:
     """The engine's workers a plan counts: synthesis workers, devices (GPUs;
     0 where the CPU proves), device workers a device, finalizers (one a
@@ -160,8 +173,8 @@ class MemoryPlan:
     (counted once per process); held: what the set holds while loaded;
     partition: what one partition in flight holds (page-locked: an arena,
     where there are devices); synthesis: what a synthesis holds beside its
-    partition's arena until its witness is copied in (None: nothing, no
-    arenas); partitions: how many the budget admits at once beside base and
+    partition while it runs (the provider's scratch, and its witness until
+    copied into the arena; None: nothing); partitions: how many the budget admits at once beside base and
     held (at least 1, at most the workers' pipeline); devices: the devices'
     plans (none on the CPU); matvec_on_device: the devices evaluate A w,
     B w, C w (their plans keep the circuit's matrices)."""
@@ -219,36 +232,40 @@ class MemoryPlan:
 
 
 def make_plan(workload: HostWorkload, workers: Workers, host_budget: int, devices: tuple[DevicePlan, ...] = (),
-              matvec: bool = False, what: str = "the parameter set") -> MemoryPlan:
+              matvec: bool = False, what: str = "the parameter set", synthesis: Synthesis = NO_SCRATCH
+              ) -> MemoryPlan:
     """The host plan of workload beside the devices' plans (none: no device
     plans its memory, as the CPU); matvec: the devices evaluate A w, B w,
-    C w (a partition in flight then holds its witness alone). HostMemoryError,
-    one line naming what does not fit and the options, when the budget
-    leaves no room for one partition beside what the set holds."""
+    C w (a partition in flight then holds its witness alone); synthesis:
+    what a synthesis holds while it runs. HostMemoryError, one line naming
+    what does not fit and the options, when the budget leaves no room for
+    one partition beside what the set holds."""
     base = process_item(workers)
     held = _held(workload, workers, devices, matvec)
     arenas = workers.devices > 0
     what_in = "its witness" if matvec else "a, b, c, the witness and the queries' scalars"
+    own = 0 if synthesis.into_arena or not arenas else workload.witness_bytes
     if arenas:
         partition = HostItem("a partition in flight", workload.arena_bytes(matvec), pinned=True,
                              note=f"an arena: {what_in}")
-        synthesis: HostItem | None = HostItem("a synthesis's own witness", workload.witness_bytes,
-                                              min(workers.synthesis, workers.pipeline),
-                                              note="the provider's, until copied into its arena")
     else:
         partition = HostItem("a partition in flight", workload.witness_bytes if matvec
                              else workload.host_assignment_bytes, note=what_in)
-        synthesis = None
+    running: HostItem | None = None
+    if own + synthesis.scratch:
+        note = ("the provider's witness until copied into its arena, " if own else "") + "its scratch"
+        running = HostItem("a synthesis running", own + synthesis.scratch, min(workers.synthesis, workers.pipeline),
+                           note=note)
     room = host_budget - base.total - sum(item.total for item in held)
     count = 0
-    while count < workers.pipeline and _partitions_bytes(count + 1, partition, synthesis, workers) <= room:
+    while count < workers.pipeline and _partitions_bytes(count + 1, partition, running, workers) <= room:
         count += 1
     if count < 1:
         raise HostMemoryError(_refusal(what, host_budget, base, held, partition, workers, devices, workload,
-                                       synthesis))
-    if synthesis is not None:       # as many at once as there are synthesis workers and partitions admitted
-        synthesis = dataclasses.replace(synthesis, count=min(count, workers.synthesis))
-    return MemoryPlan(host_budget, base, held, partition, count, workers, tuple(devices), matvec, synthesis)
+                                       running))
+    if running is not None:       # as many at once as there are synthesis workers and partitions admitted
+        running = dataclasses.replace(running, count=min(count, workers.synthesis))
+    return MemoryPlan(host_budget, base, held, partition, count, workers, tuple(devices), matvec, running)
 
 
 def _partitions_bytes(count: int, partition: HostItem, synthesis: HostItem | None, workers: Workers) -> int:

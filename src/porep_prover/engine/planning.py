@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import PluginError
 from ..host_memory import is_mapped
 from ..r1cs.system import R1CS
-from .memory_plan import HostWorkload, MemoryPlan, Workers, make_plan
+from .memory_plan import NO_SCRATCH, HostWorkload, MemoryPlan, Synthesis, Workers, make_plan
 
 if TYPE_CHECKING:
     from ..backend.device_plan import DevicePlan
@@ -61,26 +61,25 @@ class SetPlans:
         not fit, PluginError when circuit returns no R1CS."""
         name = type(provider).__name__
         params = call(f"load_srs of provider {name} (job {job.id})", provider.load_srs)
-        circuit, extra = getattr(provider, "circuit", None), getattr(provider, "circuit_bytes", None)
-        r1cs, held = None, None
+        circuit = getattr(provider, "circuit", None)
+        r1cs, held, scratch = None, None, 0
         if callable(circuit):
             r1cs = call(f"circuit of provider {name} (job {job.id})", circuit)
             if not isinstance(r1cs, R1CS):
                 raise PluginError(f"circuit of provider {name} (job {job.id}) returned {type(r1cs).__name__}, "
                                   "not an R1CS")
-            if callable(extra):
-                held = call(f"circuit_bytes of provider {name} (job {job.id})", extra)
-                if isinstance(held, bool) or not isinstance(held, int) or not 0 <= held < 1 << 50:
-                    raise PluginError(f"circuit_bytes of provider {name} (job {job.id}) returned {held!r}, "
-                                      "not a number of bytes")
-        self.make(key, params, r1cs, f"job {job.id} (kind {job.kind!r}, parameters {key})", held)
+            held = _bytes_of(provider, "circuit_bytes", job, call)
+        scratch = _bytes_of(provider, "synthesis_bytes", job, call) or 0
+        self.make(key, params, r1cs, f"job {job.id} (kind {job.kind!r}, parameters {key})", held,
+                  Synthesis(scratch, callable(getattr(provider, "synthesize_into", None))))
         return cast("Parameters", params)
 
     def make(self, key: str, params: Parameters, r1cs: R1CS | None, what: str,
-             circuit_bytes: int | None = None) -> MemoryPlan:
+             circuit_bytes: int | None = None, synthesis: Synthesis = NO_SCRATCH) -> MemoryPlan:
         """The plan of the set of key (its circuit r1cs where the provider
         gives it before a partition; circuit_bytes: what the provider says it
-        keeps for it, where more than the R1CS's own), held by the admission;
+        keeps for it, where more than the R1CS's own; synthesis: what a
+        synthesis of its provider holds), held by the admission;
         HostMemoryError when it does not fit (nothing is held then)."""
         workers = self.workers()
         matrices = r1cs if self.settings.matvec_on_device else None
@@ -98,7 +97,7 @@ class SetPlans:
         if circuit_bytes is not None and r1cs is not None:
             workload = dataclasses.replace(workload, circuit_bytes=max(r1cs.host_bytes, circuit_bytes))
         chosen_plan = make_plan(workload, workers, self.settings.memory_budget_bytes, tuple(by_device.values()),
-                                matvec, what)
+                                matvec, what, synthesis)
         self.admission.hold(key, chosen_plan.held_bytes, chosen_plan.partition.total, what)
         with self._lock:
             self._plans[key] = (chosen_plan, by_device)
@@ -134,3 +133,17 @@ class SetPlans:
             self._plans.pop(key, None)
             self._unknown_circuit.discard(key)
         self.admission.release_held(key)
+
+
+def _bytes_of(provider: SynthesisProvider, method: str, job: Job, call: ProviderCall) -> int | None:
+    """A provider's optional count of bytes for job (None: it has no such
+    method); PluginError when it answers something other than a number of
+    bytes."""
+    fn = getattr(provider, method, None)
+    if not callable(fn):
+        return None
+    what = f"{method} of provider {type(provider).__name__} (job {job.id})"
+    got = call(what, fn)
+    if isinstance(got, bool) or not isinstance(got, int) or not 0 <= got < 1 << 50:
+        raise PluginError(f"{what} returned {got!r}, not a number of bytes")
+    return got

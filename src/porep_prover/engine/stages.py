@@ -30,8 +30,10 @@ from typing import TYPE_CHECKING, Final
 
 from ..backend import get_backend
 from ..groth16.proof_check import bellman_suspects, check_proof
-from ..groth16.prover import (HostAssignment, MsmSums, WitnessAssignment, assignment_bytes, finish, prove_device,
-                              synthesize)
+from ..errors import PluginError
+from ..groth16.prover import (HostAssignment, MsmSums, WitnessAssignment, arena_witness, assignment_bytes, finish,
+                              prove_device, synthesize)
+from ..r1cs.system import R1CS
 from .devices import ProvingDevice
 from .interlock import kernel_region
 from .jobs import Job, PartitionTask, PartitionTimings
@@ -41,8 +43,10 @@ from .plugin_calls import PluginLane, Stopped
 if TYPE_CHECKING:
     from ..backend.device_plan import DevicePlan
     from ..field.fr_array import FrArray
+    import numpy as np
+    from numpy.typing import NDArray
+
     from ..groth16.keys import Parameters
-    from ..r1cs.system import R1CS
     from .job_table import JobTable
     from .memory import MemoryAdmission
     from .memory_plan import MemoryPlan
@@ -190,10 +194,8 @@ class Stages:
                 if start is None:
                     reservation.release()
                     return None
-                r1cs, witness = lane.call(f"synthesize of provider {type(provider).__name__} (job {job.id} "
-                                          f"partition {task.index})", self.stopped, provider.synthesize, job,
-                                          task.index, settings.synthesis_threads)
                 arena = reservation.arena.view if reservation.arena is not None else None
+                r1cs, witness = self._witness(provider, task, lane, params, matvec, arena)
                 assignment = synthesize(params, r1cs, witness, settings.synthesis_threads,
                                         check=settings.check_witness, abc_on_device=matvec, arena=arena)
                 self.plans.circuit_seen(key, r1cs)
@@ -217,12 +219,33 @@ class Stages:
     def _reserve(self, job: Job, params: Parameters, plan: MemoryPlan | None, matvec: bool) -> Reservation | None:
         """A partition's host memory by its set's plan (blocking until it fits):
         with devices, an arena it is laid out in (page-locked where the engine's
-        devices lend it: their uploads read it without a copy) and beside it
-        the provider's witness until copied in; else its assignment's bytes."""
-        if plan is not None and plan.synthesis is not None:
+        devices lend it: their uploads read it without a copy), else its
+        assignment's bytes; beside either, what the synthesis holds while it
+        runs (the provider's scratch, its witness until copied in)."""
+        running = plan.synthesis.nbytes if plan is not None and plan.synthesis is not None else 0
+        if plan is not None and plan.workers.devices:
             arena = assignment_bytes(params, matvec)
-            return self.memory.reserve(arena + plan.synthesis.nbytes, arena=arena)
-        return self.memory.reserve(self.table.estimate(job.id) or (plan.partition.total if plan is not None else 0))
+            return self.memory.reserve(arena + running, arena=arena)
+        return self.memory.reserve((self.table.estimate(job.id) or (plan.partition.total if plan is not None else 0))
+                                   + running)
+
+    def _witness(self, provider: SynthesisProvider, task: PartitionTask, lane: PluginLane, params: Parameters,
+                 matvec: bool, arena: NDArray[np.uint8] | None) -> tuple[R1CS, FrArray]:
+        """The partition's circuit and witness from its provider: written
+        straight into the arena's witness (synthesize_into) where the provider
+        can and there is an arena, else its own (synthesize)."""
+        job, threads = task.job, self.settings.synthesis_threads
+        what = f"of provider {type(provider).__name__} (job {job.id} partition {task.index})"
+        into = getattr(provider, "synthesize_into", None)
+        if arena is None or not callable(into):
+            got: tuple[R1CS, FrArray] = lane.call(f"synthesize {what}", self.stopped, provider.synthesize, job,
+                                                 task.index, threads)
+            return got
+        witness = arena_witness(params, matvec, arena)
+        r1cs = lane.call(f"synthesize_into {what}", self.stopped, into, job, task.index, threads, witness)
+        if not isinstance(r1cs, R1CS):
+            raise PluginError(f"synthesize_into {what} returned {type(r1cs).__name__}, not an R1CS")
+        return r1cs, witness
 
     def _queue_ready(self, partition: SynthesizedPartition) -> bool:
         """Into the ready queue, waiting while it is full; False when the engine stops first."""

@@ -138,6 +138,12 @@ def assignment_bytes(params: Parameters, abc_on_device: bool) -> int:
     return sum(_aligned(32 * rows) for _, rows in assignment_layout(params, abc_on_device))
 
 
+def arena_witness(params: Parameters, abc_on_device: bool, arena: NDArray[np.uint8]) -> FrArray:
+    """Where synthesize lays the witness out in arena (a provider may write it
+    there itself: synthesize then copies nothing)."""
+    return _carve(arena, assignment_layout(params, abc_on_device))["witness"]
+
+
 def _aligned(nbytes: int) -> int:
     return -(-nbytes // ARENA_ALIGN) * ARENA_ALIGN
 
@@ -160,7 +166,8 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
     (page-locked, say: what a device's upload reads without a copy) of at
     least assignment_bytes(params, abc_on_device), in which the assignment's
     arrays are laid out, the witness copied there (its caller may drop its
-    own); else they are allocated. Raises WitnessError, UnsatisfiedError
+    own) unless it is there already (arena_witness's); else they are
+    allocated. Raises WitnessError, UnsatisfiedError
     (check=True), ParamsMismatchError; InvalidInputError for an arena too small."""
     threads = resolve_threads(threads)
     params.check_matches(r1cs)
@@ -173,7 +180,8 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
             raise InvalidInputError(f"synthesize: an arena of {arena.nbytes} bytes ({arena.dtype}), "
                                     f"{need} contiguous bytes needed")
         slots = _carve(arena, assignment_layout(params, abc_on_device))
-        _copy_rows(slots["witness"].limbs, witness.limbs, threads)
+        if witness.limbs.ctypes.data != slots["witness"].limbs.ctypes.data:     # not written there already
+            _copy_rows(slots["witness"].limbs, witness.limbs, threads)
         witness = slots["witness"]
     if abc_on_device:
         return WitnessAssignment(r1cs, witness, check)

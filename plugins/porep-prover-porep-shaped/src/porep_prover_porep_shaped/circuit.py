@@ -292,11 +292,20 @@ def random_full(rng, n: int) -> FrArray:
     return FrArray(limbs)
 
 
-def witness(shape: Shape, seed: int, threads: int = 1) -> FrArray:
+def witness_scratch_bytes(shape: Shape) -> int:
+    """Host bytes witness holds while it runs, beside the witness itself:
+    a bit, a word, a slot and an index a variable, the full elements twice."""
+    full = shape.num_public + len(shape.full_sources) + sum(len(g.mul) for g in shape.layers)
+    return shape.r1cs.num_variables * (1 + 8 + 8 + 8) + 2 * 32 * full
+
+
+def witness(shape: Shape, seed: int, threads: int = 1, out: FrArray | None = None) -> FrArray:
     """A satisfying assignment: fresh sources and public inputs from seed,
     then every layer evaluated in order, each layer's gates split over
     threads (NumPy's gathers and the field products run without the GIL).
-    The result does not depend on threads."""
+    The result does not depend on threads. out: where it is written (an
+    FrArray of the circuit's variables; page-locked memory, say), else a
+    new array; InvalidInputError for an out of another length."""
     rng = np.random.default_rng([seed, 0x5EED])
     r1cs, k = shape.r1cs, 1 + shape.num_public
     nvars = r1cs.num_variables
@@ -327,9 +336,12 @@ def witness(shape: Shape, seed: int, threads: int = 1) -> FrArray:
         index[word_vars] = words[word_vars]
         index[full_vars] = small + np.arange(len(full_vars))
         index[ONE] = 1
-        out = np.empty((nvars, 4), np.uint64)
-        split(nvars, lambda s: np.take(values, index[s], axis=0, out=out[s], mode="clip"))   # "raise" would buffer out
-    return FrArray(out)
+        if out is not None and (len(out) != nvars or not out.limbs.flags.c_contiguous):
+            raise InvalidInputError(f"a witness of {nvars} variables written into {len(out)} rows")
+        rows = np.empty((nvars, 4), np.uint64) if out is None else out.limbs
+        # mode "raise" would buffer its output
+        split(nvars, lambda s: np.take(values, index[s], axis=0, out=rows[s], mode="clip"))
+    return FrArray(rows) if out is None else out
 
 
 class _Split:

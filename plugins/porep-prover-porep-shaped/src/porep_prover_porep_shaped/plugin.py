@@ -53,7 +53,7 @@ from porep_prover.groth16 import (MAPPED_SUFFIX, InsecureSetupWarning, ParamsCac
                                   read_params, write_params)
 from porep_prover.hooks import hookimpl
 
-from .circuit import Shape, build, counts, shape_bytes, witness
+from .circuit import Shape, build, counts, shape_bytes, witness, witness_scratch_bytes
 
 LOG = logging.getLogger("porep_prover.porep_shaped")
 DEFAULT_SCALE = 1 / 64
@@ -225,10 +225,22 @@ class PorepShapedProvider:
         p = Payload.of(job)
         return shape_bytes(self.shape(p.scale, p.seed))
 
+    def synthesis_bytes(self, job) -> int:
+        """Host bytes one synthesis holds beside its witness while it runs (the witness program's scratch)."""
+        p = Payload.of(job)
+        return witness_scratch_bytes(self.shape(p.scale, p.seed))
+
     def synthesize(self, job, partition: int, threads: int):
         p = Payload.of(job)
         shape = self.shape(p.scale, p.seed)
         return shape.r1cs, witness(shape, p.job_seed * 1009 + partition, threads)
+
+    def synthesize_into(self, job, partition: int, threads: int, out):
+        """synthesize's witness written into out (the engine's page-locked arena); the circuit."""
+        p = Payload.of(job)
+        shape = self.shape(p.scale, p.seed)
+        witness(shape, p.job_seed * 1009 + partition, threads, out)
+        return shape.r1cs
 
 
 @hookimpl
