@@ -164,3 +164,14 @@ def test_a_witness_with_one_bit_flipped_fails(sector_2kib, rng):
         bad = w.copy()
         bad.limbs[pos] = 0
         assert not circuit.r1cs.is_satisfied(bad), f"aux {pos} set to 0 still satisfies"
+
+
+def test_a_v1_partition_shares_the_circuit_and_is_satisfied():
+    """V1 outputs (API 1.0's graph) fill the same circuit; their public inputs
+    follow the graph of their version."""
+    data = pieces.sector_data([pieces.random_piece(1024, 3)], 2048)
+    c1 = seal.seal_sector(data, "StackedDrg2KiBV1", bytes(32), 5, bytes([6] * 32), bytes([8] * 32))
+    circuit = partition_circuit(seal_proof("StackedDrg2KiBV1"))
+    assert circuit is partition_circuit(seal_proof("StackedDrg2KiBV1_1"))
+    w = circuit.witness(c1, 0, threads=1)
+    assert circuit.r1cs.is_satisfied(w) and w[1:40].to_ints() == values.public_inputs(c1, 0)

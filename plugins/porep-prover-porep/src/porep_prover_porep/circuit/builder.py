@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from porep_prover.field.fr_array import FrArray
+from porep_prover import FrArray
 from porep_prover.groth16 import R1CS, SparseMatrix
 
 from .boolean import Boolean

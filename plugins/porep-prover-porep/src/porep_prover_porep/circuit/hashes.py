@@ -31,7 +31,8 @@ def _words(cs: TraceCS, bits: Sequence[Boolean]) -> list[UInt32]:
     for i in range(0, len(bits), WORD_BITS):
         word = list(bits[i:i + WORD_BITS])
         values = [bit(cs, b) for b in word]
-        out.append(UInt32(word, None if None in values else sum(v << k for k, v in enumerate(values))))
+        known = [v for v in values if v is not None]
+        out.append(UInt32(word, sum(v << k for k, v in enumerate(known)) if len(known) == len(values) else None))
     return out
 
 

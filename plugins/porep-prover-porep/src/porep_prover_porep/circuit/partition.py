@@ -17,7 +17,7 @@ import collections
 import threading
 
 from porep_prover.errors import VanillaProofError
-from porep_prover.field.fr_array import FrArray
+from porep_prover import FrArray
 from porep_prover.groth16 import R1CS
 
 from ..proofs import C1Output

@@ -206,8 +206,8 @@ def poseidon_hash(cs: TraceCS, preimage: Sequence[int]) -> int:
         for i in range(t):
             p = post[i] if post else None
             if first and i == 0:
-                x = (k.tag + pre[0]) % R
-                state[0] = _Elt(lc={ONE: (pow(x, 5, R) + p) % R}, value=(pow(x, 5, R) + p) % R)
+                tag = (pow((k.tag + pre[0]) % R, 5, R) + post[0]) % R
+                state[0] = _Elt(lc={ONE: tag}, value=tag)
             else:
                 state[i] = _sbox(cs, state[i], pre[i] if first else None, p)
         mix()

@@ -127,7 +127,7 @@ def _bits(b: Builder, x: int) -> list[Boolean]:
 
 
 def _unknown_path(arities: Sequence[int]) -> Path:
-    return Path(tuple((None, (None,) * (a - 1)) for a in arities))        # type: ignore[arg-type]
+    return Path(tuple((None, (None,) * (a - 1)) for a in arities))        # type: ignore[misc]
 
 
 def _inclusion(b: Builder, layout: Layout, leaf: int, path: Path, root: int, sha: bool) -> None:

@@ -11,11 +11,12 @@ Builder collects when synthesize is given a partition's values).
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from porep_prover.config import resolve_threads
 from porep_prover.errors import WitnessError
-from porep_prover.field.fr_array import FrArray
+from porep_prover import FrArray
 
 from . import _witness
 from .builder import Shape
@@ -72,7 +73,8 @@ class Program:
 
     def run(self, data: list[int], threads: int | None = None) -> FrArray:
         """The witness (inputs first, the one at 0) from the instances' data, in
-        placing order; WitnessError when the data do not fit the circuit."""
+        placing order, on `threads` threads (default: every core); WitnessError
+        when the data do not fit the circuit."""
         if len(data) != self.shape.n_data:
             raise WitnessError(f"{len(data)} data values for a circuit that takes {self.shape.n_data}")
         values = FrArray.from_ints(data) if data else FrArray.zeros(0)
@@ -81,5 +83,5 @@ class Program:
         _witness.run(self.shape.num_inputs, self.coefficients.limbs, self.ops, self.ops_off, self.sums,
                      self.sums_off, tuple(self.row_ptr), tuple(self.row_ptr_off), tuple(self.refs),
                      tuple(self.coeff), tuple(self.entry_off), self.tmpl, *self.bases, self.ports, values.limbs,
-                     w.limbs, bits, self.tasks, resolve_threads(threads))
+                     w.limbs, bits, self.tasks, threads or os.cpu_count() or 1)
         return w
