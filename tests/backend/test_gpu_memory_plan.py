@@ -91,26 +91,30 @@ def test_msm_shared_takes_its_msms_apart_where_an_array_streams(planned, rng):
     assert planned.msm_shared([(a, None), (b, None)], sc, 1) == want
 
 
-def _streaming_plan(gpu, params, r1cs, rng):
+def _streaming_plan(gpu, params, r1cs, rng, gathers=False):
     """A plan for params that streams every array in small chunks and sorts small passes."""
-    made = plan(Workload.of(params, r1cs, workers=1), 8 * GIB, matrices=r1cs is not None)
+    made = plan(Workload.of(params, r1cs, workers=1), 8 * GIB, matrices=r1cs is not None, gathers=gathers)
+    assert made.gathers == gathers
     names = tuple(a.name for a in made.workload.arrays)
     return dataclasses.replace(made, resident=(), streamed=names, pass_points=rng.randrange(700, 1500),
                                chunk_bytes=192 * rng.randrange(300, 900))
 
 
-@pytest.mark.parametrize("on_device", [False, True], ids=["host matvec", "device matvec"])
-def test_proof_under_a_streaming_plan_verifies(planned, on_device, rng):
+@pytest.mark.parametrize("mode", ["host", "device", "gathers"], ids=["host matvec", "device matvec", "gathers"])
+def test_proof_under_a_streaming_plan_verifies(planned, mode, rng):
     """prove_device(plan=...): the region lays the memory out by the plan
     (every array streamed and pinned, small passes) and the proof verifies;
-    a second region by the same plan lays nothing out again."""
+    a second region by the same plan lays nothing out again. gathers: a, b,
+    c from the host, the witness uploaded and the queries' scalars taken
+    from it on the device."""
+    on_device = mode == "device"
     r1cs, witness, public = porep_like(rng.randrange(2500, 4000))
     params = insecure_setup(r1cs, rng=rng)
-    chosen = _streaming_plan(planned, params, r1cs if on_device else None, rng)
+    chosen = _streaming_plan(planned, params, r1cs if on_device else None, rng, gathers=mode == "gathers")
     store = planned.memory.resident
     before = store.ring.uploaded if store.ring is not None else 0
     for _ in range(2):
-        synth = synthesize(params, r1cs, witness, 2, abc_on_device=on_device)
+        synth = synthesize(params, r1cs, witness, 2, abc_on_device=on_device, gathers=mode == "gathers")
         sums = prove_device(planned, params, synth, 1, b_g2=True, host=CPU, plan=chosen)
         layout = planned.memory.layout
         assert planned.plan is chosen and layout is planned.memory.layout

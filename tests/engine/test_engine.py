@@ -269,7 +269,7 @@ def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
 class SmallCardBackend(WitnessBackend):
     """WitnessBackend whose memory plan keeps no circuit's matrices (a small card's budget)."""
 
-    def device_plan(self, params, r1cs=None, workers=2, g2=True):
+    def device_plan(self, params, r1cs=None, workers=2, g2=True, gathers=False):
         from porep_prover.backend.device_plan import Workload, plan
         self.asked = getattr(self, "asked", 0) + 1
         self.g2 = getattr(self, "g2", set()) | {g2}

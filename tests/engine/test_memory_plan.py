@@ -329,3 +329,65 @@ def test_partitions_are_laid_out_in_the_devices_arenas_and_written_there(circuit
     assert all(a.nbytes == assignment_bytes(params, plan.matvec_on_device) for a in backend.arenas.made)
     assert idle == sum(a.nbytes for a in backend.arenas.made)
     assert sorted(map(id, backend.arenas.discarded)) == sorted(map(id, backend.arenas.made))   # given back at the end
+
+
+def test_gathering_on_the_device_uploads_the_witness_and_holds_less_on_the_host():
+    """With the queries' scalars gathered on the device, a partition uploads
+    and holds a, b, c and the witness alone, the queries' maps resident on
+    the device, every phase within the budget; at scale 1 under 16 GiB and
+    a 100 GiB host the engine's choice admits two partitions where host
+    gathers admit one."""
+    stats = dict(POREP_32G)
+    w = Workload.estimated(**stats, on_device=True, workers=2, g2=True)
+    gathered, host_side = plan(w, 16 * GIB, gathers=True), plan(w, 16 * GIB)
+    assert gathered.gathers and not gathered.matrices and not host_side.gathers
+    assert gathered.planned_bytes <= 16 * GIB and gathered.resident_bytes >= w.map_bytes
+    workload = scale(1.0, circuit=int(12.4 * GIB))
+    aligned = sum(-(-32 * n // 256) * 256 for n in (workload.a_count, workload.b_count))
+    assert workload.arena_bytes(False, True) == workload.arena_bytes(False) - aligned
+    from porep_prover.engine.memory_plan import Synthesis, best_plan
+    workers, synthesis = Workers(2, 1, 2, b_g2_on_device=True), Synthesis(26 * workload.variables, into_arena=True)
+    variants = [((host_side,), False, False), ((gathered,), False, True)]
+    index, chosen = best_plan(workload, workers, 100 * GIB, variants, "scale 1", synthesis)
+    alone = make_plan(workload, workers, 100 * GIB, (host_side,), False, "scale 1", synthesis)
+    assert index == 1 and chosen.gathers and chosen.partitions == 2 > alone.partitions == 1
+    assert chosen.peak_bytes <= 100 * GIB
+
+
+class GatheringBackend(type(CPU)):
+    """The CPU backend as a GPU whose memory plan keeps no matrices and gathers on the device."""
+
+    capabilities = type(CPU).capabilities.__class__(evaluates_witness=True, reference=False)
+
+    def __init__(self):
+        super().__init__()
+        self.asked, self.uploads = [], 0
+
+    def device_plan(self, params, r1cs=None, workers=2, g2=True, gathers=False):
+        self.asked.append(gathers)
+        made = plan(Workload.of(params, r1cs, workers, 0, g2), 1 << 40, matrices=False, gathers=gathers)
+        assert made.gathers == gathers
+        return made
+
+    def upload_scalars(self, values):
+        self.uploads += 1
+        return super().upload_scalars(values)
+
+
+def test_an_engine_that_gathers_on_the_device_proves_from_a_b_c_and_the_witness(circuit):
+    from porep_prover.engine.devices import ProvingDevice
+    params, r1cs, ws = circuit
+    backend = GatheringBackend()
+    workload = HostWorkload.of(params, False, r1cs)
+    some = make_plan(workload, Workers(2, 1, 2), 1 << 50)
+    # room for two partitions gathered on the device, and one whose host gathers their scalars
+    budget = some.base.total + some.held_bytes + 2 * workload.arena_bytes(False, True) + 1024
+    assert budget < some.base.total + some.held_bytes + 2 * workload.arena_bytes(False)
+    cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 2, "prover.gather": "device",
+                                 "prover.matvec": "device", "engine.memory_budget_gib": budget / GIB})
+    with Engine(cfg, devices=[ProvingDevice("fake-gpu", "fake", "gpu", backend)]) as engine:
+        result = engine.prove(inline_job(params, r1cs, ws[:3]), timeout=120)
+        (key,) = [s["key"] for s in engine.srs.status()]
+        chosen = engine.plans.get(key)
+    assert result.ok and all(verify(params.vk, p, proof) for p, proof in zip(result.public_inputs, result.proofs))
+    assert sorted(backend.asked) == [False, True] and chosen.gathers and backend.uploads == 3

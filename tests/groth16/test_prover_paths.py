@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The prover's two assignments (A w, B w, C w on the host; the witness on a
-device that evaluates them) give the same proof bit for bit with the same r,
+"""The prover's three assignments (A w, B w, C w on the host; the witness on
+a device that evaluates them; a, b, c from the host and the witness on a
+device that gathers the queries' scalars) give the same proof bit for bit with the same r,
 s, on the CPU and on a device-like backend that keeps its scalars to itself;
 the kernel region calls a backend in the order the GPU's launches follow and
 gives back every device array it made, whichever way it ends."""
@@ -72,6 +73,10 @@ class DeviceLike(CpuBackend):
         self.calls.append("take")
         return self._hold(CPU.take(values.values, index), "b")
 
+    def upload_scalars(self, values):
+        self.calls.append("upload_scalars")
+        return self._hold(values.copy(), "w")
+
     def release_scalars(self, values):
         self.calls.append(("release", values.tag))
         values.released += 1
@@ -89,8 +94,11 @@ class DeviceLike(CpuBackend):
         return CPU.msm_shared(sets, scalars.values, threads)
 
 
-def the_proof(be, params, r1cs, witness, on_device, b_g2, seed):
-    assignment = synthesize(params, r1cs, witness, 1, abc_on_device=on_device)
+MODES = {"host": {}, "device": {"abc_on_device": True}, "gathers": {"gathers": True}}
+
+
+def the_proof(be, params, r1cs, witness, mode, b_g2, seed):
+    assignment = synthesize(params, r1cs, witness, 1, **MODES[mode])
     sums = prove_device(be, params, assignment, 1, b_g2=b_g2, host=CPU)
     return finish(CPU, params, assignment, sums, 1, rng=random.Random(seed)), sums
 
@@ -102,9 +110,9 @@ def test_every_assignment_on_every_backend_gives_one_proof(circuit, b_g2):
     want = prove(params, r1cs, witness, rng=random.Random(seed))
     assert verify(params.vk, public, want)
     for be in (CPU, DeviceLike(params)):
-        for on_device in (False, True):
-            got, sums = the_proof(be, params, r1cs, witness, on_device, b_g2, seed)
-            assert got.to_bytes() == want.to_bytes(), (be.name, on_device)
+        for mode in MODES:
+            got, sums = the_proof(be, params, r1cs, witness, mode, b_g2, seed)
+            assert got.to_bytes() == want.to_bytes(), (be.name, mode)
             assert (sums.b2_acc is not None) and sums.b2_acc == CPU.msm(params.b_g2, query_scalars(
                 r1cs, witness, "b", 1), 1)[0]
 
@@ -122,17 +130,20 @@ def test_the_public_prove_on_a_device_takes_either_assignment(circuit, monkeypat
         prove(params, r1cs, witness, matvec="device")
 
 
-@pytest.mark.parametrize("on_device", [False, True], ids=["host assignment", "witness assignment"])
+@pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("b_g2", [False, True], ids=["B_2 after", "B_2 in the region"])
-def test_kernel_region_calls_the_backend_in_the_gpu_s_order(circuit, on_device, b_g2):
+def test_kernel_region_calls_the_backend_in_the_gpu_s_order(circuit, mode, b_g2):
     """The order of the backend's calls, which decides the GPU's launches
-    and when its memory is given back; every array it made is given back once."""
+    and when its memory is given back; every array it made is given back
+    once. Gathering, the witness crosses only once H's scalars are given back."""
     r1cs, witness, _, params = circuit
     be = DeviceLike(params)
-    assignment = synthesize(params, r1cs, witness, 1, abc_on_device=on_device)
+    assignment = synthesize(params, r1cs, witness, 1, **MODES[mode])
     prove_device(be, params, assignment, 1, b_g2=b_g2, host=CPU)
-    if on_device:
-        want = ["h_and_witness", ("msm", "h"), ("release", "h"), ("msm_shared", ("l", "a")), "take"]
+    if mode != "host":
+        want = ["h_and_witness"] if mode == "device" else ["h_scalars"]
+        want += [("msm", "h"), ("release", "h")] + (["upload_scalars"] if mode == "gathers" else [])
+        want += [("msm_shared", ("l", "a")), "take"]
         want += [("msm_shared", ("b_g1", "b_g2"))] if b_g2 else [("msm", "b_g1")]
         want += [("release", "w"), ("release", "b")]
     else:

@@ -128,6 +128,11 @@ class Lane(Protocol):
     def take(self, values: Scalars, index: NDArray[np.uint32]) -> Scalars:
         """values[index] (index: a 1-D uint32 array of rows of values), as scalars of this backend."""
 
+    def upload_scalars(self, values: FrArray) -> Scalars:
+        """values where this backend's msm, msm_shared and take read them (a
+        GPU's device copy, on the lane's stream; the host's as they are); give
+        them back with release_scalars."""
+
     def release_scalars(self, values: Scalars) -> None:
         """Give back what h_scalars / h_and_witness / take returned (device
         memory; nothing for host arrays). Releasing twice is harmless."""
@@ -198,13 +203,15 @@ class Backend(Lane, Protocol):
         the device's memory); nothing on the host."""
 
     def device_plan(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
-                    g2: bool = True) -> DevicePlan | None:
+                    g2: bool = True, gathers: bool = False) -> DevicePlan | None:
         """The device-memory plan (backend.device_plan.DevicePlan) for a
         parameter set under the device's budget, as a value (nothing is
         applied: a region given it runs by it); r1cs: A w, B w, C w may run on
         the device (the plan's matrices says whether they do); workers: the
         kernel-region workers sharing it; g2: B's G2 MSM runs on the device
-        (else its points are no part of the plan). None on the host."""
+        (else its points are no part of the plan); gathers: the plan may have
+        the queries' scalars gathered on the device (DevicePlan.gathers).
+        None on the host."""
 
     def host_arenas(self) -> ArenaPool | None:
         """Page-locked host memory a partition's arrays can be laid out in

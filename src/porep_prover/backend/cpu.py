@@ -143,6 +143,9 @@ class CpuBackend:
             out.append(self.msm(points[rows[keep]], FrArray(_host(scalars).limbs[keep]), threads)[0])
         return out
 
+    def upload_scalars(self, values: FrArray) -> FrArray:
+        return values              # the host's: read where they are
+
     def release_scalars(self, values: Scalars) -> None:
         pass                       # host arrays: collected with their last reference
 
@@ -161,7 +164,8 @@ class CpuBackend:
     def set_memory_budget(self, nbytes: int = 0) -> None:
         pass                       # the host's memory is the engine's (engine/memory.py)
 
-    def device_plan(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2, g2: bool = True) -> None:
+    def device_plan(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2, g2: bool = True,
+                    gathers: bool = False) -> None:
         return None                # nothing to place: every array is where the host has it
 
     def host_arenas(self) -> None:

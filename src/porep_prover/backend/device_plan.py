@@ -104,14 +104,18 @@ class Workload:
     """What a circuit asks of a device: its SRS arrays, its domain, the
     bytes of its matrices on the device (0: A w, B w, C w evaluated on the
     host), the bytes a partition uploads, the device workers sharing the
-    device (each may hold a partition copied ahead), and the window-table
-    copies of the H points wanted (0: none)."""
+    device (each may hold a partition copied ahead), the window-table
+    copies of the H points wanted (0: none), the witness's variables and
+    the bytes of the queries' maps a device keeps to gather the queries'
+    scalars from the witness itself (A's rows, B's index)."""
     arrays: tuple[PointArray, ...]
     domain: int
     matrix_bytes: int
     upload_bytes: int
     workers: int = 2
     table_copies: int = 0
+    variables: int = 0
+    map_bytes: int = 0
 
     def __post_init__(self) -> None:
         if not self.arrays or self.domain < 2 or self.workers < 1 or self.matrix_bytes < 0 \
@@ -136,10 +140,13 @@ class Workload:
         arrays = tuple(PointArray(name, getattr(params, name).GROUP, len(getattr(params, name)))
                        for name in ("h", "l", "a", "b_g1", "b_g2")[:5 if g2 else 4])
         domain = len(params.h) + 1
+        inputs = getattr(getattr(params, "vk", None), "num_inputs", 1)      # a Parameters' verifying key's
+        variables, maps = inputs + len(params.l), 4 * (len(params.l) + len(params.b_g1))
         if r1cs is not None:
-            return cls(arrays, domain, matrix_bytes(r1cs), SCALAR_BYTES * r1cs.num_variables, workers, table_copies)
+            return cls(arrays, domain, matrix_bytes(r1cs), SCALAR_BYTES * r1cs.num_variables, workers, table_copies,
+                       variables, maps)
         scalars = len(params.l) + len(params.a) + len(params.b_g1)
-        return cls(arrays, domain, 0, SCALAR_BYTES * (3 * domain + scalars), workers, table_copies)
+        return cls(arrays, domain, 0, SCALAR_BYTES * (3 * domain + scalars), workers, table_copies, variables, maps)
 
     @classmethod
     def estimated(cls, constraints: int, inputs: int, aux: int, a_density: float, b_density: float,
@@ -158,7 +165,7 @@ class Workload:
         # queries' uint32 maps (A's rows, B's gather)
         matrices = 3 * 8 * (constraints + 1) + 6 * nnz + 4 * (a_count + b_count) if on_device else 0
         upload = SCALAR_BYTES * (1 + inputs + aux if on_device else 3 * domain + aux + a_count + b_count)
-        return cls(arrays, domain, matrices, upload, workers, table_copies)
+        return cls(arrays, domain, matrices, upload, workers, table_copies, inputs + aux, 4 * (aux + b_count))
 
 
 def twiddle_bytes(domain: int, compact: bool = False) -> int:
@@ -233,7 +240,10 @@ class DevicePlan:
     partitions a region, each streamed chunk uploaded once for both scalar
     sets (their scalars held at once: the streamed bytes a partition halve);
     compact_twiddles: the NTT's twiddles as two small tables a direction
-    (GpuNtt.compact_twiddles), their room given to the rest."""
+    (GpuNtt.compact_twiddles), their room given to the rest; gathers: with
+    the matrices off the device, the witness uploaded beside a, b, c and
+    the queries' scalars taken from it on the device (the queries' maps
+    resident), rather than gathered on the host and uploaded."""
     budget: int
     workload: Workload
     resident: tuple[str, ...]
@@ -247,6 +257,7 @@ class DevicePlan:
     seconds: float
     paired: bool = False
     compact_twiddles: bool = False
+    gathers: bool = False
 
     @property
     def resident_bytes(self) -> int:
@@ -256,7 +267,7 @@ class DevicePlan:
         table = self.table_copies * h.nbytes if h is not None else 0
         # resident and streamed name the workload's own arrays (_candidates takes them from it): never None
         return sum(cast(PointArray, w.array(n)).nbytes for n in self.resident) + table \
-            + (w.matrix_bytes if self.matrices else 0)
+            + (w.matrix_bytes if self.matrices else 0) + (w.map_bytes if self.gathers else 0)
 
     @property
     def ring_bytes(self) -> int:
@@ -300,7 +311,10 @@ class DevicePlan:
         if self.table_copies:
             lines.append(f"  H window table: {self.table_copies} copies")
         lines.append(f"  MSM passes of at most {self.pass_points:,} points")
-        upload = _upload(w, self.matrices)
+        upload = _upload(w, self.matrices, self.gathers)
+        if self.gathers:
+            lines.append(f"  the queries' scalars gathered on the device from the witness (their maps "
+                         f"{w.map_bytes / g:.2f} GiB resident)")
         lines.append(f"  uploads: {upload / g:.2f} GiB a partition, "
                      + ("copied ahead while another partition's kernels run" if self.ahead
                         else "in the kernel region (no room to copy ahead)"))
@@ -317,26 +331,30 @@ class DevicePlan:
 
 
 def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE, matrices: bool | None = None,
-         pairs: bool = False) -> DevicePlan:
+         pairs: bool = False, gathers: bool = False) -> DevicePlan:
     """The cheapest DevicePlan for workload within budget bytes: every split
     of the arrays into resident and streamed (in ORDER's priority), every
     pass size from the largest array down to MIN_PASS, the matrices on the
     device (where the workload has them; matrices: only on, or only off) or
     not, partitions copied ahead or not, and with pairs (two workers or
-    more) two partitions a region sharing each streamed pass; the one of
-    least estimated seconds a partition, unpaired and then the most resident
-    bytes among equals. DeviceMemoryError when even the H phase does not
-    fit (a budget too small for the domain), naming the least budget that
-    would."""
+    more) two partitions a region sharing each streamed pass; with gathers,
+    the matrices off the device, the queries' scalars gathered on the
+    device from an uploaded witness (else on the host); the one of least
+    estimated seconds
+    a partition, unpaired and then the most resident bytes among equals.
+    DeviceMemoryError when even the H phase does not fit (a budget too small
+    for the domain), naming the least budget that would."""
     if budget <= 0:
         raise InvalidInputError(f"a device-memory budget of {budget} bytes")
     best = None
-    choices = (True, False) if workload.matrix_bytes else (False,)
+    choices = [(True, False)] if workload.matrix_bytes else []
+    choices += [(False, True)] if gathers and workload.variables else [(False, False)]
     modes = [(True, False), (False, False)] + ([(False, True)] if pairs and workload.workers >= 2 else [])
-    for matrices in [m for m in choices if matrices is None or m == matrices]:
+    for on, gather in [c for c in choices if matrices is None or c[0] == matrices]:
         for (ahead, paired), compact in itertools.product(modes, (False, True)):
-            for candidate in _candidates(workload, budget, matrices, ahead, rate, paired, compact):
-                key = (round(candidate.seconds, 6), paired, not matrices, -candidate.resident_bytes)
+            for candidate in _candidates(workload, budget, (on, gather), ahead, rate, paired, compact):
+                matrices_on = candidate.matrices
+                key = (round(candidate.seconds, 6), paired, not matrices_on, -candidate.resident_bytes)
                 if best is None or key < best[0]:
                     best = (key, candidate)
     if best is None:
@@ -350,49 +368,59 @@ def plan(workload: Workload, budget: int, rate: float = UPLOAD_RATE, matrices: b
     return _with_tables(best[1])
 
 
-def _upload(w: Workload, matrices: bool) -> int:
+def _upload(w: Workload, matrices: bool, gathers: bool = False) -> int:
     """Bytes one partition uploads: the workload's, or with the matrices off
-    the device, a, b, c and every query's scalars."""
+    the device, a, b, c and every query's scalars (gathers: and the witness,
+    the queries' scalars taken from it on the device)."""
+    if gathers and not matrices:
+        return SCALAR_BYTES * (3 * w.domain + w.variables)
     if matrices or not w.matrix_bytes:
         return w.upload_bytes
     scalars = sum(a.count for a in w.arrays if a.name in ("l", "a", "b_g1"))
     return SCALAR_BYTES * (3 * w.domain + scalars)
 
 
-def _phases(w: Workload, matrices: bool, points: int, paired: bool = False) -> tuple[int, int]:
+def _phases(w: Workload, matrices: bool, points: int, paired: bool = False, gathers: bool = False
+            ) -> tuple[int, int]:
     """(H phase, MSM phase) device bytes of the running partition: with the
     matrices, its witness beside a, b, c, then beside H's scalars and a
     pass; without, a, b, c (uploaded, transformed in place), then H's
-    scalars, a pass and its scalars. Paired, the other partition's witness
-    and H's scalars beside either, and in the MSM phase its buckets (a
-    pass's other work buffers serve both in turn)."""
+    scalars, a pass and its scalars, or with gathers the witness (uploaded
+    after H's transforms) beside a query's gathered scalars and a pass.
+    Paired, the other partition's witness and H's scalars beside either,
+    and in the MSM phase its buckets (a pass's other work buffers serve
+    both in turn)."""
     n, ntt = w.domain, 3 * SCALAR_BYTES * w.domain
     if paired:
         other = (w.upload_bytes if matrices else 0) + SCALAR_BYTES * n
         h, msm = _phases(w, matrices, points)
         return h + other, msm + other + bucket_bytes(points)
+    # beside the witness: H's scalars, or a query's scalars gathered from the witness (B's; A's scattered
+    # to its rows when its MSM is taken apart from L's), whichever is larger
+    gathered = max([a.count for a in w.arrays if a.name in ("a", "b_g1")] + [n])
     if matrices:
-        # beside the witness: H's scalars, or a query's scalars gathered from the witness (B's; A's scattered
-        # to its rows when its MSM is taken apart from L's), whichever is larger
-        gathered = max([a.count for a in w.arrays if a.name in ("a", "b_g1")] + [n])
         return w.upload_bytes + ntt, w.upload_bytes + SCALAR_BYTES * gathered + pass_bytes(points)
+    if gathers:
+        return ntt, SCALAR_BYTES * (w.variables + gathered) + pass_bytes(points)
     return ntt, SCALAR_BYTES * (n + points) + pass_bytes(points)
 
 
-def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: float, paired: bool = False,
+def _candidates(w: Workload, budget: int, mode: tuple[bool, bool], ahead: bool, rate: float, paired: bool = False,
                 compact: bool = False) -> Iterator[DevicePlan]:
     """Per pass size, every split of the arrays into resident (in ORDER's
-    priority) and streamed that fits the budget (see plan)."""
+    priority) and streamed that fits the budget (see plan); mode: (the
+    matrices on the device, the queries' scalars gathered there)."""
+    matrices, gathers = mode
     largest = max(a.count for a in w.arrays)
-    upload = _upload(w, matrices)
+    upload = _upload(w, matrices, gathers)
     fixed = MARGIN + SMALL_BUFFERS + twiddle_bytes(w.domain, compact) + (w.matrix_bytes if matrices else 0) \
-        + ((w.workers - 1) * upload if ahead else 0)
+        + (w.map_bytes if gathers else 0) + ((w.workers - 1) * upload if ahead else 0)
     passes = [largest]
     while passes[-1] > MIN_PASS:
         passes.append(max(MIN_PASS, passes[-1] // 2))
     order = sorted(w.arrays, key=lambda a: ORDER.index(a.name) if a.name in ORDER else -1)
     for points in passes:
-        work = max(_phases(w, matrices, points, paired))
+        work = max(_phases(w, matrices, points, paired, gathers))
         room = budget - fixed - work
         if room < 0:
             continue
@@ -404,7 +432,7 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
                 continue
             # in the region: the whole upload, or, copied ahead, what the host path uploads beyond the witness;
             # while chunks stream, a copy ahead shares their bus: exposed as they are
-            in_region = max(0, upload - w.upload_bytes) if ahead else upload
+            in_region = max(0, upload - (upload if gathers else w.upload_bytes)) if ahead else upload
             shared = sum(a.nbytes for a in streamed) // (2 if paired else 1) + (upload - in_region if streamed else 0)
             moved = in_region + STREAM_EXPOSED * shared
             # smaller chunks too: more passes, but each array's first chunk, which its kernels wait for, arrives sooner
@@ -412,7 +440,8 @@ def _candidates(w: Workload, budget: int, matrices: bool, ahead: bool, rate: flo
                 yield DevicePlan(budget, w, tuple(a.name for a in resident), tuple(a.name for a in streamed),
                                  matrices, ahead, 0, points, chunk, fixed + work + held + RING * chunk,
                                  _seconds(w, points, moved, rate, {a.name for a in streamed}, chunk)
-                                 + (compact_twiddle_seconds(w.domain) if compact else 0.0), paired, compact)
+                                 + (compact_twiddle_seconds(w.domain) if compact else 0.0), paired, compact,
+                                 gathers)
             # no break: fewer resident arrays stream more but in larger chunks (fewer passes), which may cost less
 
 

@@ -131,11 +131,11 @@ class GpuBackend:
         return self.memory.budget
 
     def device_plan(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
-                    g2: bool = True) -> DevicePlan:
+                    g2: bool = True, gathers: bool = False) -> DevicePlan:
         """The plan for a parameter set under the device's budget (a value:
         nothing is applied; a region given it runs by it): see
         backend.gpu_memory.device_plan."""
-        return device_plan(self.memory_budget, self.msm_ops, params, r1cs, workers, g2)
+        return device_plan(self.memory_budget, self.msm_ops, params, r1cs, workers, g2, gathers)
 
     def _follow(self, plan: DevicePlan | None, arrays: SrsArrays | None) -> None:
         """The device's memory laid out by plan for arrays (unplanned without
@@ -190,6 +190,9 @@ class GpuBackend:
 
     def take(self, values: Scalars, index: NDArray[np.uint32]) -> DeviceScalars:
         return self.lane.take(values, index)
+
+    def upload_scalars(self, values: FrArray) -> DeviceScalars:
+        return self.lane.upload_scalars(values)
 
     def release_scalars(self, values: Scalars) -> None:
         self.lane.release_scalars(values)
@@ -343,6 +346,11 @@ class GpuLane:
         if not isinstance(values, DeviceScalars):
             raise InvalidInputError("take on a GPU reads the witness's device copy (h_and_witness's)")
         return self.r1cs_ops.take(values, index)
+
+    def upload_scalars(self, values: FrArray) -> DeviceScalars:
+        """values' device copy, uploaded on this lane's stream (the copy made
+        ahead where prepare made one); owned."""
+        return DeviceScalars(self.device, self.device.upload(values.limbs), len(values))
 
     def release_scalars(self, values: Scalars) -> None:
         if isinstance(values, DeviceScalars):     # h_scalars' of a domain of 1 are on the host

@@ -33,14 +33,16 @@ def wanted_table_copies(msm: GpuMsm, params: SrsArrays) -> int:
 
 
 def device_plan(budget: int, msm: GpuMsm, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
-                g2: bool = True) -> DevicePlan:
+                g2: bool = True, gathers: bool = False) -> DevicePlan:
     """The cheapest plan for a parameter set under budget bytes: r1cs, A w,
     B w, C w may be evaluated on the device (its matrices resident where
     they fit and pay; the plan's matrices says), else on the host; workers:
     the kernel-region workers sharing the device; g2: B's G2 MSM runs on the
-    device (else b_g2 is no part of the plan). DeviceMemoryError when the
-    budget is too small for the set's domain."""
-    return plan(Workload.of(params, r1cs, workers, wanted_table_copies(msm, params), g2), budget)
+    device (else b_g2 is no part of the plan); gathers: with the matrices
+    off the device, the queries' scalars may be gathered there (plan's
+    gathers). DeviceMemoryError when the budget is too small for the set's
+    domain."""
+    return plan(Workload.of(params, r1cs, workers, wanted_table_copies(msm, params), g2), budget, gathers=gathers)
 
 
 def layout_of(chosen: DevicePlan, params: SrsArrays) -> Layout:

@@ -36,27 +36,30 @@ def cmd_plan(args) -> int:
     refusal the engine would make (one line, exit 2) when it does not fit."""
     from ..backend.device_plan import UPLOAD_RATE, DevicePlan, Workload, plan
     from ..engine.memory import default_host_budget
-    from ..engine.memory_plan import HostWorkload, Synthesis, Workers, make_plan
+    from ..engine.memory_plan import HostWorkload, Synthesis, Workers, best_plan
     rate = UPLOAD_RATE if args.upload_gbps is None else args.upload_gbps * 1e9
     stats = POREP_32G.copy()
     stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
     stats["aux"] = max(1, round(stats["aux"] * args.scale))
     g2 = args.b_g2 == "device"
     workers = Workers(args.synthesis_workers or max(1, (os.cpu_count() or 2) // 2), args.devices, args.workers, g2)
-    devices: tuple[DevicePlan, ...] = ()
-    if args.devices:
+    variants: list[tuple[tuple[DevicePlan, ...], bool, bool]] = [((), False, False)]
+    if args.devices:       # the engine's choice (engine.planning): with --gather device, both ways
         workload = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
                                       table_copies=args.table_copies, g2=g2)
-        devices = (plan(workload, int(args.device_memory_gib * GIB), rate=rate, pairs=args.pairs),) * args.devices
+        variants = []
+        for gather in (False, True) if args.gather == "device" else (False,):
+            made = plan(workload, int(args.device_memory_gib * GIB), rate=rate, pairs=args.pairs, gathers=gather)
+            matvec = args.matvec == "device" and made.matrices
+            variants.append(((made,) * args.devices, matvec, not matvec and made.gathers))
     circuit = Workload.estimated(**stats, on_device=True).matrix_bytes
     host = HostWorkload.estimated(stats["constraints"], stats["inputs"], stats["aux"], stats["a_density"],
                                   stats["b_density"], args.mapped,
                                   int(args.circuit_gib * GIB) if args.circuit_gib is not None else circuit)
     budget = int(args.host_memory_gib * GIB) if args.host_memory_gib else default_host_budget()
-    matvec = bool(devices) and args.matvec == "device" and all(d.matrices for d in devices)
     # the porep-shaped provider writes each witness into its arena, its witness program holding ~26 bytes a variable
     synthesis = Synthesis(SCRATCH_A_VARIABLE * (stats["inputs"] + stats["aux"]), into_arena=True)
-    chosen = make_plan(host, workers, budget, devices, matvec, f"{args.workload} at scale {args.scale:g}", synthesis)
+    _, chosen = best_plan(host, workers, budget, variants, f"{args.workload} at scale {args.scale:g}", synthesis)
     print(f"workload: {args.workload} at scale {args.scale:g}: {stats['constraints']:,} constraints, "
           f"{stats['aux']:,} aux variables")
     for line in chosen.describe():
@@ -78,6 +81,8 @@ def add_arguments(pl) -> None:
                     help="GPUs (0 to 64; 0: the CPU proves; default 1)")
     pl.add_argument("--matvec", choices=("device", "host"), default="device",
                     help="where A w, B w, C w are evaluated (device: the matrices resident if they fit)")
+    pl.add_argument("--gather", choices=("host", "device"), default="host",
+                    help="where the queries' scalars are gathered when A w, B w, C w run on the host (prover.gather)")
     pl.add_argument("--b-g2", choices=("device", "host"), default="device",
                     help="where B's G2 MSM runs (prover.b_g2; host: its points are no part of the device plan)")
     pl.add_argument("--workers", type=arguments.integer(1, 16), default=2,

@@ -77,6 +77,8 @@ def declare_engine_settings(settings: SettingsRegistry) -> None:
         .choice("b_g2", "host", ("host", "device"), "where the G2 MSM runs")
         .choice("matvec", "host", ("host", "device"), "where A w, B w and C w are evaluated")
         .choice("upload", "ahead", ("region", "ahead"), "when a partition's arrays cross to the GPU")
+        .choice("gather", "host", ("host", "device"),
+                "where the queries' scalars are gathered when A w, B w, C w run on the host")
         .boolean("msm_tables", False, "window tables for GPU MSMs of resident parameters")
         .integer("msm_table_copies", 0, 0, MAX_TABLE_COPIES, "most shifted copies in a table; 0 = one a window")
         .boolean("overlap_msms", False, "MSMs independent of H run beside H's transforms"))

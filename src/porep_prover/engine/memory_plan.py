@@ -104,10 +104,11 @@ class HostWorkload:
         query scalars (groth16.prover.HostAssignment)."""
         return SCALAR_BYTES * (3 * self.domain + self.a_count + self.b_count) + self.witness_bytes
 
-    def arena_bytes(self, matvec: bool) -> int:
+    def arena_bytes(self, matvec: bool, gathers: bool = False) -> int:
         """An arena a partition is laid out in (groth16.prover.assignment_bytes):
         its arrays each aligned."""
-        rows = [self.variables] if matvec else [self.domain] * 3 + [self.variables, self.a_count, self.b_count]
+        rows = [self.variables] if matvec else [self.domain] * 3 + [self.variables] \
+            + ([] if gathers else [self.a_count, self.b_count])
         return sum(-(-SCALAR_BYTES * n // ARENA_ALIGN) * ARENA_ALIGN for n in rows)
 
 
@@ -177,7 +178,9 @@ class MemoryPlan:
     copied into the arena; None: nothing); partitions: how many the budget admits at once beside base and
     held (at least 1, at most the workers' pipeline); devices: the devices'
     plans (none on the CPU); matvec_on_device: the devices evaluate A w,
-    B w, C w (their plans keep the circuit's matrices)."""
+    B w, C w (their plans keep the circuit's matrices); gathers: they take
+    the queries' scalars from the witness themselves where the host
+    evaluates A w, B w, C w (every plan's gathers)."""
     host_budget: int
     base: HostItem
     held: tuple[HostItem, ...]
@@ -187,6 +190,7 @@ class MemoryPlan:
     devices: tuple[DevicePlan, ...] = ()
     matvec_on_device: bool = False
     synthesis: HostItem | None = None
+    gathers: bool = False
 
     @property
     def device(self) -> DevicePlan | None:
@@ -232,21 +236,25 @@ class MemoryPlan:
 
 
 def make_plan(workload: HostWorkload, workers: Workers, host_budget: int, devices: tuple[DevicePlan, ...] = (),
-              matvec: bool = False, what: str = "the parameter set", synthesis: Synthesis = NO_SCRATCH
-              ) -> MemoryPlan:
+              matvec: bool = False, what: str = "the parameter set", synthesis: Synthesis = NO_SCRATCH,
+              gathers: bool = False) -> MemoryPlan:
     """The host plan of workload beside the devices' plans (none: no device
     plans its memory, as the CPU); matvec: the devices evaluate A w, B w,
     C w (a partition in flight then holds its witness alone); synthesis:
-    what a synthesis holds while it runs. HostMemoryError, one line naming
-    what does not fit and the options, when the budget leaves no room for
-    one partition beside what the set holds."""
+    what a synthesis holds while it runs; gathers: the devices gather the
+    queries' scalars (a partition holds a, b, c and the witness alone).
+    HostMemoryError, one line naming what does not fit and the options,
+    when the budget leaves no room for one partition beside what the set
+    holds."""
     base = process_item(workers)
     held = _held(workload, workers, devices, matvec)
     arenas = workers.devices > 0
-    what_in = "its witness" if matvec else "a, b, c, the witness and the queries' scalars"
+    gathers = gathers and not matvec
+    what_in = "its witness" if matvec else "a, b, c and the witness" if gathers \
+        else "a, b, c, the witness and the queries' scalars"
     own = 0 if synthesis.into_arena or not arenas else workload.witness_bytes
     if arenas:
-        partition = HostItem("a partition in flight", workload.arena_bytes(matvec), pinned=True,
+        partition = HostItem("a partition in flight", workload.arena_bytes(matvec, gathers), pinned=True,
                              note=f"an arena: {what_in}")
     else:
         partition = HostItem("a partition in flight", workload.witness_bytes if matvec
@@ -265,13 +273,38 @@ def make_plan(workload: HostWorkload, workers: Workers, host_budget: int, device
                                        running))
     if running is not None:       # as many at once as there are synthesis workers and partitions admitted
         running = dataclasses.replace(running, count=min(count, workers.synthesis))
-    return MemoryPlan(host_budget, base, held, partition, count, workers, tuple(devices), matvec, running)
+    return MemoryPlan(host_budget, base, held, partition, count, workers, tuple(devices), matvec, running, gathers)
 
 
 def _partitions_bytes(count: int, partition: HostItem, synthesis: HostItem | None, workers: Workers) -> int:
     """Host bytes of count partitions in flight, as many of them synthesized at once as there are synthesis workers."""
     beside = synthesis.nbytes * min(count, workers.synthesis) if synthesis is not None else 0   # (not its count)
     return count * partition.total + beside
+
+
+Variant = tuple[tuple["DevicePlan", ...], bool, bool]     # the devices' plans, matvec, gathers
+
+
+def best_plan(workload: HostWorkload, workers: Workers, host_budget: int, variants: list[Variant],
+              what: str = "the parameter set", synthesis: Synthesis = NO_SCRATCH) -> tuple[int, MemoryPlan]:
+    """(its index, the plan) of the variant of make_plan (the devices'
+    plans, matvec, gathers) whose host side admits the most partitions
+    (where host memory is short, a partition's size decides), then whose
+    devices' estimates are the least; the first variant's HostMemoryError
+    where none fits."""
+    made: list[tuple[tuple[int, float], int, MemoryPlan]] = []
+    refusal: HostMemoryError | None = None
+    for index, (devices, matvec, gathers) in enumerate(variants):
+        try:
+            chosen = make_plan(workload, workers, host_budget, devices, matvec, what, synthesis, gathers)
+        except HostMemoryError as exc:
+            refusal = refusal or exc
+            continue
+        made.append(((chosen.partitions, -sum(d.seconds for d in devices)), index, chosen))
+    if not made:
+        raise refusal if refusal is not None else HostMemoryError(f"{what}: no plan to weigh")
+    _, index, chosen = max(made, key=lambda m: m[0])
+    return index, chosen
 
 
 def process_item(workers: Workers) -> HostItem:

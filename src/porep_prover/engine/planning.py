@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import PluginError
 from ..host_memory import is_mapped
 from ..r1cs.system import R1CS
-from .memory_plan import NO_SCRATCH, HostWorkload, MemoryPlan, Synthesis, Workers, make_plan
+from .memory_plan import NO_SCRATCH, HostWorkload, MemoryPlan, Synthesis, Variant, Workers, best_plan
 
 if TYPE_CHECKING:
     from ..backend.device_plan import DevicePlan
@@ -82,22 +82,16 @@ class SetPlans:
         synthesis of its provider holds), held by the admission;
         HostMemoryError when it does not fit (nothing is held then)."""
         workers = self.workers()
-        matrices = r1cs if self.settings.matvec_on_device else None
-        by_device: dict[str, DevicePlan] = {}
-        for d in self.devices:
-            chosen = d.backend.device_plan(params, matrices, workers.per_device, g2=workers.b_g2_on_device)
-            if chosen is not None:
-                by_device[d.identity] = chosen
-        # A w, B w, C w on the devices where asked, every device can, and every plan keeps the circuit's matrices
-        # (a device's plan without the circuit keeps none)
-        matvec = self.settings.matvec_on_device and bool(self.devices) and (r1cs is not None or not by_device) \
-            and all(d.backend.capabilities.evaluates_witness for d in self.devices) \
-            and all(p.matrices for p in by_device.values())
         workload = HostWorkload.of(params, is_mapped(params.h.limbs), r1cs)
         if circuit_bytes is not None and r1cs is not None:
             workload = dataclasses.replace(workload, circuit_bytes=max(r1cs.host_bytes, circuit_bytes))
-        chosen_plan = make_plan(workload, workers, self.settings.memory_budget_bytes, tuple(by_device.values()),
-                                matvec, what, synthesis)
+        # with prover.gather = device, the devices' plans both ways: the one whose host plan admits more partitions
+        # (where host memory is short, a, b, c and the witness alone a partition), then the quicker one
+        tried = [self._device_plans(params, r1cs, workers, gather)
+                 for gather in ((False, True) if self.settings.gather_on_device else (False,))]
+        index, chosen_plan = best_plan(workload, workers, self.settings.memory_budget_bytes,
+                                       [self._variant(by, r1cs) for by in tried], what, synthesis)
+        by_device = tried[index]
         self.admission.hold(key, chosen_plan.held_bytes, chosen_plan.partition.total, what)
         with self._lock:
             self._plans[key] = (chosen_plan, by_device)
@@ -106,6 +100,29 @@ class SetPlans:
         for line in chosen_plan.describe():
             LOG.info("memory plan of %s: %s", key, line)
         return chosen_plan
+
+    def _device_plans(self, params: Parameters, r1cs: R1CS | None, workers: Workers, gathers: bool
+                      ) -> dict[str, DevicePlan]:
+        """Each device's plan (by identity; none for a device that plans no memory)."""
+        matrices = r1cs if self.settings.matvec_on_device else None
+        by_device: dict[str, DevicePlan] = {}
+        for d in self.devices:
+            chosen = d.backend.device_plan(params, matrices, workers.per_device, g2=workers.b_g2_on_device,
+                                           gathers=gathers)
+            if chosen is not None:
+                by_device[d.identity] = chosen
+        return by_device
+
+    def _variant(self, by_device: dict[str, DevicePlan], r1cs: R1CS | None) -> Variant:
+        """(the devices' plans, matvec, gathers): A w, B w, C w on the devices
+        where asked, every device can, and every plan keeps the circuit's
+        matrices (a device's plan without the circuit keeps none); the
+        queries' scalars gathered there where every plan says so."""
+        matvec = self.settings.matvec_on_device and bool(self.devices) and (r1cs is not None or not by_device) \
+            and all(d.backend.capabilities.evaluates_witness for d in self.devices) \
+            and all(p.matrices for p in by_device.values())
+        gathers = not matvec and bool(by_device) and all(p.gathers for p in by_device.values())
+        return tuple(by_device.values()), matvec, gathers
 
     def get(self, key: str) -> MemoryPlan | None:
         with self._lock:

@@ -34,6 +34,9 @@ class EngineSettings:
     seconds a provider's call / a sink's or hook's call may take (None: no
     limit). provider_stall: seconds a synthesis worker's provider call runs
     before a stand-in worker takes its place (None: never). timeline_events: events kept in memory (the log keeps all).
+    gather_on_device: where the devices keep no matrices, the witness
+    crosses beside a, b, c and the queries' scalars are gathered from it on
+    the device (prover.gather = "device"), else on the host.
     msm_options: the MSM options of this engine's kernel regions (prove_device's
     options; None: the backends' own). overlap_msms: the MSMs that do not
     depend on H run beside H's transforms (prove_device's overlap).
@@ -61,6 +64,7 @@ class EngineSettings:
     max_retries: int
     b_g2_on_device: bool
     matvec_on_device: bool
+    gather_on_device: bool
     upload_ahead: bool
     msm_options: MsmOptions | None
     overlap_msms: bool
@@ -99,6 +103,7 @@ class EngineSettings:
             max_retries=get("prover.max_retries"),
             b_g2_on_device=get("prover.b_g2") == "device",
             matvec_on_device=get("prover.matvec") == "device",
+            gather_on_device=get("prover.gather") == "device",
             upload_ahead=get("prover.upload") == "ahead",
             msm_options=MsmOptions(tables=True, table_copies=get("prover.msm_table_copies") or None)
             if get("prover.msm_tables") else None,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Final
 from ..backend import get_backend
 from ..groth16.proof_check import bellman_suspects, check_proof
 from ..errors import PluginError
-from ..groth16.prover import (HostAssignment, MsmSums, WitnessAssignment, arena_witness, assignment_bytes, finish,
+from ..groth16.prover import (Assignment, MsmSums, WitnessAssignment, arena_witness, assignment_bytes, finish,
                               prove_device, synthesize)
 from ..r1cs.system import R1CS
 from .devices import ProvingDevice
@@ -75,7 +75,7 @@ class SynthesizedPartition:
     task: PartitionTask
     provider: SynthesisProvider
     srs_key: str
-    assignment: HostAssignment | WitnessAssignment
+    assignment: Assignment
     public: list[int]
     reservation: Reservation
     srs_load: float = 0.0
@@ -187,7 +187,8 @@ class Stages:
                 srs_load = time.time() - asked
                 plan = self.plans.get(key)
                 matvec = plan is not None and plan.matvec_on_device
-                reservation = self._reserve(job, params, plan, matvec)
+                gathers = plan is not None and plan.gathers
+                reservation = self._reserve(job, params, plan, matvec, gathers)
                 if reservation is None:
                     raise Stopped("memory admission closed")
                 start = self.table.start_synthesis(task, name)
@@ -195,9 +196,10 @@ class Stages:
                     reservation.release()
                     return None
                 arena = reservation.arena.view if reservation.arena is not None else None
-                r1cs, witness = self._witness(provider, task, lane, params, matvec, arena)
+                r1cs, witness = self._witness(provider, task, lane, params, (matvec, gathers), arena)
                 assignment = synthesize(params, r1cs, witness, settings.synthesis_threads,
-                                        check=settings.check_witness, abc_on_device=matvec, arena=arena)
+                                        check=settings.check_witness, abc_on_device=matvec, arena=arena,
+                                        gathers=gathers)
                 self.plans.circuit_seen(key, r1cs)
             public = witness[1:r1cs.num_inputs].to_ints()
             del witness          # laid out in its arena, the provider's copy goes now
@@ -216,7 +218,8 @@ class Stages:
             return None
         return SynthesizedPartition(task, provider, key, assignment, public, reservation, srs_load, start, end)
 
-    def _reserve(self, job: Job, params: Parameters, plan: MemoryPlan | None, matvec: bool) -> Reservation | None:
+    def _reserve(self, job: Job, params: Parameters, plan: MemoryPlan | None, matvec: bool, gathers: bool
+                 ) -> Reservation | None:
         """A partition's host memory by its set's plan (blocking until it fits):
         with devices, an arena it is laid out in (page-locked where the engine's
         devices lend it: their uploads read it without a copy), else its
@@ -224,15 +227,16 @@ class Stages:
         runs (the provider's scratch, its witness until copied in)."""
         running = plan.synthesis.nbytes if plan is not None and plan.synthesis is not None else 0
         if plan is not None and plan.workers.devices:
-            arena = assignment_bytes(params, matvec)
+            arena = assignment_bytes(params, matvec, gathers)
             return self.memory.reserve(arena + running, arena=arena)
         return self.memory.reserve((self.table.estimate(job.id) or (plan.partition.total if plan is not None else 0))
                                    + running)
 
     def _witness(self, provider: SynthesisProvider, task: PartitionTask, lane: PluginLane, params: Parameters,
-                 matvec: bool, arena: NDArray[np.uint8] | None) -> tuple[R1CS, FrArray]:
+                 layout: tuple[bool, bool], arena: NDArray[np.uint8] | None) -> tuple[R1CS, FrArray]:
         """The partition's circuit and witness from its provider: written
-        straight into the arena's witness (synthesize_into) where the provider
+        straight into the arena's witness (synthesize_into; layout: the
+        arena's, synthesize's abc_on_device and gathers) where the provider
         can and there is an arena, else its own (synthesize)."""
         job, threads = task.job, self.settings.synthesis_threads
         what = f"of provider {type(provider).__name__} (job {job.id} partition {task.index})"
@@ -241,7 +245,7 @@ class Stages:
             got: tuple[R1CS, FrArray] = lane.call(f"synthesize {what}", self.stopped, provider.synthesize, job,
                                                  task.index, threads)
             return got
-        witness = arena_witness(params, matvec, arena)
+        witness = arena_witness(params, layout[0], arena, layout[1])
         r1cs = lane.call(f"synthesize_into {what}", self.stopped, into, job, task.index, threads, witness)
         if not isinstance(r1cs, R1CS):
             raise PluginError(f"synthesize_into {what} returned {type(r1cs).__name__}, not an R1CS")
@@ -297,7 +301,7 @@ class Stages:
         return True
 
     def _kernel_region(self, device: ProvingDevice, name: str, task: PartitionTask, params: Parameters,
-                       assignment: HostAssignment | WitnessAssignment, plan: DevicePlan | None
+                       assignment: Assignment, plan: DevicePlan | None
                        ) -> tuple[MsmSums, float]:
         """Prepare (host work: the backend's pinning, outside the lock), then the
         kernel region under the device's lock, by the device's plan of the

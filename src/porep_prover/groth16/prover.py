@@ -47,7 +47,7 @@ from ..field.fr_array import FrArray
 from ..r1cs import _r1cs
 from .keys import Parameters, VerifyingKey
 from .proof import Proof
-from .region import HStep, MsmStep, On, Ref, Step, SumStep, TakeStep, run_region
+from .region import HStep, MsmStep, On, Ref, Step, SumStep, TakeStep, UploadStep, run_region
 from ..r1cs.system import R1CS
 
 if TYPE_CHECKING:
@@ -103,6 +103,33 @@ class WitnessAssignment:
 
 
 @dataclasses.dataclass
+class AbcWitnessAssignment:
+    """One partition with A w, B w, C w evaluated on the host and every
+    query's scalars taken by the backend from its copy of the witness (a
+    device that keeps no matrices but gathers: the witness crosses instead
+    of the queries' scalars, and the host gathers nothing).
+
+    a, b, c: as HostAssignment's (consumed by H); witness: the whole
+    assignment; r1cs: its circuit (the queries' maps)."""
+    a: FrArray
+    b: FrArray
+    c: FrArray
+    r1cs: R1CS
+    witness: FrArray
+
+    def arrays(self) -> dict[str, FrArray]:
+        """The host arrays a device uploads, by field name."""
+        return {"a": self.a, "b": self.b, "c": self.c, "witness": self.witness}
+
+    @property
+    def nbytes(self) -> int:
+        return sum(v.limbs.nbytes for v in self.arrays().values())
+
+
+Assignment = HostAssignment | WitnessAssignment | AbcWitnessAssignment
+
+
+@dataclasses.dataclass
 class MsmSums:
     """What the kernel region computes: the G1 sums of A, L + H and B_1, and
     the G2 sum of B when the region did it too (else finish does).
@@ -121,27 +148,29 @@ class MsmSums:
 ARENA_ALIGN = 256          # each array of an assignment laid out in an arena starts on it (as device allocations do)
 
 
-def assignment_layout(params: Parameters, abc_on_device: bool) -> list[tuple[str, int]]:
+def assignment_layout(params: Parameters, abc_on_device: bool, gathers: bool = False) -> list[tuple[str, int]]:
     """The arrays synthesize lays a partition out in, in order (name, rows):
     with abc_on_device the witness alone; else a, b, c over the domain, the
-    witness (L's scalars are its aux rows) and A's and B's query scalars."""
+    witness (L's scalars are its aux rows) and, unless the backend gathers
+    them (gathers), A's and B's query scalars."""
     variables = params.vk.num_inputs + len(params.l)
     if abc_on_device:
         return [("witness", variables)]
     n = len(params.h) + 1
-    return [("a", n), ("b", n), ("c", n), ("witness", variables), ("a_scalars", len(params.a)),
-            ("b_scalars", len(params.b_g1))]
+    gathered = [] if gathers else [("a_scalars", len(params.a)), ("b_scalars", len(params.b_g1))]
+    return [("a", n), ("b", n), ("c", n), ("witness", variables)] + gathered
 
 
-def assignment_bytes(params: Parameters, abc_on_device: bool) -> int:
+def assignment_bytes(params: Parameters, abc_on_device: bool, gathers: bool = False) -> int:
     """Bytes of an arena a partition of these parameters is laid out in (synthesize's arena)."""
-    return sum(_aligned(32 * rows) for _, rows in assignment_layout(params, abc_on_device))
+    return sum(_aligned(32 * rows) for _, rows in assignment_layout(params, abc_on_device, gathers))
 
 
-def arena_witness(params: Parameters, abc_on_device: bool, arena: NDArray[np.uint8]) -> FrArray:
+def arena_witness(params: Parameters, abc_on_device: bool, arena: NDArray[np.uint8], gathers: bool = False
+                  ) -> FrArray:
     """Where synthesize lays the witness out in arena (a provider may write it
     there itself: synthesize then copies nothing)."""
-    return _carve(arena, assignment_layout(params, abc_on_device))["witness"]
+    return _carve(arena, assignment_layout(params, abc_on_device, gathers))["witness"]
 
 
 def _aligned(nbytes: int) -> int:
@@ -158,28 +187,30 @@ def _carve(arena: NDArray[np.uint8], layout: list[tuple[str, int]]) -> dict[str,
 
 
 def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | None = None,
-               check: bool = True, abc_on_device: bool = False,
-               arena: NDArray[np.uint8] | None = None) -> HostAssignment | WitnessAssignment:
+               check: bool = True, abc_on_device: bool = False, arena: NDArray[np.uint8] | None = None,
+               gathers: bool = False) -> Assignment:
     """CPU stage: a HostAssignment (the constraint evaluations a, b, c and
     every MSM's scalars); with abc_on_device, a WitnessAssignment (a, b, c,
-    the check and the queries' scalars left to the backend). arena: bytes
-    (page-locked, say: what a device's upload reads without a copy) of at
-    least assignment_bytes(params, abc_on_device), in which the assignment's
-    arrays are laid out, the witness copied there (its caller may drop its
-    own) unless it is there already (arena_witness's); else they are
-    allocated. Raises WitnessError, UnsatisfiedError
-    (check=True), ParamsMismatchError; InvalidInputError for an arena too small."""
+    the check and the queries' scalars left to the backend); with gathers
+    (and not abc_on_device), an AbcWitnessAssignment (a, b, c here, the
+    queries' scalars left to the backend). arena: bytes (page-locked, say:
+    what a device's upload reads without a copy) of at least
+    assignment_bytes(params, abc_on_device, gathers), in which the
+    assignment's arrays are laid out, the witness copied there (its caller
+    may drop its own) unless it is there already (arena_witness's); else
+    they are allocated. Raises WitnessError, UnsatisfiedError (check=True),
+    ParamsMismatchError; InvalidInputError for an arena too small."""
     threads = resolve_threads(threads)
     params.check_matches(r1cs)
     n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
     r1cs.check_witness(witness)
     slots: dict[str, FrArray] = {}
     if arena is not None:
-        need = assignment_bytes(params, abc_on_device)
+        need = assignment_bytes(params, abc_on_device, gathers)
         if arena.dtype != np.uint8 or arena.ndim != 1 or len(arena) < need or not arena.flags.c_contiguous:
             raise InvalidInputError(f"synthesize: an arena of {arena.nbytes} bytes ({arena.dtype}), "
                                     f"{need} contiguous bytes needed")
-        slots = _carve(arena, assignment_layout(params, abc_on_device))
+        slots = _carve(arena, assignment_layout(params, abc_on_device, gathers))
         if witness.limbs.ctypes.data != slots["witness"].limbs.ctypes.data:     # not written there already
             _copy_rows(slots["witness"].limbs, witness.limbs, threads)
         witness = slots["witness"]
@@ -190,6 +221,8 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
     if check:
         r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
     a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
+    if gathers:
+        return AbcWitnessAssignment(a, b, c, r1cs, witness)
     return HostAssignment(a, b, c, l_scalars=witness[k:],
                           a_scalars=query_scalars(r1cs, witness, "a", threads, slots.get("a_scalars")),
                           b_scalars=query_scalars(r1cs, witness, "b", threads, slots.get("b_scalars")))
@@ -207,7 +240,7 @@ def _copy_rows(dst: NDArray[np.uint64], src: NDArray[np.uint64], threads: int) -
                       range(stretches)))
 
 
-def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | WitnessAssignment, threads: int,
+def prove_device(be: Backend, params: Parameters, assignment: Assignment, threads: int,
                  clock: "Stopwatch | None" = None, b_g2: bool = False, host: Backend | None = None,
                  overlap: bool = False, plan: DevicePlan | None = None, options: MsmOptions | None = None) -> MsmSums:
     """The kernel region (what a worker does while holding its device's lock):
@@ -224,25 +257,25 @@ def prove_device(be: Backend, params: Parameters, assignment: HostAssignment | W
     options (an engine's). InvalidInputError for anything but the two
     assignments."""
     clock = clock or Stopwatch(None)
-    if not isinstance(assignment, (HostAssignment, WitnessAssignment)):
-        raise InvalidInputError(f"prove_device: a HostAssignment or a WitnessAssignment, not "
+    if not isinstance(assignment, (HostAssignment, WitnessAssignment, AbcWitnessAssignment)):
+        raise InvalidInputError(f"prove_device: a HostAssignment, WitnessAssignment or AbcWitnessAssignment, not "
                                 f"{type(assignment).__name__}")
-    if isinstance(assignment, WitnessAssignment) and host is None:
-        raise InvalidInputError("prove_device: a WitnessAssignment needs the host's backend (host=)")
+    if isinstance(assignment, (WitnessAssignment, AbcWitnessAssignment)) and host is None:
+        raise InvalidInputError(f"prove_device: a {type(assignment).__name__} needs the host's backend (host=)")
     steps = region_steps(params, assignment, b_g2, overlap)
     got = run_region(be, steps, threads, clock, options, overlap, host, plan, params)
     return MsmSums(cast(G1Point, got["a"]), cast(G1Point, got["lh"]), cast(G1Point, got["b1"]),
                    cast("G2Point | None", got.get("b2")))
 
 
-def finish(be: Backend, params: Parameters, assignment: HostAssignment | WitnessAssignment, sums: MsmSums,
+def finish(be: Backend, params: Parameters, assignment: Assignment, sums: MsmSums,
            threads: int, rng: random.Random | None = None, clock: "Stopwatch | None" = None) -> Proof:
     """After the lock: the B_2 MSM on be (unless the region did it; kept in
     sums, which a failed check compares with the CPU's), then the proof's
     assembly with fresh r, s."""
     clock = clock or Stopwatch(None)
     if sums.b2_acc is None:
-        if isinstance(assignment, WitnessAssignment):   # the device took B's scalars from its witness: gather here
+        if not isinstance(assignment, HostAssignment):   # the device took B's scalars from its witness: gather here
             b_scalars = query_scalars(assignment.r1cs, assignment.witness, "b", threads)
         else:
             b_scalars = assignment.b_scalars
@@ -255,8 +288,7 @@ def finish(be: Backend, params: Parameters, assignment: HostAssignment | Witness
 # ------------------------------------------------------------ the kernel region's steps
 
 
-def region_steps(params: Parameters, assignment: HostAssignment | WitnessAssignment, b_g2: bool,
-                 overlap: bool) -> list[Step]:
+def region_steps(params: Parameters, assignment: Assignment, b_g2: bool, overlap: bool) -> list[Step]:
     """prove_device's region as steps (groth16.region), into the sums a, lh
     (L + H), b1 and b2 (with b_g2); H's step first. Overlapped, the MSMs
     that do not depend on H run on the side lane, beside H's transforms,
@@ -291,18 +323,25 @@ def _host_steps(params: Parameters, assignment: HostAssignment, b_g2: bool, over
     return steps
 
 
-def _witness_steps(params: Parameters, assignment: WitnessAssignment, b_g2: bool, overlap: bool, side: On,
-                   lap: Callable[[str], str | None]) -> list[Step]:
-    """From the witness: H with A w, B w, C w on the backend, H's MSM (its
-    scalars' memory back before the rest; overlapped, it comes last), L and
-    A's aux rows over w's aux values in one sort (A's points through
-    R1CS.query_rows: where A reads an aux variable, almost all do, its
-    scalar is L's), A's input rows on the host, B's scalars taken from w
+def _witness_steps(params: Parameters, assignment: WitnessAssignment | AbcWitnessAssignment, b_g2: bool,
+                   overlap: bool, side: On, lap: Callable[[str], str | None]) -> list[Step]:
+    """From the witness: H with A w, B w, C w on the backend (or, for an
+    AbcWitnessAssignment, from a, b, c, the witness uploaded after), H's
+    MSM (its scalars' memory back before the rest; overlapped, it comes
+    last), L and A's aux rows over w's aux values in one sort (A's points
+    through R1CS.query_rows: where A reads an aux variable, almost all do,
+    its scalar is L's), A's input rows on the host, B's scalars taken from w
     for B_1 and B_2 in one sort."""
     r1cs, k = assignment.r1cs, assignment.r1cs.num_inputs
-    steps: list[Step] = [HStep(Flavor.BELLMAN, r1cs=r1cs, witness=assignment.witness, check=assignment.check)]
+    steps: list[Step]
+    if isinstance(assignment, WitnessAssignment):
+        steps = [HStep(Flavor.BELLMAN, r1cs=r1cs, witness=assignment.witness, check=assignment.check)]
+    else:
+        steps = [HStep(Flavor.BELLMAN, abc=(assignment.a, assignment.b, assignment.c))]
     if not overlap:
         steps.append(MsmStep(("lh",), ((params.h, None),), Ref("h"), release=True))
+    if isinstance(assignment, AbcWitnessAssignment):       # the witness crosses once H's memory is back
+        steps.append(UploadStep("w", assignment.witness, side))
     steps.append(MsmStep(("lh", "a"), ((params.l, None), (params.a, r1cs.query_rows("a"))), Ref("w", k), side))
     steps += a_input_rows(params, assignment)
     # with B_2, B_1 is counted in msm_g2: one sort for both
@@ -312,7 +351,7 @@ def _witness_steps(params: Parameters, assignment: WitnessAssignment, b_g2: bool
     return steps
 
 
-def a_input_rows(params: Parameters, assignment: WitnessAssignment) -> list[Step]:
+def a_input_rows(params: Parameters, assignment: WitnessAssignment | AbcWitnessAssignment) -> list[Step]:
     """A's rows of input variables (its first points) over their witness
     values, summed on the host (a few hundred points: cheaper there than
     uploaded); no step where A reads no input."""

@@ -107,7 +107,17 @@ class SumStep:
     lap: str | None = None
 
 
-Step: TypeAlias = "HStep | TakeStep | MsmStep | SumStep"
+@dataclasses.dataclass(frozen=True)
+class UploadStep:
+    """values (a host array) into slot out where the lane's MSMs and gathers
+    read them (Lane.upload_scalars: a GPU's device copy)."""
+    out: str
+    values: FrArray
+    on: On = On.MAIN
+    lap: str | None = None
+
+
+Step: TypeAlias = "HStep | TakeStep | UploadStep | MsmStep | SumStep"
 
 
 def run_region(be: Backend, steps: list[Step], threads: int, clock: Clock, options: MsmOptions | None = None,
@@ -153,6 +163,8 @@ def _run(step: Step, lane: Lane, slots: Slots, sums: dict[str, G1Point | G2Point
             slots.put("h", h)
         case TakeStep():
             slots.put(step.out, lane.take(slots.get(step.source), step.index))
+        case UploadStep():
+            slots.put(step.out, lane.upload_scalars(step.values))
         case MsmStep(sets=((points, None),)):
             _add(sums, step.into[0], lane.msm(points, slots.get(step.scalars), threads)[0])
         case MsmStep():
