@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import DeviceMemoryError, InvalidInputError
 from .pinned import HostPins, PinnedPool
-from .resident import STREAM_CHUNK, ResidentStore
+from .resident import STREAM_CHUNK, DeviceSide, ResidentStore
 from .staging import Staging
 
 if TYPE_CHECKING:
@@ -64,22 +64,10 @@ class Layout:
     resident_budget: int
 
 
-class MemoryOwner(Protocol):
-    """The device a DeviceMemory belongs to (a cuda.device.Device): its
-    driver, context, lock, kernel region's stream, description, and a wait
-    for every stream of its kernel regions."""
-
-    @property
-    def drv(self) -> Driver: ...
-
-    @property
-    def ctx(self) -> _driver.Context: ...
-
-    @property
-    def lock(self) -> threading.RLock: ...
-
-    @property
-    def stream(self) -> _driver.Stream: ...
+class MemoryOwner(DeviceSide, Protocol):
+    """The device a DeviceMemory belongs to (a cuda.device.Device): a
+    DeviceSide, its description, and a wait for every stream of its kernel
+    regions."""
 
     @property
     def info(self) -> DeviceInfo: ...

@@ -50,11 +50,9 @@ class Points(Protocol):
     def __len__(self) -> int: ...
 
 
-class StoreMemory(Protocol):
-    """What a resident store takes memory through (cuda.memory.DeviceMemory):
-    the driver and context its chunk ring's stream and events are made with,
-    the device's lock and stream, allocations, frees, uploads, and the host
-    pins streamed arrays are page-locked by."""
+class DeviceSide(Protocol):
+    """A device's driver and context (what streams and events are made
+    with), its lock, and its kernel region's stream."""
 
     @property
     def drv(self) -> Driver: ...
@@ -67,6 +65,13 @@ class StoreMemory(Protocol):
 
     @property
     def stream(self) -> _driver.Stream: ...
+
+
+class StoreMemory(DeviceSide, Protocol):
+    """What a resident store takes memory through (cuda.memory.DeviceMemory):
+    a DeviceSide (its chunk ring's stream and events are made with its
+    driver and context), allocations, frees, uploads, and the host pins
+    streamed arrays are page-locked by."""
 
     @property
     def pins(self) -> HostPins: ...
