@@ -79,6 +79,29 @@ def test_a_request_id_names_one_job(daemon, n):
     answer = stub.AwaitProof(pb.AwaitProofRequest(job_id=first.job_id, timeout_ms=60_000), timeout=90)
     assert answer.job.request_id == request_id
     check_proofs(answer, demo_params(daemon.state_dir, n).vk, n, 0)
+    done = stub.SubmitProof(demo_request(n, seed=5, request_id=request_id), timeout=10)
+    assert done.existing and done.job_id == first.job_id           # completed: still the same job
+
+
+def test_a_request_id_of_a_cancelled_job_names_the_next_one(daemon, n):
+    """An orchestrator's retry: the request_id of a job that was cancelled
+    (or failed) starts a new job, which it names from then on; the old job
+    keeps its id and its state."""
+    stub = daemon.stub()
+    request_id = f"retry-{random.getrandbits(64):x}"
+    first = stub.SubmitProof(demo_request(n, partitions=40, request_id=request_id), timeout=10)
+    cancel_all(stub, [first.job_id])
+    old = stub.GetJob(pb.GetJobRequest(job_id=first.job_id), timeout=10)
+    if old.state != pb.JOB_STATE_CANCELLED:
+        pytest.skip("the job was proved before its cancel came")
+    retried = stub.SubmitProof(demo_request(n, seed=3, request_id=request_id), timeout=10)
+    assert not retried.existing and retried.job_id != first.job_id
+    again = stub.SubmitProof(demo_request(n, seed=4, request_id=request_id), timeout=10)
+    assert again.existing and again.job_id == retried.job_id
+    answer = stub.AwaitProof(pb.AwaitProofRequest(job_id=retried.job_id, timeout_ms=60_000), timeout=90)
+    check_proofs(answer, demo_params(daemon.state_dir, n).vk, n, 3)
+    assert answer.job.request_id == request_id
+    assert stub.GetJob(pb.GetJobRequest(job_id=first.job_id), timeout=10).state == pb.JOB_STATE_CANCELLED
 
 
 def test_bad_requests_get_their_status_and_the_daemon_goes_on(daemon, n):

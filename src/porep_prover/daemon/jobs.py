@@ -85,14 +85,19 @@ class JobBook:
             -> tuple[JobRecord, bool, int]:
         """Accept a job: (its record, whether request_id named an earlier job,
         its queue position: unfinished jobs accepted before it). Journaled
-        before this returns. Raises as payload(); EngineError while draining;
-        CapacityError at daemon.max_pending, and for a job past
-        daemon.max_job_constraints (cost)."""
+        before this returns. A request_id naming a job that is queued,
+        running or completed returns that job; one naming a job that failed
+        or was cancelled is let go by it and names the new job (a proof tried
+        again after a failure, as an orchestrator retries it). Raises as
+        payload(); EngineError while draining; CapacityError at
+        daemon.max_pending, and for a job past daemon.max_job_constraints (cost)."""
         obj, payload = self.payload(kind, partitions, data)
         self._weigh(kind, partitions, payload)
         if request_id:
             earlier = self.journal.by_request(request_id)
-            if earlier is not None:
+            if earlier is not None and earlier.state in ("failed", "cancelled"):
+                self.journal.release_request(earlier.id)
+            elif earlier is not None:
                 return earlier, True, self.position(earlier.id)
         record = JobRecord(uuid.uuid4().hex, request_id or None, kind, partitions, priority,
                            json.dumps(obj, separators=(",", ":")), submitted=time.time())

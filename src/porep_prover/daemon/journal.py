@@ -174,6 +174,12 @@ class Journal:
         # the insert broke request_id's uniqueness: that job's row is there
         return cast(JobRecord, self.by_request(record.request_id)), True
 
+    def release_request(self, job_id: str) -> None:
+        """A finished job's request_id let go (durable on return), so that
+        the same request_id names the next job submitted with it; the job
+        keeps its id, its state and its results."""
+        self._write(lambda con: con.execute("UPDATE jobs SET request_id = NULL WHERE id = ?", (job_id,)))
+
     def get(self, job_id: str) -> JobRecord | None:
         row = self._con().execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return JobRecord(*row) if row else None

@@ -55,6 +55,8 @@ message naming both.
 A request is at most daemon.max_request_bytes (128 MiB by default: a 32 GiB
 sector's commit-phase-1 output, some 50 to 70 MB as curio sends it, fits;
 an operator raising it for larger ones raises the orchestrator's own send
-limit too). A request_id names one job while the journal keeps it, its
-state whatever: a proof retried after a failure needs a new one.
+limit too). A request_id names its job while the journal keeps it, unless
+that job failed or was cancelled: then it names the next one submitted
+with it (an orchestrator's retry is proved again, as the reference engine
+proves it).
 """
