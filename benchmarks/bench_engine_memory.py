@@ -124,7 +124,12 @@ def main() -> int:
     print(f"scale {args.scale:g}: circuit {built:.1f} s, parameters {made:.1f} s", flush=True)
     provider = MadeOnce(shape, params)
     for gib in (float(g) for g in args.device_memory_gib.split(",") if g):
-        row = run_budget(provider, gib, args, overrides)
+        try:
+            row = run_budget(provider, gib, args, overrides)
+        except Exception as exc:  # noqa: BLE001 - a budget that fails is a row of its own; the next one runs
+            report.add({"device_gib": gib, "failed": True, "error": f"{type(exc).__name__}: {exc}"[:2000]})
+            print(f"{gib:g} GiB: FAILED: {type(exc).__name__}: {exc}", flush=True)
+            continue
         report.add(row)
         m = row["memory"]
         dev = next(iter(m["devices"].values()), {})
@@ -135,7 +140,7 @@ def main() -> int:
               f"{dev.get('planned') or 0:.1f} / measured {dev.get('peak') or 0:.1f} GiB, dropped "
               f"{dev.get('dropped') or 0:.2f} GiB", flush=True)
     report.set(done=True)
-    return 1 if any(r["failed"] for r in report.rows) else 0
+    return 1 if any(r.get("failed") for r in report.rows) else 0
 
 
 if __name__ == "__main__":
