@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import pathlib
-import platform
 import sys
 import time
 
@@ -43,17 +41,11 @@ from porep_prover_porep.circuit.partition import PartitionCircuit
 from porep_prover_porep.circuit.witness import Program
 from porep_prover_porep.registered import seal_proof
 
-ROWS: list[dict] = []
 REFERENCE = {"seconds": 26.5, "partitions": 10, "cores": 96}       # cuzk-project.md: witness generation
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
-
-def record(path: str, row: dict) -> None:
-    ROWS.append(row)
-    print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
-    with open(path, "w") as f:
-        json.dump({"date": time.strftime("%Y-%m-%d %H:%M"), "host": platform.node(), "cpus": os.cpu_count(),
-                   "rows": ROWS}, f, indent=1)
+from bench_seal import record  # noqa: E402 - the rows' printing and file, as the seal benchmark's
 
 # ---------------------------------------------------------------- templates
 
@@ -113,9 +105,8 @@ def _kind(tp) -> str:
     return f"{name}{'-' + '-'.join(map(str, params)) if params else ''}"
 
 
-def gadgets(out: str, threads: int) -> dict[tuple, float]:
+def gadgets(out: str, big: PartitionCircuit, threads: int) -> dict[tuple, float]:
     """Each template of a 32 GiB partition measured; seconds an instance on one thread."""
-    big = PartitionCircuit(values.layout_of(seal_proof("StackedDrg32GiBV1_1")))
     per_instance: dict[tuple, float] = {}
     counts = collections.Counter(big.shape.tmpl)
     for t, tp in enumerate(big.shape.templates):
@@ -124,26 +115,53 @@ def gadgets(out: str, threads: int) -> dict[tuple, float]:
         per_instance[tp.key] = one
         record(out, {"row": "gadget", "template": _kind(tp), "aux": tp.n_aux, "constraints": tp.n_constraints,
                      "in_32gib_partition": counts[t], "per_s_1_thread": 1 / one, f"per_s_{threads}_threads": 1 / many})
-    blocks = [s for k, s in per_instance.items() if k[0] == "sha256 block"]
-    mid = max(blocks)              # the 18 blocks between a label's first and last are the most allocated
+    blocks = {t: tp for t, tp in enumerate(big.shape.templates) if tp.key[0] == "sha256 block"}
+    by_count = sorted(blocks, key=lambda t: counts[t])
+    middle, last, first = blocks[by_count[-1]], blocks[by_count[-2]], blocks[by_count[0]]
+    pack = next(tp for tp in big.shape.templates if tp.key[0] == "pack bits")
     record(out, {"row": "gadget", "template": "sha256 compression (a label's middle block)",
-                 "per_s_1_thread": 1 / mid})
-    label = sum(sorted(blocks)[-2:]) / 2 * 18 + min(blocks) * 2     # 20 blocks, the first and last cheaper
-    record(out, {"row": "gadget", "template": "label (20 compressions)", "per_s_1_thread": 1 / label})
+                 "per_s_1_thread": 1 / per_instance[middle.key]})
+    label = per_instance[first.key] + 18 * per_instance[middle.key] + per_instance[last.key] + per_instance[pack.key]
+    record(out, {"row": "gadget", "template": "label (20 compressions, packed)", "per_s_1_thread": 1 / label})
     return per_instance
 
 
-def estimate(out: str, per_instance: dict[tuple, float], threads: int) -> None:
-    big = PartitionCircuit(values.layout_of(seal_proof("StackedDrg32GiBV1_1")))
+def whole(out: str, big: PartitionCircuit, threads: int) -> float:
+    """A 32 GiB partition's whole witness generated natively from random data (its
+    rules' costs do not depend on the values; no 32 GiB sector is sealed here):
+    seconds on one thread."""
+    program = big.program
+    data = [int(x) for x in np.random.default_rng(5).integers(0, 1 << 62, big.shape.n_data)]
+    single = 0.0
+    for th in sorted({1, threads}):
+        t = time.perf_counter()
+        program.run(data, th)
+        seconds = time.perf_counter() - t
+        single = single or seconds
+        record(out, {"row": "witness", "sector": "32GiB", "data": "random", "threads": th, "witness_s": seconds,
+                     "aux_per_s": big.shape.n_aux / seconds})
+    return single
+
+
+def estimate(out: str, big: PartitionCircuit, per_instance: dict[tuple, float], threads: int,
+             aux_per_s: float | None, measured: float) -> None:
+    """A 32 GiB partition's witness seconds from the templates' rates, from a
+    synthesized partition's aux variables a second, and as measured on random data."""
     counts = collections.Counter(big.shape.tmpl)
     one = sum(per_instance[big.shape.templates[t].key] * n for t, n in counts.items())
     ref = REFERENCE
-    core_seconds_reference = ref["seconds"] * ref["cores"] / ref["partitions"]
-    record(out, {"row": "estimate", "sector": "32GiB", "partition_s_1_thread": one,
-                 f"partition_s_{threads}_threads": one / threads,
-                 "ten_partitions_s_96_cores": one * ref["partitions"] / ref["cores"],
-                 "reference_ten_partitions_s_96_cores": ref["seconds"],
-                 "core_s_a_partition": one, "reference_core_s_a_partition": core_seconds_reference})
+    row = {"row": "estimate", "sector": "32GiB", "from": "templates", "partition_s_1_thread": one,
+           f"partition_s_{threads}_threads": one / threads,
+           "ten_partitions_s_96_cores": one * ref["partitions"] / ref["cores"],
+           "reference_ten_partitions_s_96_cores": ref["seconds"],
+           "reference_core_s_a_partition": ref["seconds"] * ref["cores"] / ref["partitions"]}
+    record(out, row)
+    for source, one in (("synthesis aux/s", big.shape.n_aux / aux_per_s if aux_per_s else 0.0),
+                        ("whole witness, random data", measured)):
+        if one:
+            record(out, {**row, "from": source, "partition_s_1_thread": one,
+                         f"partition_s_{threads}_threads": one / threads,
+                         "ten_partitions_s_96_cores": one * ref["partitions"] / ref["cores"]})
 
 # ---------------------------------------------------------------- sectors
 
@@ -167,7 +185,8 @@ def sealed(name: str):
     return proof, c1, time.perf_counter() - t
 
 
-def synthesis(out: str, name: str, threads: int) -> None:
+def synthesis(out: str, name: str, threads: int) -> float:
+    """Partition 0's witness timed; its aux variables a second on one thread."""
     proof, c1, seal_s = sealed(name)
     circuit = PartitionCircuit(values.layout_of(proof))
     t = time.perf_counter()
@@ -177,6 +196,7 @@ def synthesis(out: str, name: str, threads: int) -> None:
                  "nnz": r1cs.a.nnz + r1cs.b.nnz + r1cs.c.nnz, "host_gb": r1cs.host_bytes / 1e9, "build_s": build_s,
                  "seal_s": seal_s})
     circuit.program                          # noqa: B018 - made once, outside the timings
+    rate = 0.0
     for th in sorted({1, threads}):
         t = time.perf_counter()
         data = circuit.data(c1, 0)
@@ -186,6 +206,9 @@ def synthesis(out: str, name: str, threads: int) -> None:
         run_s = time.perf_counter() - t
         record(out, {"row": "synthesis", "sector": name, "threads": th, "data_s": data_s, "witness_s": run_s,
                      "aux_per_s": circuit.shape.n_aux / run_s, "satisfied": bool(r1cs.is_satisfied(w))})
+        if th == 1:
+            rate = circuit.shape.n_aux / (run_s + data_s)
+    return rate
 
 # ---------------------------------------------------------------- proofs
 
@@ -236,10 +259,13 @@ def main() -> None:
     args = ap.parse_args()
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     shapes(args.json)
-    per_instance = gadgets(args.json, args.threads)
-    estimate(args.json, per_instance, args.threads)
+    big = PartitionCircuit(values.layout_of(seal_proof("StackedDrg32GiBV1_1")))
+    per_instance = gadgets(args.json, big, args.threads)
+    rate = None
     for name in filter(None, args.sizes.split(",")):
-        synthesis(args.json, name, args.threads)
+        rate = synthesis(args.json, name, args.threads)
+    measured = whole(args.json, big, args.threads)
+    estimate(args.json, big, per_instance, args.threads, rate, measured)
     for name in filter(None, args.prove.split(",")):
         prove(args.json, name)
 

@@ -27,16 +27,22 @@ the levels' arities):
 Public inputs: 3 + 18 C, and the one (22 for the toy circuit, 40 at 2 KiB,
 328 at 32 GiB).
 
-Per gadget (constraints = aux variables unless said):
+Per gadget (constraints / aux variables), each traced once as a template:
 
-    SHA-256 compression        25,840 from the IV with every message bit
-                               allocated; per pattern of constant bits traced
-    a label (create_label)     522,296 with 256 + 37 x 256 bits as inputs:
-                               532,025 with their allocation (rust-fil-proofs' test)
-    Poseidon (neptune legacy)  311 / 505 / 598 for arities 2 / 8 / 11
-    to_bits_le                 255 bits, 256 constraints
-    insert_2 / insert_8        2 / 22
-    tree_d level               index bit, sibling, insert_2, 2 to_bits, 2 compressions, pack
+    SHA-256 compression        25,840 / 25,814 from the IV with every message
+                               bit allocated (bellperson's test); in a label its
+                               first block 25,363 / 25,337, the 18 between
+                               26,184 / 26,158, the last 25,593 / 25,567
+    a label (create_label)     522,269 (the blocks and the packing); in
+                               create_label.rs's test, every input bit allocated
+                               and counted: 532,025
+    Poseidon (neptune legacy)  311 / 505 / 598 for arities 2 / 8 / 11, as many aux
+    to_bits_le                 256 / 255
+    insert_2 / insert_8        2 / 22 (picks and two bits)
+    tree_d level               45,382 / 45,335 (index bit, sibling, insert_2, both
+                               children's bits, 2 compressions, packing)
+    tree_c / tree_r_last level 530 / 537 at arity 8 (index bits, 7 siblings,
+                               insert_8, Poseidon-8)
 
 Composed, these give rust-fil-proofs' numbers: the toy circuit of
 stacked_circuit.rs (8 nodes, arity 8, 2 layers, 1 challenge) 1,199,620
@@ -45,7 +51,13 @@ constraints and 22 inputs (binary tree_c: 1,206,212); a 32 GiB partition
 of depth 30) 130,278,541 constraints, 328 inputs, 130,169,893 aux. The
 reference engine counts 130,278,869 constraints: the same plus the 328
 constraints input_i * 0 = 0 that the Groth16 prover adds, one a public
-input (the proving system's R1CS).
+input (the proving system's R1CS). Other partitions: 2 KiB 2,687,921 /
+40 / 2,685,673; 8 MiB 3,844,929 / 40 / 3,842,449; 512 MiB 4,423,433 / 40 /
+4,420,837; 64 GiB 131,185,849 / 328 / 131,076,643.
+
+Variables and constraints are placed in bellperson's order (allocation
+order, constraint order, the same linear combinations), so a canonical
+parameter file should fit; none is at hand here to check that against.
 
 Modules: system (the tracing constraint system and value rules), boolean,
 sha256, poseidon, gadgets (bellperson's and storage-proofs-core's gadgets,

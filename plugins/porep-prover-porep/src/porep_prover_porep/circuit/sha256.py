@@ -4,7 +4,7 @@ Booleans and eight UInt32 state words (the IV as constants for a message's
 first block), its message schedule and rounds with the additions deferred
 and batched by one MultiEq a block, exactly as bellperson allocates them.
 
-sha256_padded(bits) pads a message of whole bytes with constants and
+padded_blocks(bits) pads a message of whole bytes with constants and
 returns the padded blocks; compress(cs, block, state) is one block (what a
 template holds: traced once per pattern of constant message bits and
 constant state).
@@ -16,17 +16,32 @@ from typing import Sequence
 from .boolean import Boolean, MultiEq, UInt32, constant
 from .system import TraceCS
 
-ROUND_CONSTANTS = (
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-)
-IV = (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+
+def _root_bits(n: int, degree: int) -> int:
+    """The first 32 bits of the fractional part of n's root of this degree (FIPS 180-4's
+    constants: square roots of the first 8 primes for the IV, cube roots of the
+    first 64 for the rounds), by integer Newton iteration."""
+    target = n << (32 * degree)
+    x = 1 << (target.bit_length() // degree + 1)
+    while True:
+        y = ((degree - 1) * x + target // x ** (degree - 1)) // degree
+        if y >= x:
+            return x & 0xFFFFFFFF
+        x = y
+
+
+def _primes(count: int) -> list[int]:
+    out: list[int] = []
+    n = 2
+    while len(out) < count:
+        if all(n % p for p in out):
+            out.append(n)
+        n += 1
+    return out
+
+
+ROUND_CONSTANTS = tuple(_root_bits(p, 3) for p in _primes(64))
+IV = tuple(_root_bits(p, 2) for p in _primes(8))
 
 
 def iv() -> list[UInt32]:
