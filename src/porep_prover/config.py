@@ -8,6 +8,8 @@ POREP_PROVER_GPU_RESIDENT_BYTES  cap on device memory for resident parameter poi
 POREP_PROVER_GPU_MSM_TABLES      1: window tables for GPU MSMs of resident points (default 0)
 POREP_PROVER_GPU_MSM_TABLE_COPIES  at most this many shifted copies of the points in a table, 0 to
                                    MAX_TABLE_COPIES (default: a window's each)
+POREP_PROVER_GPU_ASYNC_FREE      1: work buffers of the device's pool given back in their stream's order
+                                 without waiting for the device (default 0 until measured on a GPU)
 POREP_PROVER_PARAMS_CACHE      where job kinds keep the parameters they make (default
                                ~/.cache/porep-prover/params; the daemon sets <state_dir>/params-cache)
 POREP_PROVER_PARAMS_CACHE_GIB  the most GiB those files take together, 0 (no bound) to MAX_CACHE_GIB
@@ -145,6 +147,14 @@ def gpu_msm_table_copies() -> int | None:
     return _env_int("POREP_PROVER_GPU_MSM_TABLE_COPIES", 0, MAX_TABLE_COPIES)
 
 
+def gpu_async_free() -> bool:
+    """Work buffers of a device's pool given back in their stream's order,
+    without the host waiting for the device first (POREP_PROVER_GPU_ASYNC_FREE=1;
+    default off until a device run measures it): an MSM pass then ends
+    without a round trip."""
+    return bool(_env_int("POREP_PROVER_GPU_ASYNC_FREE", 0, 1))
+
+
 @dataclasses.dataclass(frozen=True)
 class GpuEnvironment:
     """What the environment sets for the GPU backends (the variables above).
@@ -152,11 +162,13 @@ class GpuEnvironment:
     resident_bytes: cap on device bytes of resident parameter points (None:
     what the device has free, less a reserve); msm_tables, msm_table_copies:
     window tables for MSMs of resident points, and at most that many copies
-    in one (None: one a window); kernel_cache_dir: where compiled kernels are kept."""
+    in one (None: one a window); kernel_cache_dir: where compiled kernels
+    are kept; async_free: the pool's work buffers given back without a wait."""
     resident_bytes: int | None
     msm_tables: bool
     msm_table_copies: int | None
     kernel_cache_dir: str
+    async_free: bool = False
 
 
 @functools.cache
@@ -165,7 +177,8 @@ def gpu_environment() -> GpuEnvironment:
     backends are made once per device: a variable changed later would reach
     some and not others). InvalidInputError naming a variable out of its
     range (nothing is kept then: the next call reads again)."""
-    return GpuEnvironment(gpu_resident_bytes(), gpu_msm_tables(), gpu_msm_table_copies(), kernel_cache_dir())
+    return GpuEnvironment(gpu_resident_bytes(), gpu_msm_tables(), gpu_msm_table_copies(), kernel_cache_dir(),
+                          gpu_async_free())
 
 
 OMP_WAIT = "POREP_PROVER_OMP_WAIT"

@@ -446,3 +446,31 @@ def test_the_matrices_stay_on_the_host_where_the_plan_cannot_keep_them(monkeypat
     be.set_memory_budget(8 * GIB)
     with pytest.raises(DeviceMemoryError, match="at least"):
         be.device_plan(params, r1cs, 2)
+
+
+class Counting(Idle):
+    """A stream that counts the host's waits for it."""
+
+    def __init__(self):
+        self.waits = 0
+
+    def synchronize(self):
+        self.waits += 1
+
+
+def test_async_free_gives_pool_buffers_back_without_waiting():
+    """With async_free (POREP_PROVER_GPU_ASYNC_FREE=1), buffers of the pool
+    go back in their stream's order without the host waiting for the device;
+    any other buffer, or a mix, after a wait; without it every free waits."""
+    for async_free, waits in ((True, [0, 1, 1]), (False, [1, 1, 1])):
+        mem = fake_memory(1 << 20, pooled=True)
+        mem.async_free = async_free
+        mem.device.stream = Counting()
+        got = []
+        for bufs in ([mem.work_alloc(100), mem.work_alloc(200)], [mem.alloc(300)],
+                     [mem.work_alloc(100), mem.alloc(100)]):
+            before = mem.device.stream.waits
+            mem.free(*bufs, None)
+            got.append(mem.device.stream.waits - before)
+            assert all(not b.open for b in bufs)
+        assert got == waits, async_free

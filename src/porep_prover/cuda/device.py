@@ -61,7 +61,7 @@ class Device:
         self.lock = threading.RLock()
         self._modules: dict[str, _driver.Module] = {}
         self._kernels: dict[tuple[str, str], _driver.Kernel] = {}
-        self.memory = DeviceMemory(self, environment.resident_bytes)
+        self.memory = DeviceMemory(self, environment.resident_bytes, environment.async_free)
 
     # ------------------------------------------------------------ kernels
 

@@ -79,9 +79,11 @@ class DeviceMemory:
     """The memory of one device (see the module). device: its owner (a
     cuda.device.Device: its driver, context, lock and streams);
     resident_bytes: the resident arrays' own budget when no layout says
-    (None: what is free at start less RESERVE)."""
+    (None: what is free at start less RESERVE); async_free: free gives the
+    pool's buffers back in their stream's order without waiting for the
+    device (config.gpu_async_free)."""
 
-    def __init__(self, device: MemoryOwner, resident_bytes: int | None) -> None:
+    def __init__(self, device: MemoryOwner, resident_bytes: int | None, async_free: bool = False) -> None:
         self.device = device
         self.drv: Driver = device.drv
         self.ctx: _driver.Context = device.ctx
@@ -101,6 +103,7 @@ class DeviceMemory:
         self._layout_key: Hashable | None = None
         self._ahead: dict[tuple[int, int], _driver.DeviceBuffer] = {}   # (host address, bytes) -> its copy
         self.copy_wait_seen_ms = 0.0          # the ring's waits when the last kernel region ended
+        self.async_free = async_free
 
     # ------------------------------------------------------------ the budget and the layout
 
@@ -207,11 +210,16 @@ class DeviceMemory:
         return self.alloc(nbytes)
 
     def free(self, *bufs: _driver.DeviceBuffer | None) -> None:
-        """Close buffers once the kernel region's streams no longer use them."""
-        self.device.synchronize()
-        for buf in bufs:
-            if buf is not None:
-                buf.close()
+        """Close buffers once the kernel region's streams no longer use them:
+        with async_free, buffers of the pool alone go back in their stream's
+        order (every other stream's work on them is joined into it before:
+        an operation's contract, WorkBuffers'), any other after a wait for the
+        device."""
+        held = [buf for buf in bufs if buf is not None]
+        if not (self.async_free and all(buf.pooled for buf in held)):
+            self.device.synchronize()
+        for buf in held:
+            buf.close()
 
     # ------------------------------------------------------------ transfers
 
