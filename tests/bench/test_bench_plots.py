@@ -152,3 +152,23 @@ def test_bench_batch_and_sweep_write_their_numbers_and_pictures(tmp_path, rng, c
         [(v, str(i)) for v in ("1", "2") for i in range(repeats)]
     assert plot.read_bytes()[:8] == PNG
     assert f"|    {repeats} |" in capsys.readouterr().out
+
+
+def test_a_sweep_hands_over_its_rows_after_every_batch(tmp_path):
+    """sweep's on_batch gets the rows so far as each batch ends (the CLI
+    writes its CSV then), so a run stopped midway keeps every batch it
+    finished; write_csv leaves a whole file each time."""
+    from porep_prover.bench import DemoWorkload
+    from porep_prover.bench.sweep import sweep, write_csv
+    from porep_prover.engine import Engine, load_config
+    work = DemoWorkload("porep-like", 120, 1, None)
+    seen, path = [], tmp_path / "rows.csv"
+
+    def on_batch(rows):
+        write_csv("engine.gpu_workers_per_device", rows, path)
+        seen.append((sum(len(r) for _, r in rows), len(list(csv.DictReader(path.open())))))
+
+    def engine(change):
+        return Engine(load_config(overrides={"engine.threads": 1, "engine.devices": ["cpu"], **change}))
+    rows = sweep("engine.gpu_workers_per_device", [1, 2], engine, work.job, 1, 1, repeats=2, on_batch=on_batch)
+    assert seen == [(1, 1), (2, 2), (3, 3), (4, 4)] and sum(len(r) for _, r in rows) == 4

@@ -4,9 +4,11 @@ repeat, written as CSV (a row a batch) and plotted (bench.plots)."""
 from __future__ import annotations
 
 import csv
+import io
 import statistics
 from typing import Callable
 
+from ..atomic import atomic_write
 from ..engine import Engine, Job
 from .batch import BatchReport, run_batch
 
@@ -15,21 +17,26 @@ Rows = list[tuple[object, list[BatchReport]]]
 
 def sweep(key: str, values: list, make_engine: Callable[[dict], Engine], make_job: Callable[[int], Job],
           count: int, concurrency: int, repeats: int = 1,
-          progress: Callable[[str, int, int], None] | None = None) -> Rows:
+          progress: Callable[[str, int, int], None] | None = None,
+          on_batch: Callable[[Rows], None] | None = None) -> Rows:
     """For each value of a setting, a fresh engine (make_engine({key: value}))
     and `repeats` batches on it, one after another: [(value, [BatchReport
     per repeat])], in the order of values. progress, when given, is called
-    as progress("KEY=VALUE", jobs ended, count * repeats) as jobs end."""
-    rows = []
+    as progress("KEY=VALUE", jobs ended, count * repeats) as jobs end;
+    on_batch, when given, with the rows so far as each batch ends (what a
+    run stopped before the sweep's end keeps)."""
+    rows: Rows = []
     for value in values:
         engine = make_engine({key: value})
         step = f"{key}={value}"
         try:
-            reports = []
+            reports: list = []
             for r in range(repeats):
                 report = run_batch(engine, make_job, count, concurrency,
                                    progress=_batch_progress(progress, step, r * count, count * repeats))
                 reports.append(report)
+                if on_batch is not None:
+                    on_batch(rows + [(value, reports)])
             rows.append((value, reports))
         finally:
             engine.shutdown(wait=True)
@@ -68,8 +75,11 @@ CSV_COLUMNS = ("repeat", "seconds_per_proof", "wall_s", "latency_mean_s", "laten
 
 
 def write_csv(key: str, rows: Rows, path) -> None:
-    """The sweep's batches, one line each (value, repeat from 0, its numbers), as CSV."""
-    with open(path, "w", newline="") as f:
+    """The sweep's batches, one line each (value, repeat from 0, its numbers),
+    as CSV, the file written whole (beside it, then renamed over it: a reader
+    finds the last complete one)."""
+    with atomic_write(path) as raw:
+        f = io.TextIOWrapper(raw, newline="")
         w = csv.writer(f)
         w.writerow((key,) + CSV_COLUMNS)
         for value, reports in rows:
@@ -78,3 +88,5 @@ def write_csv(key: str, rows: Rows, path) -> None:
                 w.writerow([value, i, f"{r.seconds_per_proof:.4f}", f"{r.wall:.4f}"]
                            + [f"{lat.get(k, 0):.4f}" for k in ("mean", "p50", "p95", "p99")]
                            + [f"{r.queue_wait.get('mean', 0):.4f}", f"{r.efficiency:.4f}", r.failed])
+        f.flush()
+        f.detach()            # the file is atomic_write's to close (and rename)

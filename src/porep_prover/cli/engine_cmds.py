@@ -178,8 +178,10 @@ def cmd_bench_sweep(args) -> int:
                 if args.warmup:
                     warm_up(engine, work, shown.callback("jobs", prefix=f"warm-up {_setting(change)} "))
                 return engine
+            # the CSV written again after every batch: a run stopped by a limit keeps every batch it finished
+            written = (lambda so_far: write_csv(key, so_far, args.csv)) if args.csv else None
             rows = sweep(key, values, make_engine, work.job, args.count, args.concurrency, args.repeats,
-                         shown.callback("jobs"))
+                         shown.callback("jobs"), written)
         for line in table(key, rows):
             print(line)
         if args.csv:
