@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from ..cuda.chunk_ring import RING
 from ..errors import DeviceMemoryError, InvalidInputError
-from ..msm.gpu.plan import BUCKET_COST, KEY_COST, windows_of
-from ..ntt.gpu import split_lengths
+from ..msm.gpu.plan import BUCKET_COST, windows_of
+from .device_costs import (SCALAR_BYTES, bucket_bytes, compact_twiddle_seconds, matrix_bytes, pass_bytes,
+                           pass_cost, pass_window_bits, twiddle_bytes)
 
 if TYPE_CHECKING:
     from ..curve.points import G1Array, G2Array
@@ -46,11 +47,8 @@ MARGIN = 3 << 29             # 1.5 GiB: the context, the kernel modules and the 
 # reductions, the pool's rounding (a 16 GiB plan of exactly its limit failed by 4.7 MB on an H100)
 SMALL_BUFFERS = 128 << 20
 POINT_BYTES = {1: 96, 2: 192}
-PROJ_BYTES = {1: 192, 2: 384}
-SCALAR_BYTES = 32
 UPLOAD_RATE = 50e9           # bytes a second from pinned pages (an H100 host: 55 GB/s, bench_gpu --sections xfer)
 ENTRY_SECONDS = 0.41e-9      # a bucket entry added (the scale-1 H MSM: 0.66 s for 12 x 2^27)
-TWIDDLE_PRODUCT_SECONDS = 5e-12   # an Fr product a butterfly more, the transforms' other work beside it
 # Fitted to an H100's scale-1 kernel regions streamed in 810 MiB to 1 GiB chunks, a ring of three (16, 24 and
 # 32 GiB budgets: 3.64, 3.36 and 2.47 s against 1.65 s resident; BENCHMARKS.md): an MSM pass more over an array
 # (a streamed chunk is one: its sort's host round trips, its reduction of every window, a narrower window) costs
@@ -166,64 +164,6 @@ class Workload:
         matrices = 3 * 8 * (constraints + 1) + 6 * nnz + 4 * (a_count + b_count) if on_device else 0
         upload = SCALAR_BYTES * (1 + inputs + aux if on_device else 3 * domain + aux + a_count + b_count)
         return cls(arrays, domain, matrices, upload, workers, table_copies, inputs + aux, 4 * (aux + b_count))
-
-
-def twiddle_bytes(domain: int, compact: bool = False) -> int:
-    """Device bytes of the NTT's twiddle tables over a domain, kept while
-    the device lives (ntt.gpu.GpuNtt.twiddles): w^e for e < domain / 2,
-    forward and inverse, whole (4 GiB at 2^27) or compact, each direction
-    two tables of about sqrt(domain / 2) entries (1 MiB at 2^27)."""
-    count = max(1, domain // 2)
-    if not compact:
-        return 2 * SCALAR_BYTES * count
-    _, lo_len, hi_len = split_lengths(count)
-    return 2 * SCALAR_BYTES * (lo_len + hi_len)
-
-
-def compact_twiddle_seconds(domain: int) -> float:
-    """What compact twiddles add to a partition: a product a butterfly, in
-    H's six transforms of the domain."""
-    return TWIDDLE_PRODUCT_SECONDS * 6 * (domain // 2) * max(1, domain.bit_length() - 1)
-
-
-def matrix_bytes(r1cs: R1CS) -> int:
-    """Device bytes of what the device evaluation of r1cs keeps resident:
-    each matrix's CSR arrays and the queries' maps."""
-    total = 0
-    for matrix in (r1cs.a, r1cs.b, r1cs.c):
-        total += matrix.indptr.nbytes + matrix.col.nbytes + matrix.coeff.limbs.nbytes
-        total += matrix.coeff_id.nbytes if matrix.coeff_id is not None else 0
-    return total + 4 * (len(r1cs.query_index("a")) + len(r1cs.query_index("b")))
-
-
-def pass_window_bits(points: int, group: int = 1) -> int:
-    """The window width of a full-scalar pass over this many points (as
-    msm.plan.window_bits_for picks it for 255-bit scalars)."""
-    return min(range(4, 23), key=lambda c: pass_cost(points, c, group))
-
-
-def pass_cost(points: int, c: int, group: int = 1) -> float:
-    """A full-scalar pass's cost in bucket additions (window_bits_for's model)."""
-    windows = windows_of(c)
-    return windows * points * (1 + KEY_COST[group]) + BUCKET_COST[group] * windows * (1 << (c - 1))
-
-
-def bucket_bytes(points: int, group: int = 1) -> int:
-    """The xyzz sums of a full-scalar pass's buckets over this many points,
-    every window's: an MSM of several passes keeps them across its passes
-    (GpuMsm's Accumulation), a set for each scalar set."""
-    c = pass_window_bits(points, group)
-    return windows_of(c) * (1 << (c - 1)) * PROJ_BYTES[group]
-
-
-def pass_bytes(points: int, group: int = 1) -> int:
-    """Device work bytes of one full-scalar MSM pass over this many points:
-    its buckets' sums (bucket_bytes) beside the sort's keys and entries and
-    the buckets' three counters, or, before, the canonical scalars beside
-    the keys, whichever is larger."""
-    c = pass_window_bits(points, group)
-    buckets, keys = windows_of(c) * (1 << (c - 1)), 4 * points * windows_of(c)
-    return bucket_bytes(points, group) + max(SCALAR_BYTES * points + keys, 2 * keys + 12 * buckets)
 
 
 @dataclasses.dataclass(frozen=True)
