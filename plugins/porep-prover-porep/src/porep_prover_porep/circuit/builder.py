@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from porep_prover import FrArray
+from porep_prover.errors import R1CSError
 from porep_prover.groth16 import R1CS, SparseMatrix
 
 from .boolean import Boolean
@@ -119,12 +120,16 @@ class Shape:
 
 class Builder:
     """Places gadget calls in order; reference=True evaluates them instead (values
-    of every variable, in TraceCS.aux_values / input_values)."""
+    of every variable, in TraceCS.aux_values / input_values); data_of=shape
+    collects the calls' data alone, for a circuit already placed as shape (its
+    k-th call's template taken as placed there, nothing traced or mapped: the
+    outputs handed back are the template's own, good for their count only)."""
 
-    def __init__(self, reference: bool = False):
+    def __init__(self, reference: bool = False, data_of: Shape | None = None):
         self.reference = reference
         self.cs = TraceCS(values=True, record=False) if reference else None
         self.shape = Shape()
+        self.data_of = data_of
         self._index: dict[tuple, int] = {}
 
     @contextlib.contextmanager
@@ -139,6 +144,8 @@ class Builder:
         """fn(cs, leaves, data) placed (or run), its outputs in the caller's references."""
         if self.cs is not None:
             return fn(self.cs, list(leaves), list(data))
+        if self.data_of is not None:
+            return self._data_only(name, data)
         s = self.shape
         key = (name, params, pattern(leaves))
         tp = template(key, fn, leaves, len(data))
@@ -160,6 +167,18 @@ class Builder:
         s.n_constraints += tp.n_constraints
         s.n_data += tp.n_data
         return [self._output(o, aux, inp, leaves) for o in tp.outputs]
+
+    def _data_only(self, name: str, data: Sequence[int | None]) -> list:
+        s, like = self.shape, self.data_of
+        k = len(s.tmpl)
+        t = like.tmpl[k] if like is not None and k < len(like.tmpl) else -1
+        tp = like.templates[t] if like is not None and t >= 0 else None
+        if tp is None or tp.key[0] != name or tp.n_data != len(data):
+            raise R1CSError(f"call {k} ({name}) is not the circuit's")
+        s.tmpl.append(t)
+        s.data += data
+        s.n_data += tp.n_data
+        return tp.outputs
 
     @staticmethod
     def _output(o, aux: int, inp: int, leaves: Sequence[Leaf]):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import collections
 import threading
 
-from porep_prover.errors import VanillaProofError
+from porep_prover.errors import R1CSError, VanillaProofError
 from porep_prover import FrArray
 from porep_prover.groth16 import R1CS
 
@@ -58,9 +58,13 @@ class PartitionCircuit:
 
     def data(self, c1: C1Output, k: int) -> list[int]:
         """The values partition k's instances take, in placing order."""
-        builder = Builder()
-        synthesize(builder, self.layout, partition_values(c1, k))
-        if builder.shape.tmpl != self.shape.tmpl:
+        builder = Builder(data_of=self.shape)
+        try:
+            synthesize(builder, self.layout, partition_values(c1, k))
+        except (R1CSError, ValueError) as exc:
+            raise VanillaProofError(f"partition {k} does not fit the {self.layout} circuit: {exc}",
+                                    "vanilla_proofs") from None
+        if builder.shape.tmpl != self.shape.tmpl or None in builder.shape.data:
             raise VanillaProofError(f"partition {k} does not fit the {self.layout} circuit", "vanilla_proofs")
         return builder.shape.data            # type: ignore[return-value]
 

@@ -71,14 +71,17 @@ class Program:
     def size(self) -> int:
         return self.shape.num_inputs + self.shape.n_aux
 
-    def run(self, data: list[int], threads: int | None = None) -> FrArray:
+    def run(self, data: list[int], threads: int | None = None, out: FrArray | None = None) -> FrArray:
         """The witness (inputs first, the one at 0) from the instances' data, in
-        placing order, on `threads` threads (default: every core); WitnessError
-        when the data do not fit the circuit."""
+        placing order, on `threads` threads (default: every core), into `out`
+        when given (an FrArray of the witness's size, overwritten); WitnessError
+        when the data or out do not fit the circuit."""
         if len(data) != self.shape.n_data:
             raise WitnessError(f"{len(data)} data values for a circuit that takes {self.shape.n_data}")
+        if out is not None and (not isinstance(out, FrArray) or len(out) != self.size):
+            raise WitnessError(f"out must be an FrArray of {self.size} elements")
         values = FrArray.from_ints(data) if data else FrArray.zeros(0)
-        w = FrArray.zeros(self.size)
+        w = out if out is not None else FrArray.zeros(self.size)
         bits = np.zeros(self.size, np.uint8)
         _witness.run(self.shape.num_inputs, self.coefficients.limbs, self.ops, self.ops_off, self.sums,
                      self.sums_off, tuple(self.row_ptr), tuple(self.row_ptr_off), tuple(self.refs),
