@@ -181,3 +181,11 @@ def test_the_readmes_seal_command_writes_an_output_the_provider_takes(tmp_path):
     miner = int(argv[argv.index("--miner-id") + 1])
     sector = int(argv[argv.index("--sector-number") + 1])
     assert PorepProvider.parse_payload({"c1": str(out), "miner_id": miner, "sector_id": sector}, 1)
+
+
+def test_the_circuit_command_counts_and_writes_the_r1cs(tmp_path, capsys):
+    from porep_prover_porep.__main__ import main
+    assert main(["circuit", "StackedDrg2KiBV1_1", "--out", str(tmp_path / "c.npz")]) == 0
+    assert "2,687,921 constraints" in capsys.readouterr().out
+    loaded = R1CS.load(tmp_path / "c.npz")
+    assert (loaded.num_constraints, loaded.num_inputs, loaded.num_aux) == (2_687_921, 40, 2_685_673)

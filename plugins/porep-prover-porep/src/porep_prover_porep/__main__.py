@@ -1,10 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """python -m porep_prover_porep seal: seal a sector of seeded random data here
 (2 KiB, 8 MiB or 512 MiB) and write its commit-phase-1 output, rust-fil-proofs'
-SealCommitPhase1Output JSON, for the "porep" provider to prove:
+SealCommitPhase1Output JSON, for the "porep" provider to prove;
+python -m porep_prover_porep circuit: a registered proof's partition circuit,
+its shape counted (any size) or its R1CS written (.npz, for porep-prover
+setup and plan):
 
     python -m porep_prover_porep seal c1.json --proof StackedDrg2KiBV1_1 --miner-id 1000 --sector-number 7
     porep-prover bench batch -t porep --c1 c1.json -c 5 -j 3
+    python -m porep_prover_porep circuit StackedDrg32GiBV1_1
+    python -m porep_prover_porep circuit StackedDrg2KiBV1_1 --out c.npz && porep-prover setup c.npz -o p.params
 """
 from __future__ import annotations
 
@@ -42,6 +47,19 @@ def cmd_seal(args) -> int:
     return 0
 
 
+def cmd_circuit(args) -> int:
+    from .circuit.partition import PartitionCircuit, shape_counts
+    from .circuit.values import layout_of
+    layout = layout_of(seal_proof(args.proof))
+    counts = shape_counts(layout)
+    print(f"{args.proof}: {counts['constraints']:,} constraints ({counts['constraints'] + counts['inputs']:,} with "
+          f"the prover's one a public input), {counts['inputs']} public inputs with the one, {counts['aux']:,} aux")
+    if args.out:
+        PartitionCircuit(layout).r1cs.save(args.out)
+        print(f"{args.out}: the R1CS")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m porep_prover_porep", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -55,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ticket", type=_bytes32, default=None, help="64 hex digits (default: from the seeds)")
     p.add_argument("--seed", type=_bytes32, default=None, help="the interactive seed, 64 hex digits")
     p.set_defaults(func=cmd_seal)
+    p = sub.add_parser("circuit", help="a partition circuit's shape, and its R1CS written where --out says")
+    p.add_argument("proof", help="registered seal proof, e.g. StackedDrg32GiBV1_1")
+    p.add_argument("--out", help="write the R1CS (.npz) here (sizes up to 512 MiB fit a small host)")
+    p.set_defaults(func=cmd_circuit)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
