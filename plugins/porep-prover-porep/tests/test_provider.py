@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("porep_prover_porep.circuit._witness")
 
+from porep_prover import FrArray  # noqa: E402
 from porep_prover.circuits import square_chain  # noqa: E402
 from porep_prover.engine import Job  # noqa: E402
 from porep_prover.errors import InvalidInputError, ParamsDigestError, ParamsMismatchError, VanillaProofError  # noqa
@@ -66,6 +67,9 @@ def test_the_daemons_payload_is_read_and_its_output_verified(sealed):
     assert provider.constraints(obj) == r1cs.num_constraints == 2_687_921
     got, witness = provider.synthesize(job, 0, 2)
     assert got is r1cs and r1cs.is_satisfied(witness)
+    arena = FrArray.zeros(r1cs.num_variables)
+    assert provider.synthesize_into(job, 0, 2, arena) is r1cs and arena == witness
+    assert provider.synthesis_bytes(job) == r1cs.num_variables
     with pytest.raises(InvalidInputError, match="partition 1 of an output of 1"):
         provider.synthesize(job, 1, 2)
 

@@ -63,10 +63,22 @@ class PorepProvider:
         return partition_circuit(Payload.of(job.payload).proof).r1cs
 
     @staticmethod
-    def synthesize(job, partition: int, threads: int):
+    def synthesis_bytes(job) -> int:
+        """Host bytes one synthesis holds beside its witness: a byte a variable (the
+        generator's bits)."""
+        shape = partition_circuit(Payload.of(job.payload).proof).shape
+        return shape.num_inputs + shape.n_aux
+
+    @staticmethod
+    def synthesize(job, partition: int, threads: int, out=None):
+        """Partition `partition`'s circuit and witness (written into out when given)."""
         p = Payload.of(job.payload)
         c1 = p.output(job.partitions)
         if not 0 <= partition < len(c1.vanilla_proofs):
             raise InvalidInputError(f"partition {partition} of an output of {len(c1.vanilla_proofs)}")
         circuit = partition_circuit(p.proof)
-        return circuit.r1cs, circuit.witness(c1, partition, threads)
+        return circuit.r1cs, circuit.witness(c1, partition, threads, out)
+
+    def synthesize_into(self, job, partition: int, threads: int, out):
+        """synthesize's witness written into out (the engine's arena); the circuit."""
+        return self.synthesize(job, partition, threads, out)[0]

@@ -68,10 +68,11 @@ class PartitionCircuit:
             raise VanillaProofError(f"partition {k} does not fit the {self.layout} circuit", "vanilla_proofs")
         return builder.shape.data            # type: ignore[return-value]
 
-    def witness(self, c1: C1Output, k: int, threads: int | None = None) -> FrArray:
-        """Partition k's witness (the one, the public inputs, the aux); VanillaProofError
-        when its public inputs are not the ones a verifier computes."""
-        w = self.program.run(self.data(c1, k), threads)
+    def witness(self, c1: C1Output, k: int, threads: int | None = None, out: FrArray | None = None) -> FrArray:
+        """Partition k's witness (the one, the public inputs, the aux), into out when
+        given; VanillaProofError when its public inputs are not the ones a verifier
+        computes."""
+        w = self.program.run(self.data(c1, k), threads, out)
         expected = public_inputs(c1, k)
         got = w[1:self.shape.num_inputs].to_ints()
         if got != expected:
