@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """neptune's legacy Poseidon circuit (neptune::circuit::poseidon_hash, what
-filecoin-hashers' column and tree hashes use), with neptune's preprocessed
+filecoin-hashers' column and tree hashes use; not circuit2's
+poseidon_hash_allocated, which allocates differently), with neptune's preprocessed
 constants: the round constants compressed through the inverse MDS matrix
 (one constant a partial round), and the partial rounds' matrices factored
 into sparse ones (dense first row and column) after a pre-sparse matrix.
