@@ -318,7 +318,7 @@ def test_partitions_are_laid_out_in_the_devices_arenas_and_written_there(circuit
     registry = Registry()
     registry.add_provider(provider)
     backend = ArenaBackend()
-    cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 3})
+    cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 3, "prover.stage": "arena"})
     with Engine(cfg, registry=registry, devices=[ProvingDevice("fake-gpu", "fake", "gpu", backend)]) as engine:
         result = engine.prove(Job("into", len(ws)), timeout=120)
         plan = engine.plans.get("into")
@@ -329,6 +329,31 @@ def test_partitions_are_laid_out_in_the_devices_arenas_and_written_there(circuit
     assert all(a.nbytes == assignment_bytes(params, plan.matvec_on_device) for a in backend.arenas.made)
     assert idle == sum(a.nbytes for a in backend.arenas.made)
     assert sorted(map(id, backend.arenas.discarded)) == sorted(map(id, backend.arenas.made))   # given back at the end
+
+
+def test_the_measured_staging_path_is_the_default_and_holds_the_devices_staging_buffers(circuit):
+    """By default (prover.stage = "prepare") partitions are synthesized by
+    the provider's own synthesize, no arena is lent, and the plan holds each
+    device worker's staging buffer; a refusal under it names the arena
+    stage among its options."""
+    from porep_prover.engine import Job, Registry
+    from porep_prover.engine.devices import ProvingDevice
+    params, r1cs, ws = circuit
+    provider = IntoProvider(params, r1cs, ws)
+    registry = Registry()
+    registry.add_provider(provider)
+    backend = ArenaBackend()
+    cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 2})
+    with Engine(cfg, registry=registry, devices=[ProvingDevice("fake-gpu", "fake", "gpu", backend)]) as engine:
+        result = engine.prove(Job("into", len(ws)), timeout=120)
+        plan = engine.plans.get("into")
+    assert result.ok and all(verify(params.vk, p, proof) for p, proof in zip(result.public_inputs, result.proofs))
+    assert provider.calls == ["synthesize"] * len(ws) and not backend.arenas.made
+    staging = [item for item in plan.held if item.name == "staging arenas"]
+    assert not plan.workers.arenas and len(staging) == 1 and staging[0].count == plan.workers.device_workers
+    workload = HostWorkload.of(params, False, r1cs)
+    with pytest.raises(HostMemoryError, match=r'prover\.stage = "arena"'):
+        make_plan(workload, Workers(2, 1, 2, arenas=False), plan.base.total + 1)
 
 
 def test_gathering_on_the_device_uploads_the_witness_and_holds_less_on_the_host():
@@ -384,7 +409,8 @@ def test_an_engine_that_gathers_on_the_device_proves_from_a_b_c_and_the_witness(
     budget = some.base.total + some.held_bytes + 2 * workload.arena_bytes(False, True) + 1024
     assert budget < some.base.total + some.held_bytes + 2 * workload.arena_bytes(False)
     cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 2, "prover.gather": "device",
-                                 "prover.matvec": "device", "engine.memory_budget_gib": budget / GIB})
+                                 "prover.matvec": "device", "prover.stage": "arena",
+                                 "engine.memory_budget_gib": budget / GIB})
     with Engine(cfg, devices=[ProvingDevice("fake-gpu", "fake", "gpu", backend)]) as engine:
         result = engine.prove(inline_job(params, r1cs, ws[:3]), timeout=120)
         (key,) = [s["key"] for s in engine.srs.status()]

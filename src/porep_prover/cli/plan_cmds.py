@@ -42,7 +42,8 @@ def cmd_plan(args) -> int:
     stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
     stats["aux"] = max(1, round(stats["aux"] * args.scale))
     g2 = args.b_g2 == "device"
-    workers = Workers(args.synthesis_workers or max(1, (os.cpu_count() or 2) // 2), args.devices, args.workers, g2)
+    workers = Workers(args.synthesis_workers or max(1, (os.cpu_count() or 2) // 2), args.devices, args.workers, g2,
+                      args.stage == "arena")
     variants: list[tuple[tuple[DevicePlan, ...], bool, bool]] = [((), False, False)]
     if args.devices:       # the engine's choice (engine.planning): with --gather device, both ways
         workload = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
@@ -81,6 +82,9 @@ def add_arguments(pl) -> None:
                     help="GPUs (0 to 64; 0: the CPU proves; default 1)")
     pl.add_argument("--matvec", choices=("device", "host"), default="device",
                     help="where A w, B w, C w are evaluated (device: the matrices resident if they fit)")
+    pl.add_argument("--stage", choices=("prepare", "arena"), default="prepare",
+                    help="a partition copied into page-locked memory before its region, or synthesized there "
+                         "(prover.stage)")
     pl.add_argument("--gather", choices=("host", "device"), default="host",
                     help="where the queries' scalars are gathered when A w, B w, C w run on the host (prover.gather)")
     pl.add_argument("--b-g2", choices=("device", "host"), default="device",

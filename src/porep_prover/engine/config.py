@@ -79,6 +79,8 @@ def declare_engine_settings(settings: SettingsRegistry) -> None:
         .choice("upload", "ahead", ("region", "ahead"), "when a partition's arrays cross to the GPU")
         .choice("gather", "host", ("host", "device"),
                 "where the queries' scalars are gathered when A w, B w, C w run on the host")
+        .choice("stage", "prepare", ("prepare", "arena"),
+                "a partition's arrays copied into page-locked memory before its region, or synthesized there")
         .boolean("msm_tables", False, "window tables for GPU MSMs of resident parameters")
         .integer("msm_table_copies", 0, 0, MAX_TABLE_COPIES, "most shifted copies in a table; 0 = one a window")
         .boolean("overlap_msms", False, "MSMs independent of H run beside H's transforms"))

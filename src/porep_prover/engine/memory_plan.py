@@ -129,11 +129,15 @@ NO_SCRATCH = Synthesis()       # a provider that says nothing of what its synthe
 class Workers:
     """The engine's workers a plan counts: synthesis workers, devices (GPUs;
     0 where the CPU proves), device workers a device, finalizers (one a
-    device worker), and whether B's G2 MSM runs on the devices."""
+    device worker), whether B's G2 MSM runs on the devices, and whether a
+    partition is laid out in a device's page-locked arena as it is
+    synthesized (prover.stage = "arena"), else copied into a device
+    worker's staging arena before its kernel region."""
     synthesis: int
     devices: int
     per_device: int
     b_g2_on_device: bool = False
+    arenas: bool = True
 
     @property
     def device_workers(self) -> int:
@@ -247,9 +251,9 @@ def make_plan(workload: HostWorkload, workers: Workers, host_budget: int, device
     when the budget leaves no room for one partition beside what the set
     holds."""
     base = process_item(workers)
-    held = _held(workload, workers, devices, matvec)
-    arenas = workers.devices > 0
     gathers = gathers and not matvec
+    held = _held(workload, workers, devices, matvec, gathers)
+    arenas = workers.devices > 0 and workers.arenas
     what_in = "its witness" if matvec else "a, b, c and the witness" if gathers \
         else "a, b, c, the witness and the queries' scalars"
     own = 0 if synthesis.into_arena or not arenas else workload.witness_bytes
@@ -270,7 +274,7 @@ def make_plan(workload: HostWorkload, workers: Workers, host_budget: int, device
         count += 1
     if count < 1:
         raise HostMemoryError(_refusal(what, host_budget, base, held, partition, workers, devices, workload,
-                                       running))
+                                       running, matvec or gathers))
     if running is not None:       # as many at once as there are synthesis workers and partitions admitted
         running = dataclasses.replace(running, count=min(count, workers.synthesis))
     return MemoryPlan(host_budget, base, held, partition, count, workers, tuple(devices), matvec, running, gathers)
@@ -312,14 +316,17 @@ def process_item(workers: Workers) -> HostItem:
     return HostItem("process (interpreter, contexts)", PROCESS_BYTES + CONTEXT_BYTES * workers.devices)
 
 
-def _held(workload: HostWorkload, workers: Workers, devices: tuple[DevicePlan, ...], matvec: bool
-          ) -> tuple[HostItem, ...]:
+def _held(workload: HostWorkload, workers: Workers, devices: tuple[DevicePlan, ...], matvec: bool,
+          gathers: bool = False) -> tuple[HostItem, ...]:
     """What the set holds while loaded (see the module)."""
     items = list(_srs(workload, workers, devices))
     if workload.circuit_bytes is None:
         items.append(HostItem("circuit", 0, note="not known before its first partition: counted then"))
     else:
         items.append(HostItem("circuit", workload.circuit_bytes))
+    if workers.devices and not workers.arenas:
+        items.append(HostItem("staging arenas", workload.arena_bytes(matvec, gathers), workers.device_workers,
+                              pinned=True, note="a device worker's copy of its partition's uploads"))
     if not workers.b_g2_on_device and matvec:
         items.append(HostItem("B_2's scalars", SCALAR_BYTES * workload.b_count, workers.device_workers,
                               note="gathered by each finalizer"))
@@ -350,8 +357,9 @@ def _srs(workload: HostWorkload, workers: Workers, devices: tuple[DevicePlan, ..
 
 def _refusal(what: str, budget: int, base: HostItem, held: tuple[HostItem, ...], partition: HostItem,
              workers: Workers, devices: tuple[DevicePlan, ...], workload: HostWorkload,
-             synthesis: HostItem | None) -> str:
-    """One line: what does not fit, by its items, and the options."""
+             synthesis: HostItem | None, scalars_on_device: bool = False) -> str:
+    """One line: what does not fit, by its items, and the options
+    (scalars_on_device: the queries' scalars are not gathered on the host)."""
     one = [partition] + ([dataclasses.replace(synthesis, count=1)] if synthesis is not None else [])
     need = base.total + sum(i.total for i in held) + sum(i.total for i in one)
     parts = ", ".join(f"{i.name} {i.total / GIB:.1f}" for i in (base, *held, *one) if i.total)
@@ -362,6 +370,10 @@ def _refusal(what: str, budget: int, base: HostItem, held: tuple[HostItem, ...],
         options.append(f"a larger device budget (engine.device_memory_gib), so that the devices evaluate "
                        f"A w, B w, C w ({workload.witness_bytes / GIB:.1f} GiB a partition instead of "
                        f"{workload.host_assignment_bytes / GIB:.1f})")
+    if devices and not scalars_on_device:
+        options.append("the queries' scalars gathered on the device (prover.gather = \"device\")")
+    if workers.devices and not workers.arenas:
+        options.append("partitions synthesized into page-locked arenas (prover.stage = \"arena\")")
     if workers.devices and not workers.b_g2_on_device:
         options.append("B's G2 MSM on the device (prover.b_g2 = \"device\")")
     options.append("a larger host budget (engine.memory_budget_gib)")

@@ -52,7 +52,7 @@ class SetPlans:
     def workers(self) -> Workers:
         s = self.settings
         gpus = sum(1 for d in self.devices if d.kind == "gpu")
-        return Workers(s.partition_workers, gpus, s.gpu_workers_per_device, s.b_g2_on_device)
+        return Workers(s.partition_workers, gpus, s.gpu_workers_per_device, s.b_g2_on_device, s.stage_in_arenas)
 
     def load(self, key: str, provider: SynthesisProvider, job: Job, call: ProviderCall) -> Parameters:
         """The job's parameters from its provider (load_srs), and their plan

@@ -37,6 +37,9 @@ class EngineSettings:
     gather_on_device: where the devices keep no matrices, the witness
     crosses beside a, b, c and the queries' scalars are gathered from it on
     the device (prover.gather = "device"), else on the host.
+    stage_in_arenas: with GPUs, a partition is synthesized straight into a
+    device's page-locked arena (prover.stage = "arena"), else copied into
+    one by prepare before its kernel region.
     msm_options: the MSM options of this engine's kernel regions (prove_device's
     options; None: the backends' own). overlap_msms: the MSMs that do not
     depend on H run beside H's transforms (prove_device's overlap).
@@ -65,6 +68,7 @@ class EngineSettings:
     b_g2_on_device: bool
     matvec_on_device: bool
     gather_on_device: bool
+    stage_in_arenas: bool
     upload_ahead: bool
     msm_options: MsmOptions | None
     overlap_msms: bool
@@ -104,6 +108,7 @@ class EngineSettings:
             b_g2_on_device=get("prover.b_g2") == "device",
             matvec_on_device=get("prover.matvec") == "device",
             gather_on_device=get("prover.gather") == "device",
+            stage_in_arenas=get("prover.stage") == "arena",
             upload_ahead=get("prover.upload") == "ahead",
             msm_options=MsmOptions(tables=True, table_copies=get("prover.msm_table_copies") or None)
             if get("prover.msm_tables") else None,

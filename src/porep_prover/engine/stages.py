@@ -226,7 +226,7 @@ class Stages:
         assignment's bytes; beside either, what the synthesis holds while it
         runs (the provider's scratch, its witness until copied in)."""
         running = plan.synthesis.nbytes if plan is not None and plan.synthesis is not None else 0
-        if plan is not None and plan.workers.devices:
+        if plan is not None and plan.workers.devices and plan.workers.arenas:
             arena = assignment_bytes(params, matvec, gathers)
             return self.memory.reserve(arena + running, arena=arena)
         return self.memory.reserve((self.table.estimate(job.id) or (plan.partition.total if plan is not None else 0))
