@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, TypeVar, overload
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 LOG = logging.getLogger(__name__)
 THREADS = 256
 
-Item = TypeVar("Item", bound=np.generic)     # the item type of a downloaded array
 
 
 class Device:
@@ -62,6 +61,7 @@ class Device:
         self._modules: dict[str, _driver.Module] = {}
         self._kernels: dict[tuple[str, str], _driver.Kernel] = {}
         self.memory = DeviceMemory(self, environment.resident_bytes, environment.async_free)
+        self.download_array = self.memory.download_array      # its overloads, typed as they are there
 
     # ------------------------------------------------------------ kernels
 
@@ -127,18 +127,6 @@ class Device:
     def upload(self, data: npt.NDArray[np.generic]) -> _driver.DeviceBuffer:
         return self.memory.upload(data)
 
-    @overload
-    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...], dtype: type[Item],
-                       stream: _driver.Stream | None = None) -> npt.NDArray[Item]: ...
-
-    @overload
-    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...], *,
-                       stream: _driver.Stream | None = None) -> npt.NDArray[np.uint64]: ...
-
-    def download_array(self, buf: _driver.DeviceBuffer, shape: int | tuple[int, ...],
-                       dtype: type[np.generic] = np.uint64, stream: _driver.Stream | None = None
-                       ) -> npt.NDArray[np.generic]:
-        return self.memory.download_array(buf, shape, dtype, stream)
 
     def holding(self, *arrays: npt.NDArray[np.generic] | None) -> AbstractContextManager[None]:
         return self.memory.resident.holding(*arrays)

@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from . import DeviceInfo, Driver, _driver
-    from .device import Device, Item
+    from .device import Device
+    from .memory import Item
     from .resident import Points
 
 THREADS = 256
