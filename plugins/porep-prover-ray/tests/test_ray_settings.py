@@ -72,6 +72,7 @@ def test_good_addresses_pass(address):
 
 
 def test_an_address_where_nothing_answers_is_named_at_once():
+    pytest.importorskip("ray")           # without Ray the engine names the missing extra instead
     import socket
     import time
     with socket.socket() as s:            # a loopback port free a moment ago: nothing listens there now
