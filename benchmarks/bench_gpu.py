@@ -413,8 +413,8 @@ class TransferClock:
         return self
 
     def __exit__(self, *exc):
-        for name in self._orig:
-            delattr(self.gpu, name)        # the class's methods again
+        for name, fn in self._orig.items():
+            setattr(self.gpu, name, fn)    # the device's own again
 
     def _timed(self, fn):
         def timed(*a, **kw):

@@ -160,12 +160,12 @@ def test_work_buffers_are_pooled_and_give_way(gpu, rng):
     assert np.array_equal(gpu.device.download_array(buf, (12345 + len(data),), np.uint8)[12345:], data)
     gpu.device.free(buf)
     gpu.device.synchronize()
-    kept = gpu.memory()[0]
+    kept = gpu.device.ctx.mem_info()[0]
     again = gpu.device.work_alloc(size)                  # served from the pool: nothing more taken from the device
-    assert gpu.memory()[0] >= kept - (64 << 20)
+    assert gpu.device.ctx.mem_info()[0] >= kept - (64 << 20)
     gpu.device.free(again)
     gpu.device.synchronize()
-    big = gpu.device.try_alloc(gpu.memory()[0] + size // 2)   # only with the pool's gigabyte given back
+    big = gpu.device.try_alloc(gpu.device.ctx.mem_info()[0] + size // 2)   # only with the pool's gigabyte given back
     assert big is not None
     gpu.device.free(big)
 
@@ -188,7 +188,7 @@ def test_ntt_matches_cpu(gpu, log_n, inverse, coset, rng):
 def test_ntt_pass_builds_and_shapes_match_cpu(gpu, tuning, log_n, rng):
     """The pass kernel's other builds and block shapes (the benchmarks' sweep) give the same transforms."""
     xs = random_fr(1 << log_n, rng)
-    ops = GpuNtt(gpu, tuning)
+    ops = GpuNtt(gpu.device, tuning)
     try:
         for inverse, coset in ((False, False), (True, True), (False, True)):
             assert ops.ntt(xs, inverse, coset) == CPU.ntt(xs, inverse, coset, 2)
@@ -213,7 +213,7 @@ def test_compact_twiddles_match_cpu(gpu, tuning, log_n, rng):
     domains whose tables split evenly and unevenly, the largest built first
     and a smaller one served from it after."""
     xs = random_fr(1 << log_n, rng)
-    ops = GpuNtt(gpu, tuning)
+    ops = GpuNtt(gpu.device, tuning)
     ops.set_compact_twiddles(True)
     try:
         for inverse, coset in ((False, False), (True, False), (True, True), (False, True)):
@@ -379,7 +379,7 @@ def test_matvec_on_device_matches_cpu(gpu, tabled, rng):
     want = r1cs.evaluate(witness, 2, length=n)
     want[0].limbs[m:m + k] = witness.limbs[:k]
     from porep_prover.cuda.arrays import DeviceScalars
-    w = DeviceScalars(gpu, gpu.device.upload(witness.limbs), len(witness))
+    w = DeviceScalars(gpu.device, gpu.device.upload(witness.limbs), len(witness))
     bufs = gpu.r1cs_ops.evaluate(r1cs, w, n, check=True)
     w.close()
     try:
@@ -472,6 +472,7 @@ def test_proof_with_abc_on_device_verifies(make, cfg, rng):
     proof = finish(gpu, params, synth, prove_device(gpu, params, synth, 1, host=get_backend("cpu")), 1, rng=rng)
     assert verify(params.vk, public, proof)
     with Engine(cfg) as engine:
-        assert engine.abc_on_device
         result = engine.prove(inline_job(params, r1cs, [witness] * 3), timeout=300)
+        (key,) = [s["key"] for s in engine.srs.status()]
+        assert engine.plans.get(key).matvec_on_device
     assert result.ok and all(verify(params.vk, public, p) for p in result.proofs)

@@ -76,7 +76,7 @@ def _fill_device(gpu, leave: int):
     gpu.device.ctx.trim_pool()
     held, step = [], 1 << 30
     while step >= 1 << 20:
-        free, _ = gpu.memory()
+        free, _ = gpu.device.ctx.mem_info()
         want = min(step, free - leave)
         if want < 1 << 20:
             break
@@ -116,7 +116,7 @@ def test_msm_build_variants_match_cpu(gpu, cls, tuning, rng):
     n = 9001 if cls is G1Array else 2001
     pts = random_points(cls, rng, n)
     sc = FrArray.from_ints([rng.randrange(R) for _ in range(n)])
-    got, _ = GpuMsm(gpu, tuning).msm(pts, sc)
+    got, _ = GpuMsm(gpu.device, tuning).msm(pts, sc)
     assert got == CPU.msm(pts, sc, 2)[0]
 
 
@@ -157,7 +157,7 @@ def test_msm_window_tables_match_cpu(gpu, cls, tuning, n, copies, rng):
     pick = [0, 1, R - 1]
     sc = FrArray.from_ints([pick[i % 4] if i % 4 < 3 else rng.randrange(R) for i in range(n)])
     bits = tuning.table_bits
-    ops, before = GpuMsm(gpu, tuning), gpu.memory.resident.resident_bytes()
+    ops, before = GpuMsm(gpu.device, tuning), gpu.memory.resident.resident_bytes()
     ops.tables, ops.table_copies = True, copies
     got, stats = ops.msm(pts, sc)
     c = stats["window_bits"]
@@ -183,7 +183,7 @@ def test_msm_fill_in_parts_matches_cpu(gpu, tables, tuning, rng):
     window's entries: the CPU's sums on random and on small scalars."""
     n = 70001
     pts = random_points(G1Array, rng, n)
-    ops = GpuMsm(gpu, tuning)
+    ops = GpuMsm(gpu.device, tuning)
     ops.tables = tables
     for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(5) for _ in range(n)])):
         assert ops.msm(pts, sc)[0] == CPU.msm(pts, sc, 2)[0]
@@ -205,7 +205,7 @@ def test_msm_overlapped_stretches_match_cpu(gpu, cls, tables, tuning, rng):
     limbs = random_points(cls, rng, n).limbs.copy()
     limbs[5::13] = 0
     pts = cls(limbs)
-    ops = GpuMsm(gpu, tuning)
+    ops = GpuMsm(gpu.device, tuning)
     ops.tables = tables
     for sc in (random_fr(n, rng), FrArray.from_ints([rng.randrange(7) for _ in range(n)])):
         got, stats = ops.msm(pts, sc)
@@ -297,7 +297,7 @@ def test_msm_narrow_scalars_match_cpu(gpu, cls, tuning, rng):
     values = [0 if r < 0.4 else 1 if r < 0.75 else rng.randrange(2, 1 << 11) if r < 0.95 else rng.randrange(R)
               for r in (pick() for _ in range(n))]
     sc = FrArray.from_ints(values)
-    ops = GpuMsm(gpu, tuning)
+    ops = GpuMsm(gpu.device, tuning)
     ops.profile = {}
     got, stats = ops.msm(pts, sc)
     assert got == CPU.msm(pts, sc, 2)[0]
@@ -332,10 +332,10 @@ def test_msm_shared_matches_the_msms_apart(gpu, apart, n, rng, monkeypatch):
     rows[1::7] = 0xFFFFFFFF
     monkeypatch.setattr(gpu.msm_ops, "tables", True)
     if apart:
-        monkeypatch.setattr(gpu, "resident_budget", l_pts.limbs.nbytes + a_pts.limbs.nbytes + rows.nbytes - 1)
+        monkeypatch.setattr(gpu.memory.resident, "budget", l_pts.limbs.nbytes + a_pts.limbs.nbytes + rows.nbytes - 1)
         assert gpu.msm_ops.msm_shared([(l_pts, None), (a_pts, rows)], sc) is None
     # DeviceScalars and an FrArray both taken
-    on_device = DeviceScalars(gpu, gpu.device.upload(sc.limbs), len(sc)) if n > 5 else sc
+    on_device = DeviceScalars(gpu.device, gpu.device.upload(sc.limbs), len(sc)) if n > 5 else sc
     try:
         got_l, got_a = gpu.msm_shared([(l_pts, None), (a_pts, rows)], on_device, 1)
     finally:
@@ -371,7 +371,7 @@ def test_msm_shared_refuses_bad_rows(gpu, rng):
         gpu.msm_shared([(pts, np.arange(n, dtype=np.int64))], sc, 1)
     with pytest.raises(LengthMismatchError):
         gpu.msm_shared([(pts[:50], None)], sc, 1)
-    on_device = DeviceScalars(gpu, gpu.device.upload(sc.limbs), len(sc))
+    on_device = DeviceScalars(gpu.device, gpu.device.upload(sc.limbs), len(sc))
     try:
         with pytest.raises(InvalidInputError, match="past the 100 rows"):
             gpu.r1cs_ops.put(on_device, rows, n)

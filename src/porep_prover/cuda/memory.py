@@ -123,16 +123,17 @@ class DeviceMemory:
         with self.lock:
             self.budget = min(nbytes, total) if nbytes else total
             self.ctx.limit = self.budget - MARGIN
-            self.follow(None, None)
+            self.follow(None, None, again=True)
 
-    def follow(self, key: Hashable | None, layout: Layout | None) -> bool:
+    def follow(self, key: Hashable | None, layout: Layout | None, again: bool = False) -> bool:
         """Lay the memory out by layout (None: unplanned: one pass an MSM,
         nothing streamed, the resident store under its own budget), unless
-        the layout of key is the one in use; whether it changed. Waits for
-        the device first (a new layout re-places what kernels read): call it
-        between kernel regions."""
+        the layout of key is the one in use (again: even so, whatever the
+        store was set to since); whether it changed. Waits for the device
+        first (a new layout re-places what kernels read): call it between
+        kernel regions."""
         with self.lock:
-            if self._layout_key == key and (key is not None or self.layout is None):
+            if not again and self._layout_key == key and (key is not None or self.layout is None):
                 return False
             self.device.synchronize()
             store = self.resident
