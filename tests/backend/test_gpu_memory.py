@@ -407,7 +407,7 @@ def test_a_region_lays_the_memory_out_by_its_plan_once(monkeypatch):
     be.set_memory_budget(0)
     follows = []
     real = be.memory.follow
-    monkeypatch.setattr(be.memory, "follow", lambda key, layout: follows.append(real(key, layout)) or follows[-1])
+    monkeypatch.setattr(be.memory, "follow", lambda key, layout, **kw: follows.append(real(key, layout, **kw)) or follows[-1])
     for _ in range(2):
         with be.region(streamed, params):
             pass
@@ -420,6 +420,9 @@ def test_a_region_lays_the_memory_out_by_its_plan_once(monkeypatch):
         pass
     assert follows[-1] is True and be.plan is None and not store._streamed and store.pass_points == 0
     assert store.budget == be.memory.default_resident_budget and be.ntt_ops.compact[-1] is False
+    store.pass_points, store.budget = 777, 1 << 20          # set by hand, no layout in use: a budget resets them
+    be.set_memory_budget(0)
+    assert store.pass_points == 0 and store.budget == be.memory.default_resident_budget
 
 
 def test_the_matrices_stay_on_the_host_where_the_plan_cannot_keep_them(monkeypatch):
