@@ -11,6 +11,20 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 READ_CHUNK = 64 << 20        # bytes a read asks for at once: large sequential reads, the page cache dropped behind
+COPY_SLICE = 4 << 20         # host copies are split in slices this large over threads
+
+
+def copy_in_slices(pool: ThreadPoolExecutor | None, dst: np.ndarray, src: np.ndarray,
+                   slice_bytes: int = COPY_SLICE) -> None:
+    """dst[:] = src (flat bytes), in slices on the pool (numpy copies without
+    the GIL; a single thread is far below memory bandwidth, and so is the
+    first touch of fresh pages)."""
+    n = len(src)
+    if pool is None or n <= slice_bytes:
+        dst[:] = src
+        return
+    cuts = range(0, n, slice_bytes)
+    list(pool.map(lambda a: dst.__setitem__(slice(a, a + slice_bytes), src[a:a + slice_bytes]), cuts))
 
 
 def is_mapped(array: np.ndarray) -> bool:

@@ -407,7 +407,8 @@ def test_a_region_lays_the_memory_out_by_its_plan_once(monkeypatch):
     be.set_memory_budget(0)
     follows = []
     real = be.memory.follow
-    monkeypatch.setattr(be.memory, "follow", lambda key, layout, **kw: follows.append(real(key, layout, **kw)) or follows[-1])
+    monkeypatch.setattr(be.memory, "follow",
+                        lambda key, layout, **kw: follows.append(real(key, layout, **kw)) or follows[-1])
     for _ in range(2):
         with be.region(streamed, params):
             pass

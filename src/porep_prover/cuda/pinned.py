@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import numpy as np
 
 from ..errors import CudaError
-from ..host_memory import is_mapped, mapped_origin, read_into, unmap_pages
-from .staging import copy_in_slices
+from ..host_memory import copy_in_slices, is_mapped, mapped_origin, read_into, unmap_pages
 
 if TYPE_CHECKING:
     import numpy.typing as npt

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..host_memory import copy_in_slices
+
 if TYPE_CHECKING:
     import numpy.typing as npt
 
@@ -22,20 +24,6 @@ if TYPE_CHECKING:
 
 CHUNK = 64 << 20          # bytes per staging buffer
 DIRECT = 1 << 20          # transfers up to this size skip the staging
-SLICE = 4 << 20           # host copies are split in slices this large over threads
-
-
-def copy_in_slices(pool: ThreadPoolExecutor | None, dst: npt.NDArray[np.uint8], src: npt.NDArray[np.uint8],
-                   slice_bytes: int = SLICE) -> None:
-    """dst[:] = src (flat bytes), in slices on the pool (numpy copies without
-    the GIL; a single thread is far below memory bandwidth, and so is the
-    first touch of fresh pages)."""
-    n = len(src)
-    if pool is None or n <= slice_bytes:
-        dst[:] = src
-        return
-    cuts = range(0, n, slice_bytes)
-    list(pool.map(lambda a: dst.__setitem__(slice(a, a + slice_bytes), src[a:a + slice_bytes]), cuts))
 
 
 class Staging:

@@ -44,6 +44,7 @@ from ..curve.points import G1Point, G2Point
 from ..errors import InvalidInputError
 from ..field.constants import R
 from ..field.fr_array import FrArray
+from ..host_memory import copy_in_slices
 from ..r1cs import _r1cs
 from .keys import Parameters, VerifyingKey
 from .proof import Proof
@@ -229,15 +230,13 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
 
 
 def _copy_rows(dst: NDArray[np.uint64], src: NDArray[np.uint64], threads: int) -> None:
-    """dst[:] = src (rows of limbs) in stretches on threads (numpy's copies release the GIL)."""
-    stretches = max(1, min(threads, len(src) // (1 << 18)))
-    bounds = [len(src) * i // stretches for i in range(stretches + 1)]
-    if stretches == 1:
-        dst[:] = src
+    """dst[:] = src (rows of limbs, dst contiguous) in slices on threads."""
+    flat_dst, flat_src = dst.reshape(-1).view(np.uint8), np.ascontiguousarray(src).reshape(-1).view(np.uint8)
+    if threads <= 1:
+        copy_in_slices(None, flat_dst, flat_src)
         return
-    with concurrent.futures.ThreadPoolExecutor(stretches) as pool:
-        list(pool.map(lambda i: np.copyto(dst[bounds[i]:bounds[i + 1]], src[bounds[i]:bounds[i + 1]]),
-                      range(stretches)))
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        copy_in_slices(pool, flat_dst, flat_src)
 
 
 def prove_device(be: Backend, params: Parameters, assignment: Assignment, threads: int,
