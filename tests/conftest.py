@@ -19,9 +19,13 @@ settings.load_profile("default")
 
 @pytest.fixture(scope="module")
 def gpu():
-    """The process's GPU backend (for tests marked gpu, skipped without a device)."""
+    """The process's GPU backend (for tests marked gpu, skipped without a device),
+    unplanned at its card's memory as each module starts: a test module that
+    sets a budget or runs a region by a plan does not pass it on."""
     from porep_prover.backend import get_backend
-    return get_backend("gpu")
+    backend = get_backend("gpu")
+    backend.set_memory_budget(0)
+    return backend
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import types
 import numpy as np
 import pytest
 
-from porep_prover.cuda.memory import DeviceMemory
+from porep_prover.cuda.memory import GIB, MARGIN, DeviceMemory, Layout
 from porep_prover.errors import DeviceMemoryError
 
 GpuBackend = pytest.importorskip("porep_prover.backend.gpu").GpuBackend
@@ -170,6 +170,37 @@ def test_making_room_passes_over_held_arrays():
     assert not mem.resident._busy
     mem.resident.release_resident()
     assert mem.resident.resident_bytes() == 0 and mem.drv.used == 0
+
+
+def test_a_new_layout_lets_go_of_what_its_budget_has_no_room_for():
+    """A layout whose resident budget is below what the last one kept evicts
+    the least recently used arrays not in use as it is laid out, counted as
+    no drop; the dropped bytes count from the layout in force."""
+    mem = fake_memory(1000)
+    old, held, recent = arrays(300, 200, 100)
+    for a in (old, held, recent):
+        mem.resident.resident_array(a)
+    mem.resident.dropped = 123                       # a drop under the layout before
+    with mem.resident.holding(held):
+        assert mem.follow("plan", Layout((), 0, 0, 350))
+    assert list(mem.resident._resident) == [id(held), id(recent)] and mem.drv.used == 300
+    assert mem.resident.dropped == 0
+    assert not mem.follow("plan", Layout((), 0, 0, 350))         # the same layout: nothing laid out again
+
+
+def test_a_smaller_budget_than_what_is_held_lets_go_of_the_resident_arrays():
+    """set_budget below what the device holds: the resident arrays not in use
+    go at once (not at the next region's first allocation, as a plan that did
+    not hold); a budget with room for them keeps them."""
+    mem = fake_memory(64 * GIB)
+    points, = arrays(1000)
+    mem.resident.resident_array(points)
+    work = mem.drv.DeviceBuffer(mem.ctx, 20 * GIB)   # held by a caller: no resident array
+    mem.set_budget(32 * GIB)
+    assert mem.resident.is_resident(points)
+    mem.set_budget(16 * GIB)
+    assert not mem.resident.is_resident(points) and mem.resident.dropped == 0 and work.open
+    assert mem.ctx.limit == 16 * GIB - MARGIN
 
 
 def test_a_copy_made_ahead_is_handed_over_once_and_leftovers_are_freed():

@@ -36,12 +36,15 @@ def region_ms(gpu: Any, reps: int = GUARD_REPS, seed: int = 7) -> float:
     gpu.set_memory_budget(0)
     chosen = gpu.device_plan(params, r1cs, workers=1, g2=True)
     times = []
-    for i in range(reps + 1):
-        synth = synthesize(params, r1cs, witness, 2, abc_on_device=chosen.matrices)
-        t = time.perf_counter()
-        prove_device(gpu, params, synth, 2, b_g2=True, host=host, plan=chosen)
-        if i:                        # the first is the warm-up: the points made resident, the kernels loaded
-            times.append(time.perf_counter() - t)
+    try:
+        for i in range(reps + 1):
+            synth = synthesize(params, r1cs, witness, 2, abc_on_device=chosen.matrices)
+            t = time.perf_counter()
+            prove_device(gpu, params, synth, 2, b_g2=True, host=host, plan=chosen)
+            if i:                        # the first is the warm-up: the points made resident, the kernels loaded
+                times.append(time.perf_counter() - t)
+    finally:
+        gpu.set_memory_budget(0)     # unplanned again: the guard's plan ends with it
     return statistics.median(times) * 1e3
 
 

@@ -123,6 +123,13 @@ class DeviceMemory:
         with self.lock:
             self.budget = min(nbytes, total) if nbytes else total
             self.ctx.limit = self.budget - MARGIN
+            if self.ctx.allocated > self.ctx.limit:
+                # a smaller budget than what is held: what it no longer has room for goes now, by choice,
+                # rather than at the next region's first allocation, counted there as a plan that did not hold
+                self.device.synchronize()
+                if self.pooled:
+                    self.ctx.trim_pool()
+                self.resident.release_resident()
             self.follow(None, None, again=True)
 
     def follow(self, key: Hashable | None, layout: Layout | None, again: bool = False) -> bool:
@@ -143,6 +150,10 @@ class DeviceMemory:
             else:
                 store.pass_points, store.budget = layout.pass_points, layout.resident_budget
                 store.stream_arrays(list(layout.streamed), layout.chunk_bytes or STREAM_CHUNK)
+            # what the last layout kept resident past this one's budget goes now (least recently used
+            # first), not at a region's allocation; the peak and the dropped bytes count from here
+            store.fit_budget()
+            store.dropped = 0
             self.layout, self._layout_key = layout, key
             self.ctx.reset_peak()
             return True
@@ -151,8 +162,8 @@ class DeviceMemory:
         """Bytes: budget, planned (the plan's peak, as the caller knows it),
         allocated now, peak (since the last layout), resident, streamed
         (through the chunk ring so far), pinned (host bytes page-locked for
-        streaming) and dropped (resident bytes given up for want of memory:
-        a plan that does not hold)."""
+        streaming) and dropped (resident bytes given up for want of memory
+        since the last layout: a plan that does not hold)."""
         ring = self.resident.ring
         return {"budget": self.budget, "planned": planned, "allocated": self.ctx.allocated, "peak": self.ctx.peak,
                 "resident": self.resident.resident_bytes(), "streamed": ring.uploaded if ring is not None else 0,

@@ -105,7 +105,7 @@ class ResidentStore:
         self.ring: ChunkRing | None = None               # the chunk ring of streamed arrays, made on first use
         self.ring_bytes = STREAM_CHUNK                   # its slots' size
         self.ring_waited_ms = 0.0                        # kernels' waits for chunks of rings since closed
-        self.dropped = 0                                 # resident bytes dropped for want of memory, so far
+        self.dropped = 0                                 # resident bytes dropped for want of memory (a layout's)
 
     def point_chunks(self, points: Points, stream: _driver.Stream | None = None
                      ) -> Iterator[tuple[int, int, _driver.DeviceBuffer | int]]:
@@ -257,6 +257,12 @@ class ResidentStore:
     def resident_bytes(self) -> int:
         with self.lock:
             return sum(buf.nbytes for buf, _ in self._resident.values())
+
+    def fit_budget(self) -> None:
+        """Evict the least recently used arrays not in use until what is
+        resident fits the budget (a new layout's, set by the caller)."""
+        with self.lock:
+            self._make_room(0)
 
     def _make_room(self, nbytes: int) -> None:
         """Evict the least recently used arrays not in use until nbytes fit the budget (or none is left)."""

@@ -121,7 +121,7 @@ class Engine:
             preloaded = self._preload()   # first: a file that cannot be read leaves nothing started
             if not self.devices:
                 self.devices = discover(list(self.settings.devices))
-            for device in self.devices:       # the backends are the process's: the last engine's budget holds
+            for device in self.devices:       # the backends are the process's: a running engine's budget holds
                 device.backend.set_memory_budget(self.settings.device_memory_bytes)
             self.plans.devices = self.devices
             self.memory.set_base(process_item(self.plans.workers()).total)
@@ -228,6 +228,8 @@ class Engine:
             LOG.warning("shutdown: workers still running, left behind: %s", ", ".join(left))
         if workers is None or not any(workers.is_device_worker(name) for name in left):
             self.srs.clear()          # (a device worker left behind may still read its parameters' device copies)
+            for device in self.devices:     # its budget and its plans' layouts end with it: the process's backends
+                device.backend.set_memory_budget(0)     # are left unplanned, at their card's memory
         SWITCH_INTERVAL.release(self._switch_token)
         self._switch_token = None
 
