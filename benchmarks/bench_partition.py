@@ -153,7 +153,43 @@ def h_phases(be, synth) -> dict:
     return out
 
 
-def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps: int, g2: bool = True) -> dict:
+class DrainedClock(Stopwatch):
+    """A Stopwatch whose laps wait for the device first: each step's own
+    device time, where the kernel region's host clock gives only its queueing."""
+
+    def __init__(self, be, sink) -> None:
+        super().__init__(sink)
+        self.be = be
+
+    def lap(self, name: str) -> None:
+        self.be.device.synchronize()
+        super().lap(name)
+
+
+def profiled_region(be, params, synth, threads, g2: bool, chosen) -> dict:
+    """One more region by the plan, profiled: its steps' device time (the
+    device drained at each step's end) and its MSMs' kernel phases summed
+    over every pass (ms; "passes": the sorts run), against its own wall
+    time. The phases' events drain the device at each pass, so the region
+    runs slower than unprofiled: what it shows is where the device time
+    goes, the unprofiled rows what it costs."""
+    ops, laps, phases = be.msm_ops, {}, {}
+    ops.profile = phases
+    staged = be.prepare(synth)
+    try:
+        t = time.perf_counter()
+        prove_device(be, params, staged.assignment, threads, b_g2=g2, host=get_backend("cpu"),
+                     clock=DrainedClock(be, laps), plan=chosen)
+        wall = time.perf_counter() - t
+    finally:
+        ops.profile = None
+        be.release_prepared(staged)
+    return {"profiled_ms": wall * 1e3, "profiled_steps_ms": {k: v * 1e3 for k, v in laps.items()},
+            "msm_phases_ms": {k: v for k, v in phases.items() if k != "c"}}
+
+
+def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps: int, g2: bool = True,
+                 profile: bool = False) -> dict:
     """The kernel region's median seconds under a device budget of gib GiB
     (0: the card's), after one warm-up region that makes the plan's
     resident arrays resident, and the memory figures of the last run,
@@ -163,7 +199,8 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
     are staged in pinned memory before the clock, as the engine's prepare
     stages them, and uploaded inside it (one worker: no copy ahead). g2: B's G2 MSM in the region,
     else on the host after it (as prover.b_g2 = host), timed with the
-    proof's assembly ("finish ms": what the host must keep up with)."""
+    proof's assembly ("finish ms": what the host must keep up with).
+    profile: one more region after them, profiled (profiled_region)."""
     be.set_memory_budget(int(gib * 2**30))
     # the plan as the engine makes it when it loads the set: a value, which every region below is handed
     chosen = be.device_plan(params, r1cs if on_device else None, workers=1, g2=g2)
@@ -191,7 +228,9 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
     proof = finish(be if g2 else host, params, synth, sums, threads)
     finished = time.perf_counter() - t
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), f"no valid proof under {gib:g} GiB"
-    return {"gib": gib, "matvec": "device" if dev else "host", "b_g2": "device" if g2 else "host",
+    extra = profiled_region(be, params, fresh(params, r1cs, witness, threads, dev), threads, g2, chosen) \
+        if profile and hasattr(be, "msm_ops") else {}
+    return {**extra, "gib": gib, "async_free": getattr(getattr(be, "memory", None), "async_free", False), "matvec": "device" if dev else "host", "b_g2": "device" if g2 else "host",
             "ms": statistics.median(seconds) * 1e3, "finish_ms": finished * 1e3, "copy_wait_ms": waited,
             "peak_gib": after["peak"] / 2**30, "streamed_gib": (after["streamed"] - before["streamed"]) / 2**30,
             "dropped_gib": after["dropped"] / 2**30, "planned_gib": chosen.planned_bytes / 2**30,
@@ -239,6 +278,12 @@ def main() -> None:
     ap.add_argument("--b-g2", default="device", metavar="device|host[,...]",
                     help="where the budgets' B G2 MSM runs (host: after the region, as prover.b_g2 = host); "
                          "with both, every budget is timed each way, in the order given")
+    ap.add_argument("--profile-budgets", action="store_true",
+                    help="each budget's row with one more region profiled: its steps' device time and its MSMs' "
+                         "kernel phases summed over their passes")
+    ap.add_argument("--async-free", default="off", metavar="off|on[,...]",
+                    help="the device pool's work buffers given back without a wait (on) or after one (off); with "
+                         "both, every budget is timed each way, in the order given")
     ap.add_argument("--no-phases", action="store_true",
                     help="only the budgets' regions: not the phases one by one after them")
     ap.add_argument("--json")
@@ -247,6 +292,9 @@ def main() -> None:
     if not g2_places or set(g2_places) - {"device", "host"}:
         ap.error(f"--b-g2: device, host or both, comma-separated, not {args.b_g2!r}")
     rows = budget_rows_of(args.device_memory_gib, g2_places)
+    frees = [w.strip() for w in args.async_free.split(",") if w.strip()]
+    if not frees or set(frees) - {"off", "on"}:
+        ap.error(f"--async-free: off, on or both, comma-separated, not {args.async_free!r}")
     payload = {"scale": args.scale, "seed": args.seed}
     payload.update(parse_entry(kv) for kv in args.payload)
     provider, job = PorepShapedProvider(), Job("porep-shaped", 1, payload)
@@ -269,8 +317,12 @@ def main() -> None:
               "msm b_g1": b_share, "msm b_g2": b_share, "msm h": "full"}
     proof = finish(be, params, synth, prove_device(be, params, synth, threads, host=get_backend("cpu")), threads)
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
-    for gib, place in rows:      # first: the phases below hold every MSM's scalars at once, past any plan
-        row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps, place == "device")
+    # first: the phases below hold every MSM's scalars at once, past any plan
+    for (gib, place), free in ((row, free) for row in rows for free in frees):
+        if hasattr(be, "memory"):
+            be.memory.async_free = free == "on"
+        row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps, place == "device",
+                           args.profile_budgets)
         report.add(row)
         print(f"budget {gib:g} GiB (matvec {row['matvec']}, b_g2 {row['b_g2']}): kernel region "
               f"{row['ms']:.1f} ms, waiting on copies {row['copy_wait_ms']:.1f} ms "
@@ -281,6 +333,10 @@ def main() -> None:
               f"{row['host_used_gib']:.1f} GiB, peak RSS {row['rss_peak_gib']:.1f} GiB", flush=True)
         print(f"  {gib:g} GiB steps (host clock at each step's end, ms): "
               + ", ".join(f"{k} {v:.1f}" for k, v in row["steps_ms"].items()), flush=True)
+        if "profiled_ms" in row:
+            print(f"  {gib:g} GiB profiled (async free {free}): {row['profiled_ms']:.1f} ms; steps drained "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in row["profiled_steps_ms"].items()) + "; MSM phases "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in row["msm_phases_ms"].items()), flush=True)
     if rows:
         be.set_memory_budget(0)     # unplanned again: one pass an MSM, nothing streamed
     if args.no_phases:

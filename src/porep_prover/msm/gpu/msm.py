@@ -131,6 +131,7 @@ class GpuMsm:
             gpu.stream.synchronize()
             for (_, a), (name, b) in zip(events, events[1:]):
                 profile[name] = profile.get(name, 0.0) + b.elapsed_ms(a)
+            profile["passes"] = profile.get("passes", 0) + 1
 
         mark("start")
         return mark, collect
