@@ -268,10 +268,11 @@ def prove_device(be: Backend, params: Parameters, assignment: Assignment, thread
 
 
 def finish(be: Backend, params: Parameters, assignment: Assignment, sums: MsmSums,
-           threads: int, rng: random.Random | None = None, clock: "Stopwatch | None" = None) -> Proof:
+           threads: int, rng: random.Random | None = None, clock: "Stopwatch | None" = None, *,
+           blinding: tuple[int, int] | None = None) -> Proof:
     """After the lock: the B_2 MSM on be (unless the region did it; kept in
     sums, which a failed check compares with the CPU's), then the proof's
-    assembly with fresh r, s."""
+    assembly with fresh r, s (or the given ones: see assemble)."""
     clock = clock or Stopwatch(None)
     if sums.b2_acc is None:
         if not isinstance(assignment, HostAssignment):   # the device took B's scalars from its witness: gather here
@@ -281,7 +282,7 @@ def finish(be: Backend, params: Parameters, assignment: Assignment, sums: MsmSum
         b2_acc, _ = be.msm(params.b_g2, b_scalars, threads)
         sums.b2_acc = cast(G2Point, b2_acc)
         clock.lap("msm_g2")
-    return assemble(params.vk, sums, rng, clock)
+    return assemble(params.vk, sums, rng, clock, blinding=blinding)
 
 
 # ------------------------------------------------------------ the kernel region's steps
@@ -361,8 +362,15 @@ def a_input_rows(params: Parameters, assignment: WitnessAssignment | AbcWitnessA
     return [MsmStep(("a",), ((params.a[:first], None),), FrArray(assignment.witness.limbs[idx[:first]]), On.HOST)]
 
 
-def assemble(vk: VerifyingKey, sums: MsmSums, rng: random.Random | None, clock: "Stopwatch") -> Proof:
-    """A, B, C from the sums (B_2's included) with fresh r, s.
+def assemble(vk: VerifyingKey, sums: MsmSums, rng: random.Random | None, clock: "Stopwatch", *,
+             blinding: tuple[int, int] | None = None) -> Proof:
+    """A, B, C from the sums (B_2's included) with fresh r, s, or with
+    blinding = (r, s) where given (ints below the group order R): the same
+    sums and blinding give the same proof as any prover's, which is how a
+    proof is compared byte for byte with another prover's; never for a
+    proof that leaves the process (a known r, s takes away its zero
+    knowledge). InvalidInputError for a blinding that is not two ints
+    below R.
 
     The delta terms of C cancel once B_1 is expanded:
         C = L + H + s A + r (beta_1 + B1 + s delta_1) - r s delta_1 = (L + H) + r B1 + s A + r beta_1
@@ -371,13 +379,25 @@ def assemble(vk: VerifyingKey, sums: MsmSums, rng: random.Random | None, clock: 
     its own. (B1 is not folded in as r-scaled scalars: for mostly-bit
     witnesses its sum is a cheap batch addition, which equal scalars r
     would turn into a full MSM.)"""
-    draw = rng.randrange if rng is not None else secrets.randbelow
-    r, s = draw(R), draw(R)
+    if blinding is None:
+        draw = rng.randrange if rng is not None else secrets.randbelow
+        r, s = draw(R), draw(R)
+    else:
+        r, s = _blinding(blinding)
     proof_a = vk.alpha_g1 + sums.a_acc + vk.delta_g1 * r
     proof_b = vk.beta_g2 + sums.b2_acc + vk.delta_g2 * s
     proof_c = sums.lh_acc + (sums.b1_acc + vk.beta_g1) * r + proof_a * s
     clock.lap("assemble")
     return Proof(G1Point(proof_a.limbs), G2Point(proof_b.limbs), G1Point(proof_c.limbs))
+
+
+def _blinding(blinding: object) -> tuple[int, int]:
+    """(r, s) of assemble's blinding, checked: two ints from 0 to R - 1."""
+    if (not isinstance(blinding, tuple) or len(blinding) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < R for v in blinding)):
+        raise InvalidInputError(f"assemble: blinding is (r, s), two ints from 0 to the group order less one; "
+                                f"got {blinding!r}")
+    return blinding[0], blinding[1]
 
 
 # ------------------------------------------------------------ bookkeeping
