@@ -3,8 +3,10 @@
 """One device run: on a fresh GPU host, the package built (nothing installed
 that the host already has), then in order the device lane, the porep-shaped
 scale-1 inputs, bench_partition at the card's budget and 16/24/32 GiB, the
-engine at scale 1 under 16 GiB and the card's budget, and bench_peers'
-check; each step a subprocess with its own time limit.
+engine at scale 1 under 16 GiB and the card's budget, bench_peers' check,
+and supraseal-c2 beside ours on one scale-1 partition (bench_c2_peer:
+the proofs compared byte for byte); each step a subprocess with its own
+time limit.
 
 Usage:
     python3 benchmarks/device_run.py [--out DIR] [--quick] [--steps a,b,...] [--dry-run]
@@ -94,6 +96,7 @@ def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, miss
     repetition, the budgets 0 and 16 GiB, no direct setup and no peers; its
     limits after the install add up to 5 minutes."""
     py, scale = shlex.quote(python), "0.0625" if quick else "1"
+    peers = f"PEERS=${{PEERS:-{shlex.quote(str(ROOT / '.peers'))}}}"
     budgets = "0,16" if quick else "0,16,24,32"
 
     def report(name: str) -> str:
@@ -127,11 +130,18 @@ def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, miss
              "engine-16"),
         Step("engine-card", engine(0), 45 if quick else 600, f"the engine at scale {scale}, the card's budget",
              "engine-card"),
-        Step("peers", f"PEERS=${{PEERS:-{shlex.quote(str(ROOT / '.peers'))}}} sh benchmarks/peers/build.sh && "
+        Step("peers", f"{peers} sh benchmarks/peers/build.sh && "
                       f"{py} benchmarks/bench_peers.py --sections check --json {report('peers')}", 300,
              "sppark's MSMs beside ours, checked (sppark and blst carried in .peers)", "peers"),
+        # on a fresh host the step's time goes to the build (35-72 s), the circuit, the parameters made and
+        # written as a .params file (47 GB, kept for later runs) and supraseal-c2's load of them into pinned
+        # memory; the proofs themselves take seconds
+        Step("c2", f"{peers} sh benchmarks/peers/build.sh c2 && {py} benchmarks/bench_c2_peer.py --scale {scale} "
+                   f"--reps 2 --device-memory-gib 0,16 --json {report('c2')}", 600,
+             "supraseal-c2 (cuzk fork) beside ours on one partition, same r and s: the proofs compared byte for "
+             "byte (supraseal-c2, sppark and blst carried in .peers)", "c2"),
     ]
-    return [s for s in steps if not quick or s.name not in ("inputs-direct", "peers")]
+    return [s for s in steps if not quick or s.name not in ("inputs-direct", "peers", "c2")]
 
 
 def figure(step: Step, out: pathlib.Path) -> str:
@@ -149,6 +159,10 @@ def figure(step: Step, out: pathlib.Path) -> str:
         if "jobs" in data:
             done = f", {data['seconds_per_proof']:.2f} s per proof" if data.get("done") else " (not finished)"
             return f"{len(data['jobs'])} jobs{done}"
+        if "c2" in data:        # ours a partition under each budget, the peer's call
+            cells = [f"{r['prover'].split()[0]}{' ' + r['budget'] if r['prover'] == 'ours' else ''} "
+                     f"{r.get('whole_ms') or r.get('call_ms') or 0:.0f} ms" for r in data["c2"]]
+            return ", ".join(cells) + f"; proofs {data.get('proofs', 'not compared')}"
         if "rows" in data:
             return f"{len(data['rows'])} rows"
     log = out / f"{step.name}.log"

@@ -5,6 +5,7 @@ and leaves a child behind, one reading the summary) for the step limits,
 the logs and a summary that is whole after every step."""
 import importlib.util
 import io
+import json
 import os
 import pathlib
 import sys
@@ -29,7 +30,7 @@ def test_the_plan_in_order_with_its_limits(device_run, tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     names = [line.split("|")[0].strip() for line in lines if "|" in line]
     assert names == ["install", "warm", "lane", "inputs", "inputs-direct", "partition", "engine-16", "engine-card",
-                     "peers"]
+                     "peers", "c2"]
     steps = {s.name: s for s in device_run.plan(False, "python3", tmp_path, tmp_path / "none", [])}
     assert "-m gpu tests/backend tests/msm tests/cuda" in steps["lane"].command
     assert "--device-memory-gib 0,16,24,32" in steps["partition"].command and "--scale 1 " in steps["partition"].command
@@ -38,9 +39,12 @@ def test_the_plan_in_order_with_its_limits(device_run, tmp_path, capsys):
                 f"--set engine.device_memory_gib={gib}") in steps[name].command
         assert str(tmp_path / f"{name}.json") in steps[name].command
     assert all(0 < s.limit_s <= 600 for s in steps.values())     # each fits one device command
+    assert "sh benchmarks/peers/build.sh c2 && " in steps["c2"].command
+    assert "bench_c2_peer.py --scale 1 --reps 2 --device-memory-gib 0,16" in steps["c2"].command
     quick = device_run.plan(True, "python3", tmp_path, tmp_path / "none", [])
     assert all("--scale 0.0625" in s.command for s in quick if s.name in ("inputs", "partition", "engine-16"))
-    assert sum(s.limit_s for s in quick if s.name != "install") <= 300 and "peers" not in {s.name for s in quick}
+    assert sum(s.limit_s for s in quick if s.name != "install") <= 300
+    assert not {"peers", "c2"} & {s.name for s in quick}
     with pytest.raises(SystemExit):
         device_run.main(["--dry-run", "--steps", "lane,nope"])
     assert "no step nope" in capsys.readouterr().err
@@ -83,3 +87,15 @@ def test_fake_steps_keep_their_limits_logs_and_summary(device_run, tmp_path, mon
     device_run.write_summary(tmp_path, steps, rows)
     summary = (tmp_path / "summary.md").read_text()
     assert "| ok | passed |" in summary and "the figure" in summary and "| never | not run |" in summary
+
+
+def test_the_c2_figure_gives_each_row_and_the_proofs_verdict(device_run, tmp_path):
+    step = device_run.Step("c2", "true", 10, "the peer", "c2")
+    rows = [{"prover": "ours", "budget": "the card's", "whole_ms": 3012.4},
+            {"prover": "ours", "budget": "16 GiB", "whole_ms": 4100.0},
+            {"prover": "supraseal-c2 (cuzk-fork)", "budget": "none: it runs as it is", "call_ms": 2890.6}]
+    (tmp_path / "c2.json").write_text(json.dumps({"c2": rows, "proofs": "identical"}))
+    assert device_run.figure(step, tmp_path) == ("ours the card's 3012 ms, ours 16 GiB 4100 ms, supraseal-c2 2891 ms; "
+                                                 "proofs identical")
+    (tmp_path / "c2.json").write_text(json.dumps({"c2": rows[:1]}))       # cut short before the comparison
+    assert device_run.figure(step, tmp_path) == "ours the card's 3012 ms; proofs not compared"
