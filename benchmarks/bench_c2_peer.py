@@ -7,19 +7,24 @@ and verified.
 
 Usage:
     sh benchmarks/peers/build.sh c2          # once: into benchmarks/peers/build/ (VARIANT=upstream for the other)
-    python3 benchmarks/bench_c2_peer.py [--scale 1] [--seed 0] [--params-dir DIR] [--device-memory-gib 0,16]
-                                        [--reps 3] [--matvec device|host] [--threads N] [--blinding-seed 1]
-                                        [--variant cuzk-fork|upstream] [--lib PATH] [--json out.json]
+    python3 benchmarks/bench_c2_peer.py [--scale 1] [--seed 0] [--params-dir DIR] [--shrink-to-disk]
+                                        [--device-memory-gib 0,16] [--reps 3] [--matvec device|host]
+                                        [--threads N] [--blinding-seed 1] [--variant cuzk-fork|upstream]
+                                        [--lib PATH] [--json out.json]
     # on a device host, after the package's install: the same, as benchmarks/device_run.py's step c2
     PEERS=.peers sh benchmarks/peers/build.sh c2 && \\
-        python3 benchmarks/bench_c2_peer.py --scale 1 --reps 2 --device-memory-gib 0,16 --json c2.json
+        python3 benchmarks/bench_c2_peer.py --scale 1 --shrink-to-disk --reps 2 --device-memory-gib 0,16 \\
+        --json c2.json
 
 The partition: the porep-shaped provider's circuit at --scale, partition 0
 of one job, its INSECURE parameters read from DIR/porep-shaped-<scale>-<seed>.params
 (DIR: --params-dir, default the provider's cache) or made and written there
 once (a bellperson .params file, what supraseal-c2 reads; ~47 GB and a
 minute or two at scale 1, reused by every later run; kept in anonymous
-memory here, never mirrored as a .pmap: a disk of 64 GiB holds one copy).
+memory here, never mirrored as a .pmap). Where the file is not there and
+DIR's free space would not hold it, the run stops before making anything,
+or with --shrink-to-disk takes the largest of scale / 2, scale / 4, ...
+whose file fits (a device host's 64 GiB disk may not hold scale 1's).
 
 Rows, in this order, each printed and written to --json as it is measured:
   ours, under each --device-memory-gib budget (0: the card's memory), by the
@@ -59,14 +64,17 @@ from bench_partition import fresh, host_used_gib
 from porep_prover.backend import get_backend
 from porep_prover.bench import ReportFile
 from porep_prover.engine import Job
-from porep_prover.errors import PorepProverError
+from porep_prover.errors import InvalidInputError, PorepProverError
 from porep_prover.field.constants import R
 from porep_prover.groth16 import Proof, verify
 from porep_prover.groth16.prover import Stopwatch, finish, prove_device
+from porep_prover_porep_shaped.circuit import counts
 from porep_prover_porep_shaped.plugin import PorepShapedProvider, cache_dir
 from supraseal_c2 import LIBRARIES, PeerError, SupraSealC2, c2_inputs, parse_timing
 
 NAME = "bench_c2_peer"
+PARAMS_BYTES_AT_SCALE_1 = 47_400_000_000     # the .params file: h 2^27, l and a ~130 M, b_g1 and b_g2 ~33 M points
+ROOM = 1.05                                   # the estimate's margin, where a folder's free space is weighed
 
 
 class Arguments(argparse.ArgumentParser):
@@ -121,6 +129,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=seed, default=0, help="the circuit's seed (the provider's)")
     ap.add_argument("--params-dir", type=pathlib.Path, help="where the .params file is read or written "
                                                              "(default: the provider's cache)")
+    ap.add_argument("--shrink-to-disk", action="store_true",
+                    help="halve the scale until its .params file fits the folder's free space (an existing file "
+                         "is taken as it is)")
     ap.add_argument("--device-memory-gib", type=budgets, default="0,16", metavar="G1,G2,...")
     ap.add_argument("--reps", type=positive, default=3, help="timed runs of each row, after one warm-up")
     ap.add_argument("--matvec", choices=("device", "host"), default="device")
@@ -234,6 +245,41 @@ def print_row(row: dict) -> None:
           f"{row['host_used_gib']:7.1f} | {row['rss_gib']:6.1f} | {row['rss_peak_gib']:6.1f} |", flush=True)
 
 
+def params_path(folder: pathlib.Path, scale: float, seed: int) -> pathlib.Path:
+    """The provider's name for the parameters of (scale, seed), in folder."""
+    return folder / f"porep-shaped-{scale:.8g}-{seed}.params"
+
+
+def free_bytes(folder: pathlib.Path) -> int:
+    """Bytes free to this user in folder's file system (its nearest existing folder's, before it is made)."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    got = os.statvfs(folder)
+    return got.f_bavail * got.f_frsize
+
+
+def fitting_scale(folder: pathlib.Path, scale: float, seed: int, shrink: bool) -> float:
+    """scale, where its .params file is in folder or would fit its free
+    space; with shrink, else the largest of scale / 2, scale / 4, ... that
+    does (down to the provider's least circuit). InvalidInputError, one
+    line, where none does."""
+    free = free_bytes(folder)
+    while True:
+        need = PARAMS_BYTES_AT_SCALE_1 * scale * ROOM
+        if params_path(folder, scale, seed).exists() or free >= need:
+            return scale
+        try:
+            counts(scale / 2)
+            smaller = shrink
+        except InvalidInputError:
+            smaller = False
+        if not smaller:
+            hint = "" if shrink else " (or --shrink-to-disk)"
+            raise InvalidInputError(f"the parameters at scale {scale:g} need ~{need / 1e9:.1f} GB in {folder}, which "
+                                    f"has {free / 1e9:.1f} GB free: --params-dir elsewhere or a smaller --scale{hint}")
+        scale /= 2
+
+
 def partition_of(args: argparse.Namespace, path: pathlib.Path, threads: int, report: ReportFile):
     """The porep-shaped circuit, its parameters (read from path, or made and
     written there) and partition 0's witness, each step's seconds reported."""
@@ -272,10 +318,15 @@ def compared(proofs: dict[str, list[bytes]], vk, public: list[int], report: Repo
 def run(args: argparse.Namespace, c2: SupraSealC2) -> int:
     """The benchmark proper (see the module's docstring); 0 when every proof is the same and verifies."""
     threads = args.threads or os.cpu_count() or 1
-    path = (args.params_dir or cache_dir()) / f"porep-shaped-{args.scale:.8g}-{args.seed}.params"
+    folder = args.params_dir or cache_dir()
+    asked = args.scale
+    args.scale = fitting_scale(folder, asked, args.seed, args.shrink_to_disk)
+    path = params_path(folder, args.scale, args.seed)
     blinding = blinding_of(args.blinding_seed)
-    report = ReportFile(args.json, "c2", scale=args.scale, seed=args.seed, params=str(path), variant=c2.variant,
-                        library=str(c2.path), reps=args.reps, threads=threads)
+    report = ReportFile(args.json, "c2", scale=args.scale, scale_asked=asked, seed=args.seed, params=str(path),
+                        variant=c2.variant, library=str(c2.path), reps=args.reps, threads=threads)
+    if args.scale != asked:
+        print(f"scale {asked:g}'s parameters do not fit {folder}: scale {args.scale:g}", flush=True)
     be = get_backend("gpu")
     info = be.info
     print(f"device: {info.name} ({info.arch}, {info.memory_bytes / 2**30:.0f} GiB); supraseal-c2 {c2.variant}",
@@ -293,11 +344,11 @@ def run(args: argparse.Namespace, c2: SupraSealC2) -> int:
         print_row(row)
     let_go(be)                            # our streamed arrays unpinned, the card's memory back
     inputs = c2_inputs(params, r1cs, witness, threads)
-    vk, counts = params.vk, {k: len(getattr(params, k)) for k in ("h", "l", "a", "b_g1", "b_g2")}
+    vk, points = params.vk, {k: len(getattr(params, k)) for k in ("h", "l", "a", "b_g1", "b_g2")}
     del params                            # 47 GB at scale 1: the peer pins as much again
     gc.collect()
     free = be.memory_status()["free"] / 2**30
-    row, proofs["supraseal-c2"] = peer_row(c2, path, inputs, counts, args.reps, blinding)
+    row, proofs["supraseal-c2"] = peer_row(c2, path, inputs, points, args.reps, blinding)
     row.update(device_free_before_gib=free, device_free_after_gib=be.memory_status()["free"] / 2**30)
     report.add(row)
     print_row(row)

@@ -134,10 +134,10 @@ def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, miss
                       f"{py} benchmarks/bench_peers.py --sections check --json {report('peers')}", 300,
              "sppark's MSMs beside ours, checked (sppark and blst carried in .peers)", "peers"),
         # on a fresh host the step's time goes to the build (35-72 s), the circuit, the parameters made and
-        # written as a .params file (47 GB, kept for later runs) and supraseal-c2's load of them into pinned
-        # memory; the proofs themselves take seconds
+        # written as a .params file (47 GB, kept for later runs; a smaller scale where the disk cannot hold
+        # them) and supraseal-c2's load of them into pinned memory; the proofs themselves take seconds
         Step("c2", f"{peers} sh benchmarks/peers/build.sh c2 && {py} benchmarks/bench_c2_peer.py --scale {scale} "
-                   f"--reps 2 --device-memory-gib 0,16 --json {report('c2')}", 600,
+                   f"--shrink-to-disk --reps 2 --device-memory-gib 0,16 --json {report('c2')}", 600,
              "supraseal-c2 (cuzk fork) beside ours on one partition, same r and s: the proofs compared byte for "
              "byte (supraseal-c2, sppark and blst carried in .peers)", "c2"),
     ]
@@ -162,7 +162,8 @@ def figure(step: Step, out: pathlib.Path) -> str:
         if "c2" in data:        # ours a partition under each budget, the peer's call
             cells = [f"{r['prover'].split()[0]}{' ' + r['budget'] if r['prover'] == 'ours' else ''} "
                      f"{r.get('whole_ms') or r.get('call_ms') or 0:.0f} ms" for r in data["c2"]]
-            return ", ".join(cells) + f"; proofs {data.get('proofs', 'not compared')}"
+            shrunk = f"scale {data['scale']:g}: " if data.get("scale") != data.get("scale_asked") else ""
+            return shrunk + ", ".join(cells) + f"; proofs {data.get('proofs', 'not compared')}"
         if "rows" in data:
             return f"{len(data['rows'])} rows"
     log = out / f"{step.name}.log"

@@ -21,7 +21,7 @@ import pytest
 
 from porep_prover.backend import CpuBackend, Flavor, get_backend
 from porep_prover.circuits import porep_like
-from porep_prover.errors import ParamsMismatchError
+from porep_prover.errors import InvalidInputError, ParamsMismatchError
 from porep_prover.field.constants import R
 from porep_prover.field.fr_array import FrArray
 from porep_prover.groth16 import R1CS, insecure_setup, read_params, write_params
@@ -356,7 +356,7 @@ def stand_ins(monkeypatch):
 def test_a_run_proves_with_both_and_compares_the_proofs(stand_ins, tmp_path, capsys):
     card, lib = stand_ins
     report = tmp_path / "c2.json"
-    argv = ["--scale", "0.5", "--params-dir", str(tmp_path / "params"), "--reps", "2", "--json", str(report)]
+    argv = ["--scale", "0.001", "--params-dir", str(tmp_path / "params"), "--reps", "2", "--json", str(report)]
     assert bench.main(argv) == 0
     got = json.loads(report.read_text())
     assert got["params_made"] and got["proofs"] == "identical" and all(got["verified"].values())
@@ -378,8 +378,22 @@ def test_a_peer_proof_that_differs_fails_the_run(stand_ins, tmp_path, capsys):
     _, lib = stand_ins
     lib.swap = True
     report = tmp_path / "c2.json"
-    assert bench.main(["--scale", "0.5", "--params-dir", str(tmp_path), "--reps", "1", "--device-memory-gib", "0",
+    assert bench.main(["--scale", "0.001", "--params-dir", str(tmp_path), "--reps", "1", "--device-memory-gib", "0",
                        "--json", str(report)]) == 1
     got = json.loads(report.read_text())
     assert got["proofs"] == "DIFFER" and len(got["verified"]) == 2 and all(got["verified"].values())
     assert "proofs: DIFFER" in capsys.readouterr().out
+
+
+def test_the_scale_shrinks_to_the_disk_only_when_asked(stand_ins, tmp_path, monkeypatch, capsys):
+    assert bench.free_bytes(tmp_path / "not" / "made") > 0            # the nearest folder that exists
+    monkeypatch.setattr(bench, "free_bytes", lambda folder: 13_000_000_000)      # scale 1/4's file fits, not 1/2's
+    assert bench.fitting_scale(tmp_path, 1.0, 0, shrink=True) == 0.25
+    with pytest.raises(InvalidInputError, match=r"scale 1 need ~49.8 GB in .*13.0 GB free: .*\(or --shrink-to-disk\)"):
+        bench.fitting_scale(tmp_path, 1.0, 0, shrink=False)
+    bench.params_path(tmp_path, 1.0, 0).write_bytes(b"")                       # a file there is taken as it is
+    assert bench.fitting_scale(tmp_path, 1.0, 0, shrink=False) == 1.0
+    monkeypatch.setattr(bench, "free_bytes", lambda folder: 0)
+    assert bench.main(["--scale", "0.5", "--shrink-to-disk", "--params-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err                                      # down to the least circuit, then refused
+    assert err.startswith("bench_c2_peer: the parameters at scale 0.000244141 need") and err.count("\n") == 1

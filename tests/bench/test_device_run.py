@@ -40,7 +40,7 @@ def test_the_plan_in_order_with_its_limits(device_run, tmp_path, capsys):
         assert str(tmp_path / f"{name}.json") in steps[name].command
     assert all(0 < s.limit_s <= 600 for s in steps.values())     # each fits one device command
     assert "sh benchmarks/peers/build.sh c2 && " in steps["c2"].command
-    assert "bench_c2_peer.py --scale 1 --reps 2 --device-memory-gib 0,16" in steps["c2"].command
+    assert "bench_c2_peer.py --scale 1 --shrink-to-disk --reps 2 --device-memory-gib 0,16" in steps["c2"].command
     quick = device_run.plan(True, "python3", tmp_path, tmp_path / "none", [])
     assert all("--scale 0.0625" in s.command for s in quick if s.name in ("inputs", "partition", "engine-16"))
     assert sum(s.limit_s for s in quick if s.name != "install") <= 300
@@ -97,5 +97,5 @@ def test_the_c2_figure_gives_each_row_and_the_proofs_verdict(device_run, tmp_pat
     (tmp_path / "c2.json").write_text(json.dumps({"c2": rows, "proofs": "identical"}))
     assert device_run.figure(step, tmp_path) == ("ours the card's 3012 ms, ours 16 GiB 4100 ms, supraseal-c2 2891 ms; "
                                                  "proofs identical")
-    (tmp_path / "c2.json").write_text(json.dumps({"c2": rows[:1]}))       # cut short before the comparison
-    assert device_run.figure(step, tmp_path) == "ours the card's 3012 ms; proofs not compared"
+    (tmp_path / "c2.json").write_text(json.dumps({"c2": rows[:1], "scale": 0.5, "scale_asked": 1}))
+    assert device_run.figure(step, tmp_path) == "scale 0.5: ours the card's 3012 ms; proofs not compared"
