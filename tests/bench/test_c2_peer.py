@@ -233,7 +233,8 @@ def test_a_missing_library_is_refused_in_one_line(tmp_path):
     done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_c2_peer.py"), "--lib", str(tmp_path / "no.so"),
                            "--json", str(tmp_path / "c2.json")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    assert done.stderr == f"bench_c2_peer: no {tmp_path / 'no.so'}; build it first with sh benchmarks/peers/build.sh c2\n"
+    missing = tmp_path / "no.so"
+    assert done.stderr == f"bench_c2_peer: no {missing}; build it first with sh benchmarks/peers/build.sh c2\n"
     assert not (tmp_path / "c2.json").exists()          # refused before anything was measured
 
 
