@@ -331,11 +331,12 @@ def test_partitions_are_laid_out_in_the_devices_arenas_and_written_there(circuit
     assert sorted(map(id, backend.arenas.discarded)) == sorted(map(id, backend.arenas.made))   # given back at the end
 
 
-def test_the_measured_staging_path_is_the_default_and_holds_the_devices_staging_buffers(circuit):
-    """By default (prover.stage = "prepare") partitions are synthesized by
-    the provider's own synthesize, no arena is lent, and the plan holds each
-    device worker's staging buffer; a refusal under it names the arena
-    stage among its options."""
+def test_where_arenas_admit_no_more_the_staging_copies_are_kept_and_hold_their_buffers(circuit):
+    """By default (prover.stage = "auto"), where arenas admit no more
+    partitions than staging copies (host memory to spare), partitions are
+    synthesized by the provider's own synthesize, no arena is taken, and the
+    plan holds each device worker's staging buffer; a refusal under the
+    staging copies names the arena stage among its options."""
     from porep_prover.engine import Job, Registry
     from porep_prover.engine.devices import ProvingDevice
     params, r1cs, ws = circuit
@@ -356,6 +357,33 @@ def test_the_measured_staging_path_is_the_default_and_holds_the_devices_staging_
         make_plan(workload, Workers(2, 1, 2, arenas=False), plan.base.total + 1)
 
 
+def test_where_only_arenas_admit_a_partition_the_engine_takes_them(circuit):
+    """prover.stage = "auto" under a host budget that holds one partition
+    laid out in an arena and not the devices' staging buffers: the engine's
+    plan takes the arenas, its partitions are written into them and prove."""
+    from porep_prover.engine import Job, Registry
+    from porep_prover.engine.devices import ProvingDevice
+    from porep_prover.engine.memory_plan import Synthesis
+    params, r1cs, ws = circuit
+    provider = IntoProvider(params, r1cs, ws)
+    registry = Registry()
+    registry.add_provider(provider)
+    workload = HostWorkload.of(params, False, r1cs)
+    arena = make_plan(workload, Workers(2, 1, 2, arenas=True), 1 << 50, synthesis=Synthesis(1 << 20, True))
+    budget = arena.base.total + arena.held_bytes + arena.partition.total + (1 << 20) + 4096
+    with pytest.raises(HostMemoryError):
+        make_plan(workload, Workers(2, 1, 2, arenas=False), budget, synthesis=Synthesis(1 << 20, True))
+    backend = ArenaBackend()
+    cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 2,
+                                 "engine.memory_budget_gib": budget / GIB})
+    with Engine(cfg, registry=registry, devices=[ProvingDevice("fake-gpu", "fake", "gpu", backend)]) as engine:
+        result = engine.prove(Job("into", 2), timeout=120)
+        plan = engine.plans.get("into")
+    assert result.ok and all(verify(params.vk, p, proof) for p, proof in zip(result.public_inputs, result.proofs))
+    assert plan.workers.arenas and plan.partitions == 1 and provider.calls == ["into"] * 2
+    assert len(backend.arenas.made) == 1
+
+
 def test_gathering_on_the_device_uploads_the_witness_and_holds_less_on_the_host():
     """With the queries' scalars gathered on the device, a partition uploads
     and holds a, b, c and the witness alone, the queries' maps resident on
@@ -370,7 +398,8 @@ def test_gathering_on_the_device_uploads_the_witness_and_holds_less_on_the_host(
     workload = scale(1.0, circuit=int(12.4 * GIB))
     aligned = sum(-(-32 * n // 256) * 256 for n in (workload.a_count, workload.b_count))
     assert workload.arena_bytes(False, True) == workload.arena_bytes(False) - aligned
-    from porep_prover.engine.memory_plan import Synthesis, best_plan
+    from porep_prover.engine.memory_plan import Synthesis
+    from porep_prover.engine.plan_choice import best_plan
     workers, synthesis = Workers(2, 1, 2, b_g2_on_device=True), Synthesis(26 * workload.variables, into_arena=True)
     variants = [((host_side,), False, False), ((gathered,), False, True)]
     index, chosen = best_plan(workload, workers, 100 * GIB, variants, "scale 1", synthesis)
@@ -408,7 +437,7 @@ def test_an_engine_that_gathers_on_the_device_proves_from_a_b_c_and_the_witness(
     # room for two partitions gathered on the device, and one whose host gathers their scalars
     budget = some.base.total + some.held_bytes + 2 * workload.arena_bytes(False, True) + 1024
     assert budget < some.base.total + some.held_bytes + 2 * workload.arena_bytes(False)
-    cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 2, "prover.gather": "device",
+    cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 2, "prover.gather": "auto",
                                  "prover.matvec": "device", "prover.stage": "arena",
                                  "engine.memory_budget_gib": budget / GIB})
     with Engine(cfg, devices=[ProvingDevice("fake-gpu", "fake", "gpu", backend)]) as engine:

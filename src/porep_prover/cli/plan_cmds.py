@@ -7,9 +7,12 @@ workers as the engine's settings would give them."""
 from __future__ import annotations
 
 import os
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from . import arguments
+
+if TYPE_CHECKING:
+    from ..engine.plan_choice import Choice
 
 
 class CircuitStats(TypedDict):
@@ -27,16 +30,38 @@ class CircuitStats(TypedDict):
 POREP_32G: CircuitStats = {"constraints": 130_278_869, "inputs": 329, "aux": 130_169_893, "a_density": 0.997,
                            "b_density": 0.254, "nonzeros": (2.4, 1.0, 2.2)}
 GIB = 1 << 30
+GATHERS = ("auto", "host", "device")          # prover.gather's choices (engine.plan_choice.GATHERS)
+STAGES = ("auto", "prepare", "arena")         # prover.stage's choices (engine.plan_choice.STAGES)
 SCRATCH_A_VARIABLE = 26      # bytes the porep-shaped witness program holds a variable while it runs (its bits, words,
 #                              slots and indices, and its full elements twice)
 
 
 def cmd_plan(args) -> int:
-    """The memory plan of a workload under the budgets, host and device: exit 0; the
-    refusal the engine would make (one line, exit 2) when it does not fit."""
-    from ..backend.device_plan import UPLOAD_RATE, DevicePlan, Workload, plan
+    """The memory plan of a workload under the budgets, host and device, the
+    way chosen as the engine chooses it (choose): exit 0; the refusal the
+    engine would make (one line, exit 2) when it does not fit."""
+    stats, chosen = choose(args)
+    print(f"workload: {args.workload} at scale {args.scale:g}: {stats['constraints']:,} constraints, "
+          f"{stats['aux']:,} aux variables")
+    if args.devices:
+        print(f"chosen: the queries' scalars gathered on the {'device' if chosen.plan.gathers else 'host'}, "
+              f"partitions {'synthesized into arenas' if chosen.arenas else 'staged by copies'} "
+              f"(prover.gather = {args.gather}, prover.stage = {args.stage})")
+    for line in chosen.plan.describe():
+        print(line)
+    return 0
+
+
+def choose(args) -> tuple[CircuitStats, Choice]:
+    """The workload's statistics (a 32 GiB PoRep partition's, scaled) and the
+    way the engine would choose for it under the plan's arguments, by the
+    engine's own choice (engine.plan_choice.choose_plan, --gather and
+    --stage as prover.gather and prover.stage), every device planned by one
+    model; HostMemoryError, the engine's refusal, when none fits."""
+    from ..backend.device_plan import UPLOAD_RATE, Workload, plan
     from ..engine.memory import default_host_budget
-    from ..engine.memory_plan import HostWorkload, Synthesis, Workers, best_plan
+    from ..engine.memory_plan import HostWorkload, Synthesis, Workers
+    from ..engine.plan_choice import Variant, Ways, choose_plan
     rate = UPLOAD_RATE if args.upload_gbps is None else args.upload_gbps * 1e9
     stats = POREP_32G.copy()
     stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
@@ -44,15 +69,14 @@ def cmd_plan(args) -> int:
     g2 = args.b_g2 == "device"
     workers = Workers(args.synthesis_workers or max(1, (os.cpu_count() or 2) // 2), args.devices, args.workers, g2,
                       args.stage == "arena")
-    variants: list[tuple[tuple[DevicePlan, ...], bool, bool]] = [((), False, False)]
-    if args.devices:       # the engine's choice (engine.planning): with --gather device, both ways
-        workload = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
-                                      table_copies=args.table_copies, g2=g2)
-        variants = []
-        for gather in (False, True) if args.gather == "device" else (False,):
-            made = plan(workload, int(args.device_memory_gib * GIB), rate=rate, pairs=args.pairs, gathers=gather)
-            matvec = args.matvec == "device" and made.matrices
-            variants.append(((made,) * args.devices, matvec, not matvec and made.gathers))
+    device = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
+                                table_copies=args.table_copies, g2=g2)
+
+    def device_side(gathers: bool) -> Variant:
+        if not args.devices:
+            return Variant((), False, False)
+        made = plan(device, int(args.device_memory_gib * GIB), rate=rate, pairs=args.pairs, gathers=gathers)
+        return Variant.of((made,) * args.devices, args.matvec == "device")
     circuit = Workload.estimated(**stats, on_device=True).matrix_bytes
     host = HostWorkload.estimated(stats["constraints"], stats["inputs"], stats["aux"], stats["a_density"],
                                   stats["b_density"], args.mapped,
@@ -60,12 +84,8 @@ def cmd_plan(args) -> int:
     budget = int(args.host_memory_gib * GIB) if args.host_memory_gib else default_host_budget()
     # the porep-shaped provider writes each witness into its arena, its witness program holding ~26 bytes a variable
     synthesis = Synthesis(SCRATCH_A_VARIABLE * (stats["inputs"] + stats["aux"]), into_arena=True)
-    _, chosen = best_plan(host, workers, budget, variants, f"{args.workload} at scale {args.scale:g}", synthesis)
-    print(f"workload: {args.workload} at scale {args.scale:g}: {stats['constraints']:,} constraints, "
-          f"{stats['aux']:,} aux variables")
-    for line in chosen.describe():
-        print(line)
-    return 0
+    return stats, choose_plan(host, workers, budget, Ways.of(args.gather, args.stage, args.devices), device_side,
+                              f"{args.workload} at scale {args.scale:g}", synthesis)
 
 
 def add_arguments(pl) -> None:
@@ -82,11 +102,12 @@ def add_arguments(pl) -> None:
                     help="GPUs (0 to 64; 0: the CPU proves; default 1)")
     pl.add_argument("--matvec", choices=("device", "host"), default="device",
                     help="where A w, B w, C w are evaluated (device: the matrices resident if they fit)")
-    pl.add_argument("--stage", choices=("prepare", "arena"), default="prepare",
+    pl.add_argument("--stage", choices=STAGES, default="auto",
                     help="a partition copied into page-locked memory before its region, or synthesized there "
-                         "(prover.stage)")
-    pl.add_argument("--gather", choices=("host", "device"), default="host",
-                    help="where the queries' scalars are gathered when A w, B w, C w run on the host (prover.gather)")
+                         "(prover.stage; auto: the way that admits more partitions)")
+    pl.add_argument("--gather", choices=GATHERS, default="auto",
+                    help="where the queries' scalars are gathered when A w, B w, C w run on the host (prover.gather; "
+                         "auto: the way that admits more partitions)")
     pl.add_argument("--b-g2", choices=("device", "host"), default="device",
                     help="where B's G2 MSM runs (prover.b_g2; host: its points are no part of the device plan)")
     pl.add_argument("--workers", type=arguments.integer(1, 16), default=2,

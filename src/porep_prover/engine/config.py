@@ -21,6 +21,7 @@ from ..config import MAX_TABLE_COPIES, MAX_THREADS
 from ..config_schema import Form, SettingsRegistry, built_ins
 from ..errors import ConfigError
 from ..text import read_text
+from .plan_choice import AUTO, GATHERS, STAGES
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -77,10 +78,10 @@ def declare_engine_settings(settings: SettingsRegistry) -> None:
         .choice("b_g2", "host", ("host", "device"), "where the G2 MSM runs")
         .choice("matvec", "host", ("host", "device"), "where A w, B w and C w are evaluated")
         .choice("upload", "ahead", ("region", "ahead"), "when a partition's arrays cross to the GPU")
-        .choice("gather", "host", ("host", "device"),
-                "where the queries' scalars are gathered when A w, B w, C w run on the host")
-        .choice("stage", "prepare", ("prepare", "arena"),
-                "a partition's arrays copied into page-locked memory before its region, or synthesized there")
+        .choice("gather", AUTO, GATHERS, "where the queries' scalars are gathered when A w, B w, C w run on "
+                "the host; auto = the way whose memory plan admits more partitions")
+        .choice("stage", AUTO, STAGES, "a partition's arrays copied into page-locked memory before its region, "
+                "or synthesized there; auto = the way whose memory plan admits more partitions")
         .boolean("msm_tables", False, "window tables for GPU MSMs of resident parameters")
         .integer("msm_table_copies", 0, 0, MAX_TABLE_COPIES, "most shifted copies in a table; 0 = one a window")
         .boolean("overlap_msms", False, "MSMs independent of H run beside H's transforms"))

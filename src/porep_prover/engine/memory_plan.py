@@ -35,6 +35,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from ..errors import HostMemoryError
+from .srs_shape import ARRAYS, GROUPS, SrsShape
 
 if TYPE_CHECKING:
     from ..backend.device_plan import DevicePlan
@@ -45,7 +46,6 @@ GIB = 1 << 30
 ARENA_ALIGN = 256                # an arena's arrays start on it (groth16.prover.ARENA_ALIGN)
 SCALAR_BYTES = 32
 POINT_BYTES = {1: 96, 2: 192}
-ARRAYS = ("h", "l", "a", "b_g1", "b_g2")
 PROCESS_BYTES = 1 << 30          # the interpreter, numpy, the native modules, the kernel cache's reads
 CONTEXT_BYTES = 512 << 20        # a CUDA context's host side (its driver state, staging buffers)
 
@@ -70,10 +70,14 @@ class HostWorkload:
     @classmethod
     def of(cls, params: Parameters, mapped: bool, r1cs: R1CS | None = None) -> HostWorkload:
         """From a loaded parameter set (and its circuit where the provider gives it)."""
-        arrays = tuple((name, getattr(params, name).GROUP, len(getattr(params, name))) for name in ARRAYS)
-        variables = params.vk.num_inputs + len(params.l)
-        return cls(arrays, mapped, r1cs.host_bytes if r1cs is not None else None, variables, len(params.h) + 1,
-                   len(params.a), len(params.b_g1))
+        return cls.of_shape(SrsShape.of(params, mapped), r1cs)
+
+    @classmethod
+    def of_shape(cls, shape: SrsShape, r1cs: R1CS | None = None) -> HostWorkload:
+        """From a parameter set's shape (loaded or not; and its circuit where the provider gives it)."""
+        arrays = tuple((name, GROUPS[name], shape.count(name)) for name in ARRAYS)
+        return cls(arrays, shape.mapped, r1cs.host_bytes if r1cs is not None else None, shape.inputs + shape.l,
+                   shape.h + 1, shape.a, shape.b_g1)
 
     @classmethod
     def estimated(cls, constraints: int, inputs: int, aux: int, a_density: float, b_density: float, mapped: bool,
@@ -239,6 +243,14 @@ class MemoryPlan:
         return lines
 
 
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """Why a plan cannot be made: the host bytes one partition in flight
+    needs (need) and the one line HostMemoryError says (text)."""
+    need: int
+    text: str
+
+
 def make_plan(workload: HostWorkload, workers: Workers, host_budget: int, devices: tuple[DevicePlan, ...] = (),
               matvec: bool = False, what: str = "the parameter set", synthesis: Synthesis = NO_SCRATCH,
               gathers: bool = False) -> MemoryPlan:
@@ -250,6 +262,16 @@ def make_plan(workload: HostWorkload, workers: Workers, host_budget: int, device
     HostMemoryError, one line naming what does not fit and the options,
     when the budget leaves no room for one partition beside what the set
     holds."""
+    made = plan_or_refusal(workload, workers, host_budget, devices, matvec, what, synthesis, gathers)
+    if isinstance(made, Refusal):
+        raise HostMemoryError(made.text)
+    return made
+
+
+def plan_or_refusal(workload: HostWorkload, workers: Workers, host_budget: int, devices: tuple[DevicePlan, ...],
+                    matvec: bool, what: str, synthesis: Synthesis, gathers: bool) -> MemoryPlan | Refusal:
+    """make_plan's plan, or its refusal as a value (what a choice among
+    plans weighs: engine.plan_choice)."""
     base = process_item(workers)
     gathers = gathers and not matvec
     held = _held(workload, workers, devices, matvec, gathers)
@@ -273,8 +295,8 @@ def make_plan(workload: HostWorkload, workers: Workers, host_budget: int, device
     while count < workers.pipeline and _partitions_bytes(count + 1, partition, running, workers) <= room:
         count += 1
     if count < 1:
-        raise HostMemoryError(_refusal(what, host_budget, base, held, partition, workers, devices, workload,
-                                       running, matvec or gathers))
+        return _refusal(what, host_budget, base, held, partition, workers, devices, workload, running,
+                        matvec or gathers)
     if running is not None:       # as many at once as there are synthesis workers and partitions admitted
         running = dataclasses.replace(running, count=min(count, workers.synthesis))
     return MemoryPlan(host_budget, base, held, partition, count, workers, tuple(devices), matvec, running, gathers)
@@ -284,31 +306,6 @@ def _partitions_bytes(count: int, partition: HostItem, synthesis: HostItem | Non
     """Host bytes of count partitions in flight, as many of them synthesized at once as there are synthesis workers."""
     beside = synthesis.nbytes * min(count, workers.synthesis) if synthesis is not None else 0   # (not its count)
     return count * partition.total + beside
-
-
-Variant = tuple[tuple["DevicePlan", ...], bool, bool]     # the devices' plans, matvec, gathers
-
-
-def best_plan(workload: HostWorkload, workers: Workers, host_budget: int, variants: list[Variant],
-              what: str = "the parameter set", synthesis: Synthesis = NO_SCRATCH) -> tuple[int, MemoryPlan]:
-    """(its index, the plan) of the variant of make_plan (the devices'
-    plans, matvec, gathers) whose host side admits the most partitions
-    (where host memory is short, a partition's size decides), then whose
-    devices' estimates are the least; the first variant's HostMemoryError
-    where none fits."""
-    made: list[tuple[tuple[int, float], int, MemoryPlan]] = []
-    refusal: HostMemoryError | None = None
-    for index, (devices, matvec, gathers) in enumerate(variants):
-        try:
-            chosen = make_plan(workload, workers, host_budget, devices, matvec, what, synthesis, gathers)
-        except HostMemoryError as exc:
-            refusal = refusal or exc
-            continue
-        made.append(((chosen.partitions, -sum(d.seconds for d in devices)), index, chosen))
-    if not made:
-        raise refusal if refusal is not None else HostMemoryError(f"{what}: no plan to weigh")
-    _, index, chosen = max(made, key=lambda m: m[0])
-    return index, chosen
 
 
 def process_item(workers: Workers) -> HostItem:
@@ -357,9 +354,10 @@ def _srs(workload: HostWorkload, workers: Workers, devices: tuple[DevicePlan, ..
 
 def _refusal(what: str, budget: int, base: HostItem, held: tuple[HostItem, ...], partition: HostItem,
              workers: Workers, devices: tuple[DevicePlan, ...], workload: HostWorkload,
-             synthesis: HostItem | None, scalars_on_device: bool = False) -> str:
-    """One line: what does not fit, by its items, and the options
-    (scalars_on_device: the queries' scalars are not gathered on the host)."""
+             synthesis: HostItem | None, scalars_on_device: bool = False) -> Refusal:
+    """What one partition needs, and one line: what does not fit, by its
+    items, and the options (scalars_on_device: the queries' scalars are not
+    gathered on the host)."""
     one = [partition] + ([dataclasses.replace(synthesis, count=1)] if synthesis is not None else [])
     need = base.total + sum(i.total for i in held) + sum(i.total for i in one)
     parts = ", ".join(f"{i.name} {i.total / GIB:.1f}" for i in (base, *held, *one) if i.total)
@@ -377,5 +375,5 @@ def _refusal(what: str, budget: int, base: HostItem, held: tuple[HostItem, ...],
     if workers.devices and not workers.b_g2_on_device:
         options.append("B's G2 MSM on the device (prover.b_g2 = \"device\")")
     options.append("a larger host budget (engine.memory_budget_gib)")
-    return (f"{what} does not fit a host budget of {budget / GIB:.1f} GiB: it needs {need / GIB:.1f} GiB for one "
-            f"partition in flight ({parts} GiB); options: " + "; ".join(options))
+    return Refusal(need, f"{what} does not fit a host budget of {budget / GIB:.1f} GiB: it needs {need / GIB:.1f} "
+                         f"GiB for one partition in flight ({parts} GiB); options: " + "; ".join(options))

@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """The engine's memory plans: one for each parameter set loaded, made when
 the set is loaded (engine.memory_plan.MemoryPlan, with each device's
-DevicePlan from its backend), kept while it is, and the admission's
-holding of it.
+DevicePlan from its backend, the way chosen by engine.plan_choice), kept
+while it is, and the admission's holding of it.
 
 A set whose plan does not fit beside the sets already loaded is refused as
 it loads (HostMemoryError: its job fails, nothing of it stays). Its
 partitions are admitted by the plan's bytes a partition; the devices'
 kernel regions run by the devices' plans (groth16.prover.prove_device's
-plan); where the devices evaluate A w, B w, C w is the plan's choice.
+plan); where the devices evaluate A w, B w, C w, where the queries'
+scalars are gathered and whether partitions are laid out in arenas are the
+plan's choice.
 """
 from __future__ import annotations
 
@@ -21,10 +23,12 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import PluginError
 from ..host_memory import is_mapped
 from ..r1cs.system import R1CS
-from .memory_plan import NO_SCRATCH, HostWorkload, MemoryPlan, Synthesis, Variant, Workers, best_plan
+from .memory_plan import NO_SCRATCH, HostWorkload, MemoryPlan, Synthesis, Workers
+from .plan_choice import Variant, Ways, choose_plan
+from .srs_shape import ShapeArrays, SrsShape
 
 if TYPE_CHECKING:
-    from ..backend.device_plan import DevicePlan
+    from ..backend.device_plan import DevicePlan, SrsArrays
     from ..groth16.keys import Parameters
     from .devices import ProvingDevice
     from .jobs import Job
@@ -37,6 +41,16 @@ if TYPE_CHECKING:
 ProviderCall = Callable[[str, Callable[["Job"], Any]], Any]
 
 LOG = logging.getLogger("porep_prover.engine")
+
+
+@dataclasses.dataclass(frozen=True)
+class Circuit:
+    """What a provider says of a set's circuit before a partition: its R1CS
+    (None: not given), the bytes it keeps for it where more than the R1CS's
+    own (circuit_bytes; None: not said), what a synthesis holds."""
+    r1cs: R1CS | None = None
+    held: int | None = None
+    synthesis: Synthesis = NO_SCRATCH
 
 
 class SetPlans:
@@ -52,7 +66,12 @@ class SetPlans:
     def workers(self) -> Workers:
         s = self.settings
         gpus = sum(1 for d in self.devices if d.kind == "gpu")
-        return Workers(s.partition_workers, gpus, s.gpu_workers_per_device, s.b_g2_on_device, s.stage_in_arenas)
+        return Workers(s.partition_workers, gpus, s.gpu_workers_per_device, s.b_g2_on_device, s.stage == "arena")
+
+    def ways(self) -> Ways:
+        """The ways each set's plan weighs (prover.gather, prover.stage) on the engine's devices."""
+        lent = any(d.backend.host_arenas() is not None for d in self.devices)
+        return Ways.of(self.settings.gather, self.settings.stage, self.workers().devices, lent)
 
     def load(self, key: str, provider: SynthesisProvider, job: Job, call: ProviderCall) -> Parameters:
         """The job's parameters from its provider (load_srs), and their plan
@@ -61,68 +80,64 @@ class SetPlans:
         not fit, PluginError when circuit returns no R1CS."""
         name = type(provider).__name__
         params = call(f"load_srs of provider {name} (job {job.id})", provider.load_srs)
-        circuit = getattr(provider, "circuit", None)
-        r1cs, held, scratch = None, None, 0
-        if callable(circuit):
-            r1cs = call(f"circuit of provider {name} (job {job.id})", circuit)
-            if not isinstance(r1cs, R1CS):
-                raise PluginError(f"circuit of provider {name} (job {job.id}) returned {type(r1cs).__name__}, "
-                                  "not an R1CS")
-            held = _bytes_of(provider, "circuit_bytes", job, call)
-        scratch = _bytes_of(provider, "synthesis_bytes", job, call) or 0
-        self.make(key, params, r1cs, f"job {job.id} (kind {job.kind!r}, parameters {key})", held,
-                  Synthesis(scratch, callable(getattr(provider, "synthesize_into", None))))
+        circuit = _circuit(provider, job, call)
+        self._plan(key, SrsShape.of(params, is_mapped(params.h.limbs)), circuit,
+                   f"job {job.id} (kind {job.kind!r}, parameters {key})")
         return cast("Parameters", params)
 
-    def make(self, key: str, params: Parameters, r1cs: R1CS | None, what: str,
-             circuit_bytes: int | None = None, synthesis: Synthesis = NO_SCRATCH) -> MemoryPlan:
-        """The plan of the set of key (its circuit r1cs where the provider
-        gives it before a partition; circuit_bytes: what the provider says it
-        keeps for it, where more than the R1CS's own; synthesis: what a
-        synthesis of its provider holds), held by the admission;
-        HostMemoryError when it does not fit (nothing is held then)."""
-        workers = self.workers()
-        workload = HostWorkload.of(params, is_mapped(params.h.limbs), r1cs)
-        if circuit_bytes is not None and r1cs is not None:
-            workload = dataclasses.replace(workload, circuit_bytes=max(r1cs.host_bytes, circuit_bytes))
-        # with prover.gather = device, the devices' plans both ways: the one whose host plan admits more partitions
-        # (where host memory is short, a, b, c and the witness alone a partition), then the quicker one
-        tried = [self._device_plans(params, r1cs, workers, gather)
-                 for gather in ((False, True) if self.settings.gather_on_device else (False,))]
-        index, chosen_plan = best_plan(workload, workers, self.settings.memory_budget_bytes,
-                                       [self._variant(by, r1cs) for by in tried], what, synthesis)
-        by_device = tried[index]
-        self.admission.hold(key, chosen_plan.held_bytes, chosen_plan.partition.total, what)
+    def make(self, key: str, params: Parameters, r1cs: R1CS | None, what: str) -> MemoryPlan:
+        """The plan of the loaded set of key (its circuit r1cs where known),
+        held by the admission; HostMemoryError when it does not fit (nothing
+        is held then)."""
+        return self._plan(key, SrsShape.of(params, is_mapped(params.h.limbs)), Circuit(r1cs), what)
+
+    def _plan(self, key: str, shape: SrsShape, circuit: Circuit, what: str) -> MemoryPlan:
+        """The plan of the set of key by its shape, held by the admission (the
+        key's plan and holding replaced); HostMemoryError when it does not
+        fit (nothing is held then)."""
+        workers, r1cs = self.workers(), circuit.r1cs
+        workload = HostWorkload.of_shape(shape, r1cs)
+        if circuit.held is not None and r1cs is not None:
+            workload = dataclasses.replace(workload, circuit_bytes=max(r1cs.host_bytes, circuit.held))
+        tried: dict[bool, dict[str, DevicePlan]] = {}
+
+        def device_side(gathers: bool) -> Variant:
+            tried[gathers] = by_device = self._device_plans(shape.arrays(), r1cs, workers, gathers)
+            return Variant.of(by_device.values(), self._matvec(by_device, r1cs))
+        choice = choose_plan(workload, workers, self.settings.memory_budget_bytes, self.ways(), device_side, what,
+                             circuit.synthesis)
+        chosen = choice.plan
+        self.admission.hold(key, chosen.held_bytes, chosen.partition.total, what)
         with self._lock:
-            self._plans[key] = (chosen_plan, by_device)
+            self._plans[key] = (chosen, tried[choice.gathers])
             if r1cs is None:
                 self._unknown_circuit.add(key)
-        for line in chosen_plan.describe():
+        for line in chosen.describe():
             LOG.info("memory plan of %s: %s", key, line)
-        return chosen_plan
+        return chosen
 
-    def _device_plans(self, params: Parameters, r1cs: R1CS | None, workers: Workers, gathers: bool
+    def _device_plans(self, arrays: ShapeArrays, r1cs: R1CS | None, workers: Workers, gathers: bool
                       ) -> dict[str, DevicePlan]:
-        """Each device's plan (by identity; none for a device that plans no memory)."""
+        """Each device's plan (by identity; none for a device that plans no
+        memory) of a set by its arrays' lengths and groups."""
         matrices = r1cs if self.settings.matvec_on_device else None
         by_device: dict[str, DevicePlan] = {}
+        # a plan reads a set's arrays' lengths and groups alone, so the set's shape stands for its points (which
+        # may not exist yet); tests/engine/test_engine_params.py holds the GPU's plan of a shape to its set's
+        srs = cast("SrsArrays", arrays)
         for d in self.devices:
-            chosen = d.backend.device_plan(params, matrices, workers.per_device, g2=workers.b_g2_on_device,
+            chosen = d.backend.device_plan(srs, matrices, workers.per_device, g2=workers.b_g2_on_device,
                                            gathers=gathers)
             if chosen is not None:
                 by_device[d.identity] = chosen
         return by_device
 
-    def _variant(self, by_device: dict[str, DevicePlan], r1cs: R1CS | None) -> Variant:
-        """(the devices' plans, matvec, gathers): A w, B w, C w on the devices
-        where asked, every device can, and every plan keeps the circuit's
-        matrices (a device's plan without the circuit keeps none); the
-        queries' scalars gathered there where every plan says so."""
-        matvec = self.settings.matvec_on_device and bool(self.devices) and (r1cs is not None or not by_device) \
-            and all(d.backend.capabilities.evaluates_witness for d in self.devices) \
-            and all(p.matrices for p in by_device.values())
-        gathers = not matvec and bool(by_device) and all(p.gathers for p in by_device.values())
-        return tuple(by_device.values()), matvec, gathers
+    def _matvec(self, by_device: dict[str, DevicePlan], r1cs: R1CS | None) -> bool:
+        """A w, B w, C w asked of the devices: where the settings ask it, every
+        device can, and the devices' plans were made with the circuit (a
+        device's plan without the circuit keeps no matrices)."""
+        return self.settings.matvec_on_device and bool(self.devices) and (r1cs is not None or not by_device) \
+            and all(d.backend.capabilities.evaluates_witness for d in self.devices)
 
     def get(self, key: str) -> MemoryPlan | None:
         with self._lock:
@@ -150,6 +165,21 @@ class SetPlans:
             self._plans.pop(key, None)
             self._unknown_circuit.discard(key)
         self.admission.release_held(key)
+
+
+def _circuit(provider: SynthesisProvider, job: Job, call: ProviderCall) -> Circuit:
+    """What provider says of job's circuit before a partition (Circuit);
+    PluginError when circuit returns no R1CS."""
+    fn = getattr(provider, "circuit", None)
+    r1cs, held = None, None
+    if callable(fn):
+        what = f"circuit of provider {type(provider).__name__} (job {job.id})"
+        r1cs = call(what, fn)
+        if not isinstance(r1cs, R1CS):
+            raise PluginError(f"{what} returned {type(r1cs).__name__}, not an R1CS")
+        held = _bytes_of(provider, "circuit_bytes", job, call)
+    scratch = _bytes_of(provider, "synthesis_bytes", job, call) or 0
+    return Circuit(r1cs, held, Synthesis(scratch, callable(getattr(provider, "synthesize_into", None))))
 
 
 def _bytes_of(provider: SynthesisProvider, method: str, job: Job, call: ProviderCall) -> int | None:

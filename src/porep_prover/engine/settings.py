@@ -34,12 +34,15 @@ class EngineSettings:
     seconds a provider's call / a sink's or hook's call may take (None: no
     limit). provider_stall: seconds a synthesis worker's provider call runs
     before a stand-in worker takes its place (None: never). timeline_events: events kept in memory (the log keeps all).
-    gather_on_device: where the devices keep no matrices, the witness
-    crosses beside a, b, c and the queries' scalars are gathered from it on
-    the device (prover.gather = "device"), else on the host.
-    stage_in_arenas: with GPUs, a partition is synthesized straight into a
-    device's page-locked arena (prover.stage = "arena"), else copied into
-    one by prepare before its kernel region.
+    gather: prover.gather, where the devices keep no matrices: "device"
+    (the witness crosses beside a, b, c and the queries' scalars are
+    gathered from it on the device), "host", or "auto" (each set's plan
+    weighs both: engine.plan_choice).
+    stage: prover.stage, with GPUs: "arena" (a partition synthesized
+    straight into a device's page-locked arena), "prepare" (copied into
+    one by prepare before its kernel region), or "auto" (each set's plan
+    weighs both); stage_in_arenas: partitions may be laid out in arenas
+    (any but "prepare").
     msm_options: the MSM options of this engine's kernel regions (prove_device's
     options; None: the backends' own). overlap_msms: the MSMs that do not
     depend on H run beside H's transforms (prove_device's overlap).
@@ -67,8 +70,8 @@ class EngineSettings:
     max_retries: int
     b_g2_on_device: bool
     matvec_on_device: bool
-    gather_on_device: bool
-    stage_in_arenas: bool
+    gather: str
+    stage: str
     upload_ahead: bool
     msm_options: MsmOptions | None
     overlap_msms: bool
@@ -76,6 +79,11 @@ class EngineSettings:
     srs_idle_evict_seconds: float
     srs_budget_bytes: int
     cluster: str = ""
+
+    @property
+    def stage_in_arenas(self) -> bool:
+        """Partitions may be laid out in the devices' arenas (each set's plan says whether they are)."""
+        return self.stage != "prepare"
 
     @classmethod
     def resolve(cls, config: EngineConfig) -> "EngineSettings":
@@ -107,8 +115,8 @@ class EngineSettings:
             max_retries=get("prover.max_retries"),
             b_g2_on_device=get("prover.b_g2") == "device",
             matvec_on_device=get("prover.matvec") == "device",
-            gather_on_device=get("prover.gather") == "device",
-            stage_in_arenas=get("prover.stage") == "arena",
+            gather=get("prover.gather"),
+            stage=get("prover.stage"),
             upload_ahead=get("prover.upload") == "ahead",
             msm_options=MsmOptions(tables=True, table_copies=get("prover.msm_table_copies") or None)
             if get("prover.msm_tables") else None,
