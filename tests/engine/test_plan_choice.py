@@ -2,15 +2,22 @@
 prover.gather and prover.stage, "auto" by default, weighed by the host plan
 each gives, against hand-made device plans; `porep-prover plan` makes the
 engine's choice for the same settings. On the CPU: no device."""
+import types
+
+import numpy as np
 import pytest
 
+from porep_prover.backend import get_backend
 from porep_prover.backend.device_plan import GIB, Workload, plan
 from porep_prover.cli import build_parser, plan_cmds
 from porep_prover.cli.plan_cmds import POREP_32G, SCRATCH_A_VARIABLE
-from porep_prover.engine import load_config
+from porep_prover.engine import Engine, Job, Registry, SrsShape, load_config
+from porep_prover.engine.devices import ProvingDevice
 from porep_prover.engine.memory_plan import HostWorkload, Synthesis, Workers
 from porep_prover.engine.plan_choice import GATHERS, STAGES, Variant, Ways, choose_plan
 from porep_prover.errors import HostMemoryError
+
+CPU = get_backend("cpu")
 
 
 def stats(scale: float) -> dict:
@@ -105,3 +112,97 @@ def test_on_the_cpu_auto_is_the_one_way_there_was():
     chosen = choose_plan(workload, cpu, 64 * GIB, Ways.of("auto", "auto", 0), side)
     assert asked == [False] and (chosen.gathers, chosen.arenas) == (False, False)
     assert chosen.plan.devices == () and not chosen.plan.gathers
+
+
+class Arenas:
+    def __init__(self):
+        self.made = []
+
+    def acquire(self, nbytes):
+        self.made.append(types.SimpleNamespace(nbytes=nbytes, view=np.zeros(nbytes, np.uint8)))
+        return self.made[-1]
+
+    def discard(self, arena):
+        pass
+
+
+class ModelCard(type(CPU)):
+    """The CPU backend as a GPU of gib GiB planned by the device model, lending arenas."""
+
+    def __init__(self, gib):
+        super().__init__()
+        self.gib, self.arenas = gib, Arenas()
+
+    def device_plan(self, params, r1cs=None, workers=2, g2=True, gathers=False):
+        return plan(Workload.of(params, r1cs, workers, 0, g2), int(self.gib * GIB), gathers=gathers)
+
+    def host_arenas(self):
+        return self.arenas
+
+
+class ShapeOnly:
+    """A provider of a PoRep partition's shape at a scale, by its statistics:
+    its memory plan is made from srs_shape, and load_srs records the plan it
+    finds held, then stops (nothing is made)."""
+
+    kinds = ("shape-only",)
+
+    def __init__(self, scale):
+        self.workload, self.seen = host_side(scale, 0), []
+        self.engine = None
+
+    def srs_key(self, job):
+        return "shape-only"
+
+    def srs_shape(self, job):
+        w = self.workload
+        return SrsShape(w.domain - 1, w.variables - POREP_32G["inputs"], w.a_count, w.b_count, w.b_count,
+                        POREP_32G["inputs"])
+
+    def synthesis_bytes(self, job):
+        return SCRATCH_A_VARIABLE * self.workload.variables
+
+    def load_srs(self, job):
+        self.seen.append(self.engine.plans.get("shape-only"))
+        raise RuntimeError("planned; nothing to make")
+
+    def synthesize(self, job, partition, threads):
+        raise AssertionError("not proved")
+
+    def synthesize_into(self, job, partition, threads, out):
+        raise AssertionError("not proved")
+
+
+@pytest.mark.parametrize("gather,stage", [("auto", "auto"), ("host", "arena"), ("device", "auto"),
+                                          ("host", "prepare")])
+@pytest.mark.parametrize("host_gib,device_gib", [(100, 16), (150, 16), (100, 24), (1024, 80), (60, 16)])
+def test_plan_shows_the_engine_s_choice(gather, stage, host_gib, device_gib):
+    """`porep-prover plan` and an engine with the same settings (a device
+    planned by the same model, the workload's shape from its provider)
+    choose the same way, or refuse alike."""
+    scale = 1.0
+    argv = ["plan", "--scale", str(scale), "--device-memory-gib", str(device_gib), "--host-memory-gib", str(host_gib),
+            "--synthesis-workers", "2", "--circuit-gib", "0", "--matvec", "host", "--gather", gather, "--stage", stage]
+    try:
+        _, by_command = plan_cmds.choose(build_parser().parse_args(argv))
+    except HostMemoryError as exc:
+        by_command = exc
+    provider = ShapeOnly(scale)
+    registry = Registry()
+    registry.add_provider(provider)
+    cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 2, "prover.b_g2": "device",
+                                 "engine.memory_budget_gib": host_gib, "prover.gather": gather, "prover.stage": stage})
+    with Engine(cfg, registry=registry, devices=[ProvingDevice("model-gpu", "model", "gpu", ModelCard(device_gib))]) \
+            as engine:
+        provider.engine = engine
+        with pytest.raises((HostMemoryError, RuntimeError)) as by_engine:
+            engine.preload(Job("shape-only", 1))
+    if isinstance(by_command, HostMemoryError):
+        assert isinstance(by_engine.value, HostMemoryError) and not provider.seen
+        need = str(by_command).split("it needs ")[1].split(" for one")[0]
+        assert f"it needs {need} for one" in str(by_engine.value)
+        return
+    (chosen,) = provider.seen
+    assert (chosen.gathers, chosen.workers.arenas) == (by_command.plan.gathers, by_command.arenas)
+    assert chosen.devices == by_command.plan.devices and chosen.partition == by_command.plan.partition
+    assert (chosen.partitions, chosen.peak_bytes) == (by_command.plan.partitions, by_command.plan.peak_bytes)

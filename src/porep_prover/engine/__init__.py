@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The proving engine (see engine.core and its parts): jobs of many partitions on every device at once.
 
-What plugins implement: SynthesisProvider, Scheduler (it orders PartitionTasks;
-FifoScheduler is the built-in one), ResultSink, Cluster (it proves partitions
-handed out through a ClusterWork on other hosts); they register them on a
-Registry (see porep_prover.hooks)."""
+What plugins implement: SynthesisProvider (with SrsShape, the shape of the
+parameters it would load), Scheduler (it orders PartitionTasks;
+FifoScheduler is the built-in one), ResultSink, Cluster (it proves
+partitions handed out through a ClusterWork on other hosts); they register
+them on a Registry (see porep_prover.hooks)."""
 from .cluster import Cluster, ClusterWork
 from .config import EngineConfig, load_config
 from .core import Engine
@@ -13,8 +14,9 @@ from .jobs import Job, JobHandle, JobResult, PartitionResult, PartitionTask, Par
 from .memory import host_memory_bytes
 from .registry import FifoScheduler, PluginRecord, PriorityScheduler, Registry, ResultSink, Scheduler, SynthesisProvider
 from .settings import EngineSettings
+from .srs_shape import SrsShape
 
 __all__ = ["Cluster", "ClusterWork", "Engine", "EngineConfig", "EngineSettings", "FifoScheduler", "PriorityScheduler",
            "InlineCircuit", "Job", "JobHandle", "JobResult", "PartitionResult", "PartitionTask", "PartitionTimings",
-           "PluginRecord", "Registry", "ResultSink", "Scheduler", "SynthesisProvider", "host_memory_bytes",
+           "PluginRecord", "Registry", "ResultSink", "Scheduler", "SrsShape", "SynthesisProvider", "host_memory_bytes",
            "inline_job", "load_config"]

@@ -4,23 +4,29 @@ the set is loaded (engine.memory_plan.MemoryPlan, with each device's
 DevicePlan from its backend, the way chosen by engine.plan_choice), kept
 while it is, and the admission's holding of it.
 
-A set whose plan does not fit beside the sets already loaded is refused as
-it loads (HostMemoryError: its job fails, nothing of it stays). Its
-partitions are admitted by the plan's bytes a partition; the devices'
-kernel regions run by the devices' plans (groth16.prover.prove_device's
-plan); where the devices evaluate A w, B w, C w, where the queries'
-scalars are gathered and whether partitions are laid out in arenas are the
-plan's choice.
+A set is planned from its shape (engine.srs_shape): where its provider
+says the shape (srs_shape), before the set is loaded at all, else from the
+set once loaded. A set whose plan does not fit is refused
+(HostMemoryError: its job fails, nothing of it stays): alone under the
+budget, once for good (the settings and the devices do not change while
+the engine runs: a later job of its key is refused at once, its parameters
+neither loaded nor made again); beside the sets already loaded, until they
+are dropped. Its partitions are admitted by the plan's bytes a partition;
+the devices' kernel regions run by the devices' plans
+(groth16.prover.prove_device's plan); where the devices evaluate A w, B w,
+C w, where the queries' scalars are gathered and whether partitions are
+laid out in arenas are the plan's choice.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import PluginError
+from ..errors import HostMemoryError, PluginError
 from ..host_memory import is_mapped
 from ..r1cs.system import R1CS
 from .memory_plan import NO_SCRATCH, HostWorkload, MemoryPlan, Synthesis, Workers
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
 ProviderCall = Callable[[str, Callable[["Job"], Any]], Any]
 
 LOG = logging.getLogger("porep_prover.engine")
+KEEP_REFUSALS = 64          # refused keys remembered (the oldest forgotten: asked again, refused again)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,13 +61,15 @@ class Circuit:
 
 
 class SetPlans:
-    """The plans of the loaded sets by key. devices: the engine's (set when it starts)."""
+    """The plans of the loaded sets by key, and the keys refused for good.
+    devices: the engine's (set when it starts)."""
 
     def __init__(self, settings: EngineSettings, admission: MemoryAdmission) -> None:
         self.settings, self.admission = settings, admission
         self.devices: list[ProvingDevice] = []
         self._plans: dict[str, tuple[MemoryPlan, dict[str, DevicePlan]]] = {}
         self._unknown_circuit: set[str] = set()      # keys whose circuit is counted at its first partition
+        self._refused: collections.OrderedDict[str, str] = collections.OrderedDict()   # key -> the refusal
         self._lock = threading.Lock()
 
     def workers(self) -> Workers:
@@ -74,15 +83,36 @@ class SetPlans:
         return Ways.of(self.settings.gather, self.settings.stage, self.workers().devices, lent)
 
     def load(self, key: str, provider: SynthesisProvider, job: Job, call: ProviderCall) -> Parameters:
-        """The job's parameters from its provider (load_srs), and their plan
-        made (with the provider's circuit where it gives one before a
-        partition: provider.circuit(job)); HostMemoryError when the plan does
-        not fit, PluginError when circuit returns no R1CS."""
+        """The job's parameters from its provider (load_srs), planned from
+        their shape, with the provider's circuit where it gives one before a
+        partition (circuit(job), circuit_bytes, synthesis_bytes): where the
+        provider says the shape (srs_shape(job)), planned and held before
+        load_srs is called, so that a set that does not fit is never loaded.
+        HostMemoryError when the plan does not fit (at once, with no call,
+        for a key refused for good before); PluginError when circuit
+        returns no R1CS or srs_shape no SrsShape."""
+        with self._lock:
+            refused = self._refused.get(key)
+        if refused is not None:
+            raise HostMemoryError(refused)
         name = type(provider).__name__
-        params = call(f"load_srs of provider {name} (job {job.id})", provider.load_srs)
+        what = f"the parameter set {key} (kind {job.kind!r})"
         circuit = _circuit(provider, job, call)
-        self._plan(key, SrsShape.of(params, is_mapped(params.h.limbs)), circuit,
-                   f"job {job.id} (kind {job.kind!r}, parameters {key})")
+        said = _shape(provider, job, call)
+        if said is not None:
+            self._plan(key, said, circuit, what)
+        try:
+            params = call(f"load_srs of provider {name} (job {job.id})", provider.load_srs)
+            loaded = SrsShape.of(params, is_mapped(params.h.limbs))
+            if loaded != said:
+                if said is not None:
+                    LOG.warning("provider %s said the shape %s of %s, and loaded %s: planned again", name, said,
+                                key, loaded)
+                self._plan(key, loaded, circuit, what)
+        except BaseException:
+            if said is not None:
+                self.drop(key)
+            raise
         return cast("Parameters", params)
 
     def make(self, key: str, params: Parameters, r1cs: R1CS | None, what: str) -> MemoryPlan:
@@ -94,7 +124,7 @@ class SetPlans:
     def _plan(self, key: str, shape: SrsShape, circuit: Circuit, what: str) -> MemoryPlan:
         """The plan of the set of key by its shape, held by the admission (the
         key's plan and holding replaced); HostMemoryError when it does not
-        fit (nothing is held then)."""
+        fit, remembered where it does not fit alone (nothing is held then)."""
         workers, r1cs = self.workers(), circuit.r1cs
         workload = HostWorkload.of_shape(shape, r1cs)
         if circuit.held is not None and r1cs is not None:
@@ -104,8 +134,12 @@ class SetPlans:
         def device_side(gathers: bool) -> Variant:
             tried[gathers] = by_device = self._device_plans(shape.arrays(), r1cs, workers, gathers)
             return Variant.of(by_device.values(), self._matvec(by_device, r1cs))
-        choice = choose_plan(workload, workers, self.settings.memory_budget_bytes, self.ways(), device_side, what,
-                             circuit.synthesis)
+        try:
+            choice = choose_plan(workload, workers, self.settings.memory_budget_bytes, self.ways(), device_side,
+                                 what, circuit.synthesis)
+        except HostMemoryError as exc:
+            self._refuse(key, str(exc))
+            raise
         chosen = choice.plan
         self.admission.hold(key, chosen.held_bytes, chosen.partition.total, what)
         with self._lock:
@@ -115,6 +149,15 @@ class SetPlans:
         for line in chosen.describe():
             LOG.info("memory plan of %s: %s", key, line)
         return chosen
+
+    def _refuse(self, key: str, text: str) -> None:
+        """The set of key does not fit alone: later loads of it are refused at once."""
+        LOG.warning("%s; refused for as long as the engine runs", text)
+        with self._lock:
+            self._refused[key] = text
+            self._refused.move_to_end(key)
+            while len(self._refused) > KEEP_REFUSALS:
+                self._refused.popitem(last=False)
 
     def _device_plans(self, arrays: ShapeArrays, r1cs: R1CS | None, workers: Workers, gathers: bool
                       ) -> dict[str, DevicePlan]:
@@ -180,6 +223,20 @@ def _circuit(provider: SynthesisProvider, job: Job, call: ProviderCall) -> Circu
         held = _bytes_of(provider, "circuit_bytes", job, call)
     scratch = _bytes_of(provider, "synthesis_bytes", job, call) or 0
     return Circuit(r1cs, held, Synthesis(scratch, callable(getattr(provider, "synthesize_into", None))))
+
+
+def _shape(provider: SynthesisProvider, job: Job, call: ProviderCall) -> SrsShape | None:
+    """The shape of job's parameters as provider says it before loading
+    them (srs_shape; None: it has no such method); PluginError when it
+    answers something other than an SrsShape."""
+    fn = getattr(provider, "srs_shape", None)
+    if not callable(fn):
+        return None
+    what = f"srs_shape of provider {type(provider).__name__} (job {job.id})"
+    got = call(what, fn)
+    if not isinstance(got, SrsShape):
+        raise PluginError(f"{what} returned {type(got).__name__}, not an SrsShape")
+    return got
 
 
 def _bytes_of(provider: SynthesisProvider, method: str, job: Job, call: ProviderCall) -> int | None:

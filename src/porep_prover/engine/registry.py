@@ -47,6 +47,16 @@ class SynthesisProvider(Protocol):
     A w, B w, C w on the host of a device that plans its memory); and with
     it circuit_bytes(job): the host bytes the provider keeps for the circuit
     where more than its R1CS's own (the tables it synthesizes with).
+    Optionally, srs_shape(job): the shape of the parameters load_srs would
+    return (engine.SrsShape: each SRS array's length, the public inputs,
+    whether the points are mapped from a file; SrsShape.of_circuit counts
+    it from a circuit), without loading or making them; called before
+    load_srs, on the same thread and within the same limit, so that the
+    engine plans the set's memory first and refuses a set that cannot fit
+    before its parameters exist (without it, a set is planned once
+    loaded). A set refused alone under the host budget is not asked for
+    again while the engine runs: load_srs is called at most once per key
+    that does not fit.
 
     For payloads that come as JSON (the daemon's jobs), optionally:
     parse_payload(obj, partitions): the job's payload from a JSON object
