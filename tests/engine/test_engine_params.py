@@ -1,15 +1,18 @@
 """A set's parameters as the engine loads them: planned from their shape
 (a provider's srs_shape, before they are loaded), refused once where they
 cannot fit alone (later jobs of the key refused at once, nothing loaded or
-made again), refused beside other sets only while those stay. On the CPU."""
+made again), refused beside other sets only while those stay; and a
+provider's sets kept while in use (engine.KeptParams). On the CPU."""
 import collections
+import gc
 import logging
+import threading
 
 import pytest
 
 from porep_prover.backend.device_plan import GIB
 from porep_prover.circuits import porep_like
-from porep_prover.engine import Engine, Job, Registry, SrsShape, load_config
+from porep_prover.engine import Engine, Job, KeptParams, Registry, SrsShape, load_config
 from porep_prover.engine.memory_plan import HostWorkload, Workers, make_plan
 from porep_prover.errors import HostMemoryError, JobFailedError
 from porep_prover.groth16 import insecure_setup, verify
@@ -171,3 +174,90 @@ def test_a_gpu_plans_a_set_s_shape_as_it_plans_the_set(circuit, tables):
         for gathers in (False, True):
             said = device_plan(8 * GIB, msm, SrsShape.of(params, False).arrays(), matrices, 2, True, gathers)
             assert said == device_plan(8 * GIB, msm, params, matrices, 2, True, gathers)
+
+
+# ------------------------------------------------------------ a provider's sets kept while in use
+
+class Made:
+    """Parameters made by a count (a stand-in for a set: anything a weak reference can hold)."""
+
+
+def test_kept_params_hand_out_one_set_while_it_is_held_and_free_it_after():
+    kept, made = KeptParams(), []
+
+    def make():
+        made.append(Made())
+        return made[-1]
+    held = kept.get("k", make)
+    assert kept.get("k", make) is held and len(made) == 1 and kept.keys() == ["k"]
+    other = kept.get("other", make)
+    assert other is not held and len(made) == 2
+    del held, other
+    made.clear()
+    gc.collect()
+    assert kept.keys() == []                     # nothing holds them: freed
+    again = kept.get("k", make)
+    assert len(made) == 1 and again is made[0]
+
+
+def test_kept_params_load_a_key_once_for_callers_at_once():
+    kept, made, started, release = KeptParams(), [], threading.Event(), threading.Event()
+
+    def slow():
+        started.set()
+        release.wait(10)
+        made.append(Made())
+        return made[-1]
+    got = []
+    first = threading.Thread(target=lambda: got.append(kept.get("k", slow)))
+    first.start()
+    started.wait(10)
+    second = threading.Thread(target=lambda: got.append(kept.get("k", slow)))
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()          # waits for the first load
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert len(made) == 1 and got[0] is got[1]
+
+    def fails():
+        raise RuntimeError("no parameters")
+    with pytest.raises(RuntimeError):
+        kept.get("bad", fails)
+    assert kept.get("bad", Made) is not None     # a failed load keeps nothing: the next one loads
+
+
+class KeptProvider(Provider):
+    """Provider whose parameters are made (counted) and kept while in use, as the porep providers keep theirs."""
+
+    kept = KeptParams()
+
+    def load_srs(self, job):
+        def make():
+            self.calls["made"] += 1
+            params = self.params
+            return type(params)(params.vk, params.h, params.l, params.a, params.b_g1, params.b_g2)
+        self.calls["load_srs"] += 1
+        return self.kept.get(self.key, make)
+
+
+def test_a_provider_s_set_is_made_once_while_any_holds_it(circuit):
+    """Two jobs, an eviction while a caller holds the set, a second engine:
+    made once; evicted with nothing else holding it, it is freed, and made
+    again for the next job."""
+    provider = KeptProvider("kept", circuit)
+    with engine_with(provider) as engine:
+        assert all(engine.prove(Job("kept", 2), timeout=60).ok for _ in range(2))
+        held = provider.load_srs(Job("kept", 1))         # a caller of the provider holds the set
+        assert engine.evict_srs("kept") is not None
+        assert engine.prove(Job("kept", 1), timeout=60).ok
+    with engine_with(provider) as engine:
+        assert engine.prove(Job("kept", 1), timeout=60).ok
+        assert provider.calls["made"] == 1
+        del held
+        assert engine.evict_srs("kept") is not None
+        gc.collect()
+        assert provider.kept.keys() == []
+        assert engine.prove(Job("kept", 1), timeout=60).ok
+    assert provider.calls["made"] == 2
