@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("porep_prover_porep_shaped.plugin")
 
 from porep_prover import FrArray  # noqa: E402
-from porep_prover.engine import Engine, Job, load_config  # noqa: E402
+from porep_prover.engine import Engine, Job, SrsShape, load_config  # noqa: E402
 from porep_prover.errors import InvalidInputError, JobFailedError, UnsatisfiedError  # noqa: E402
 from porep_prover.groth16 import read_mapped, read_params, verify  # noqa: E402
 from porep_prover.host_memory import is_mapped  # noqa: E402
@@ -146,3 +146,77 @@ def test_parameters_made_in_memory_and_not_saved_are_not_mapped(tmp_path, monkey
     assert mapped(save=False)                                # a mirror already made is used as it is
     monkeypatch.setattr(plugin, "host_memory_bytes", lambda: 1 << 50)
     assert not mapped()                                      # small beside the host: anonymous memory
+
+
+@pytest.fixture
+def making(tmp_path, monkeypatch):
+    """The parameter cache in tmp_path, and the parameters the provider makes, counted."""
+    from porep_prover_porep_shaped import plugin
+    monkeypatch.setenv("POREP_PROVER_PARAMS_CACHE", str(tmp_path))
+    made = []
+
+    def setup(*args, **kwargs):
+        made.append(args[0])
+        return real(*args, **kwargs)
+    real = plugin.insecure_setup
+    monkeypatch.setattr(plugin, "insecure_setup", setup)
+    return made
+
+
+def test_the_shape_is_said_before_the_parameters_exist_and_is_theirs(tmp_path, making):
+    from porep_prover_porep_shaped import plugin
+    provider = plugin.PorepShapedProvider()
+    for n, payload in enumerate(({"scale": SCALE, "seed": 31, "save": False},
+                                 {"scale": SCALE, "seed": 32, "mapped": True})):
+        job = Job("porep-shaped", 1, payload)
+        said = provider.srs_shape(job)
+        assert len(making) == n                  # said before the set is made
+        params = provider.load_srs(job)
+        assert said == SrsShape.of(params, is_mapped(params.h.limbs)) and said.mapped == payload.get("mapped", False)
+    assert len(making) == 2
+
+
+def engine_at(budget_gib=None):
+    pm = plugin_manager()
+    cfg = {"engine.devices": ["cpu"], "engine.threads": 2, "engine.partition_workers": 2}
+    if budget_gib is not None:
+        cfg["engine.memory_budget_gib"] = budget_gib
+    return Engine(load_config(overrides=cfg), registry=collect_registry(pm), plugins=pm)
+
+
+def test_a_set_that_cannot_fit_is_refused_once_and_never_made(tmp_path, making):
+    """Under a budget the process alone fills, every job fails with one
+    HostMemoryError, and no parameters are made or written."""
+    payload = {"scale": SCALE, "seed": 33, "save": False}
+    with engine_at(1.0001) as engine:
+        handles = [engine.submit(Job("porep-shaped", 2, payload)) for _ in range(3)]
+        causes = set()
+        for handle in handles:
+            with pytest.raises(JobFailedError, match="HostMemoryError") as failed:
+                handle.result(120)
+            causes.add(str(failed.value.__cause__))
+    assert len(causes) == 1 and not making and not list(tmp_path.iterdir())
+
+
+def test_parameters_not_saved_are_made_once_while_anything_holds_them(making):
+    """Jobs of one key, an eviction while a caller holds the set, a second
+    engine: made once; evicted with nothing else holding it, freed and made
+    again for the next job."""
+    import gc
+    from porep_prover_porep_shaped import plugin
+    payload = {"scale": SCALE, "seed": 34, "save": False}
+    key = plugin.PorepShapedProvider().srs_key(Job("porep-shaped", 1, payload))
+    with engine_at() as engine:
+        assert all(engine.prove(Job("porep-shaped", 1, payload), timeout=600).ok for _ in range(2))
+        held = plugin.PorepShapedProvider().load_srs(Job("porep-shaped", 1, payload))
+        assert engine.evict_srs(key) is not None
+        assert engine.prove(Job("porep-shaped", 1, payload), timeout=600).ok
+    with engine_at() as engine:
+        assert engine.prove(Job("porep-shaped", 1, payload), timeout=600).ok
+        assert len(making) == 1
+        del held
+        assert engine.evict_srs(key) is not None
+        gc.collect()
+        assert key not in plugin.KEPT.keys()
+        assert engine.prove(Job("porep-shaped", 1, payload), timeout=600).ok
+    assert len(making) == 2

@@ -6,6 +6,7 @@ name before anything is synthesized, the circuit and the witness it hands
 the engine, canonical parameters checked against their digest and the
 circuit, and the seal command the README shows."""
 import base64
+import gc
 import json
 import os
 import pathlib
@@ -13,6 +14,7 @@ import re
 import shlex
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -20,9 +22,10 @@ pytest.importorskip("porep_prover_porep.circuit._witness")
 
 from porep_prover import FrArray  # noqa: E402
 from porep_prover.circuits import square_chain  # noqa: E402
-from porep_prover.engine import Job  # noqa: E402
+from porep_prover.engine import Job, SrsShape  # noqa: E402
 from porep_prover.errors import InvalidInputError, ParamsDigestError, ParamsMismatchError, VanillaProofError  # noqa
-from porep_prover.groth16 import R1CS, file_digest, insecure_setup, write_params  # noqa: E402
+from porep_prover.groth16 import R1CS, file_digest, insecure_setup, write_mapped, write_params  # noqa: E402
+from porep_prover.host_memory import is_mapped  # noqa: E402
 from porep_prover_porep import c1_json, pieces, seal  # noqa: E402
 from porep_prover_porep.parameters import ENVIRONMENT, canonical_path, parameters  # noqa: E402
 from porep_prover_porep.payload import Payload, prover_id_of  # noqa: E402
@@ -193,3 +196,36 @@ def test_the_circuit_command_counts_and_writes_the_r1cs(tmp_path, capsys):
     assert "2,687,921 constraints" in capsys.readouterr().out
     loaded = R1CS.load(tmp_path / "c.npz")
     assert (loaded.num_constraints, loaded.num_inputs, loaded.num_aux) == (2_687_921, 40, 2_685_673)
+
+
+def test_the_shape_is_said_before_the_parameters_exist_and_a_set_in_use_is_handed_out_again(tmp_path, monkeypatch):
+    """srs_shape counts the parameters from the circuit, before any is made
+    or read (mapped where the canonical file is a .pmap); load_srs hands
+    out the set in use (KEPT) without reading or making it again, and one
+    that nothing holds is gone. A small circuit stands in for the 2 KiB
+    partition's."""
+    from porep_prover_porep import parameters as made_here, provider as module
+    small = square_chain(50)[0]
+    monkeypatch.setattr(module, "partition_circuit", lambda proof: types.SimpleNamespace(r1cs=small))
+    monkeypatch.setenv("POREP_PROVER_PARAMS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv(ENVIRONMENT, raising=False)
+    made = []
+    real = made_here.insecure_setup
+    monkeypatch.setattr(made_here, "insecure_setup", lambda *a, **k: made.append(1) or real(*a, **k))
+    job = Job("porep", 1, {"sector_size": 2048})
+    said = PorepProvider.srs_shape(job)
+    assert not made and said == SrsShape.of_circuit(small) and not said.mapped
+    params = PorepProvider.load_srs(job)
+    assert said == SrsShape.of(params, False) and len(made) == 1
+    assert PorepProvider.load_srs(job) is params and len(made) == 1
+    key = PorepProvider.srs_key(job)
+    assert key in module.KEPT.keys()
+    del params
+    gc.collect()
+    assert key not in module.KEPT.keys()
+    pmap = tmp_path / "canonical.pmap"
+    write_mapped(pmap, real(small, warn=False))
+    mapped_job = Job("porep", 1, {"sector_size": 2048, "params": str(pmap)})
+    said = PorepProvider.srs_shape(mapped_job)
+    loaded = PorepProvider.load_srs(mapped_job)
+    assert said.mapped and said == SrsShape.of(loaded, is_mapped(loaded.h.limbs))

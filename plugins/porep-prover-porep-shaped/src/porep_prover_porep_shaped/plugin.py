@@ -28,7 +28,12 @@ A job's payload is a dict (every key optional):
 Circuits are built once per (scale, seed) in a process and shared by every
 provider in it (the engine's and a benchmark's alike; the KEEP_CIRCUITS
 last used are kept); each partition's witness is evaluated from its seed
-(the CPU work the engine's synthesis workers do).
+(the CPU work the engine's synthesis workers do). Parameters are loaded
+once per process while in use (KEPT: read, mapped or made once, handed to
+every job and engine of their key while any holds them, freed once the
+engine evicts them and nothing else does), and their shape is said before
+they exist (srs_shape: the engine refuses a set that cannot fit before it
+is made).
 
 From JSON (parse_payload: the daemon's jobs) every key is checked; params
 (payload_paths: a daemon confines it to its input roots) must name a file
@@ -47,7 +52,7 @@ import threading
 import typing
 import warnings
 
-from porep_prover.engine import host_memory_bytes
+from porep_prover.engine import KeptParams, SrsShape, host_memory_bytes
 from porep_prover.errors import InvalidInputError
 from porep_prover.groth16 import (MAPPED_SUFFIX, InsecureSetupWarning, ParamsCache, insecure_setup, mapped_copy,
                                   read_params, write_params)
@@ -105,6 +110,7 @@ class Payload(typing.NamedTuple):
 
 
 MAX_SEED = (1 << 64) - 1
+KEPT = KeptParams()             # the parameters loaded in this process, by srs_key, while in use
 KEEP_CIRCUITS = 2               # circuits a process keeps (a scale-1 one holds ~15 GB)
 _CIRCUITS: collections.OrderedDict[tuple[float, int], Shape] = collections.OrderedDict()
 _CIRCUITS_LOCK = threading.Lock()
@@ -176,10 +182,20 @@ class PorepShapedProvider:
         p = Payload.of(job)
         return f"porep-shaped:{p.scale:.8g}:{p.seed}:{p.params}:{'mapped' if p.mapped else 'read'}"
 
+    def srs_shape(self, job) -> SrsShape:
+        """The shape of the parameters load_srs gives the job, from its
+        circuit, before they are read or made (mapped: the payload's mapped)."""
+        p = Payload.of(job)
+        return SrsShape.of_circuit(self.shape(p.scale, p.seed).r1cs, p.mapped)
+
     def load_srs(self, job):
-        """The parameters of the job's circuit: read, mapped, or made (and
-        saved); files in the parameter cache count against its bound (the
-        least recently used others removed), files a payload names do not."""
+        """The parameters of the job's circuit: those in use in this process
+        (KEPT), else read, mapped, or made (and saved); files in the
+        parameter cache count against its bound (the least recently used
+        others removed), files a payload names do not."""
+        return KEPT.get(self.srs_key(job), lambda: self._load(job))
+
+    def _load(self, job):
         p = Payload.of(job)
 
         def params():

@@ -8,15 +8,22 @@ natively from the output's vanilla proofs, which are verified before
 anything is synthesized, and its public inputs are checked against those a
 verifier computes from the output's public values. Parameters: Filecoin's
 canonical ones where the payload or POREP_PROVER_POREP_PARAMS names them,
-else INSECURE test parameters made once per sector size (parameters).
+else INSECURE test parameters made once per sector size (parameters);
+loaded once per process while in use (KEPT: handed to every job and engine
+of their key while any holds them), their shape said before they are read
+or made (srs_shape: the engine refuses a set that cannot fit first).
 """
 from __future__ import annotations
 
+from porep_prover.engine import KeptParams, SrsShape
 from porep_prover.errors import InvalidInputError
+from porep_prover.groth16 import is_mapped_file
 
 from .circuit.partition import partition_circuit
 from .parameters import canonical_path, parameters
 from .payload import Payload
+
+KEPT = KeptParams()         # the parameters loaded in this process, by srs_key, while in use
 
 
 class PorepProvider:
@@ -53,9 +60,20 @@ class PorepProvider:
         return f"porep:{p.proof.sector_size}:{canonical_path(p.proof, p.params) or 'insecure'}"
 
     @staticmethod
-    def load_srs(job):
+    def srs_shape(job) -> SrsShape:
+        """The shape of the parameters load_srs gives the job, from its
+        partition circuit, before they are read or made (mapped: a
+        canonical file that is a mapped .pmap)."""
         p = Payload.of(job.payload)
-        return parameters(p.proof, partition_circuit(p.proof).r1cs, p.params, job)
+        path = canonical_path(p.proof, p.params)
+        return SrsShape.of_circuit(partition_circuit(p.proof).r1cs, path is not None and is_mapped_file(path))
+
+    @staticmethod
+    def load_srs(job):
+        """The parameters of the job's partition circuit: those in use in this process (KEPT), else read or made."""
+        p = Payload.of(job.payload)
+        return KEPT.get(PorepProvider.srs_key(job),
+                        lambda: parameters(p.proof, partition_circuit(p.proof).r1cs, p.params, job))
 
     @staticmethod
     def circuit(job):
