@@ -230,7 +230,9 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), f"no valid proof under {gib:g} GiB"
     extra = profiled_region(be, params, fresh(params, r1cs, witness, threads, dev), threads, g2, chosen) \
         if profile and hasattr(be, "msm_ops") else {}
-    return {**extra, "gib": gib, "async_free": getattr(getattr(be, "memory", None), "async_free", False), "matvec": "device" if dev else "host", "b_g2": "device" if g2 else "host",
+    return {**extra, "gib": gib, "async_free": getattr(getattr(be, "memory", None), "async_free", False),
+            "onto": getattr(getattr(be, "msm_ops", None), "onto", False),
+            "matvec": "device" if dev else "host", "b_g2": "device" if g2 else "host",
             "ms": statistics.median(seconds) * 1e3, "finish_ms": finished * 1e3, "copy_wait_ms": waited,
             "peak_gib": after["peak"] / 2**30, "streamed_gib": (after["streamed"] - before["streamed"]) / 2**30,
             "dropped_gib": after["dropped"] / 2**30, "planned_gib": chosen.planned_bytes / 2**30,
@@ -244,6 +246,14 @@ def host_used_gib() -> float:
     platform does not say what is available."""
     available = host_available_bytes()
     return float("nan") if available is None else (host_memory_bytes() - available) / 2**30
+
+
+def switches(ap: argparse.ArgumentParser, name: str, spec: str) -> list[str]:
+    """An off/on option's values in the order timed (off, on, or both comma-separated)."""
+    values = [w.strip() for w in spec.split(",") if w.strip()]
+    if not values or set(values) - {"off", "on"}:
+        ap.error(f"--{name.replace('_', '-')}: off, on or both, comma-separated, not {spec!r}")
+    return values
 
 
 def budget_rows_of(spec: str, g2_places: list[str]) -> list[tuple[float, str]]:
@@ -284,6 +294,9 @@ def main() -> None:
     ap.add_argument("--async-free", default="off", metavar="off|on[,...]",
                     help="the device pool's work buffers given back without a wait (on) or after one (off); with "
                          "both, every budget is timed each way, in the order given")
+    ap.add_argument("--onto", default="off", metavar="off|on[,...]",
+                    help="an MSM's later passes start their buckets' runs from the buckets (on: "
+                         "msm_accumulate_onto) or add each run as it ends (off); with both, every budget each way")
     ap.add_argument("--no-phases", action="store_true",
                     help="only the budgets' regions: not the phases one by one after them")
     ap.add_argument("--json")
@@ -292,9 +305,7 @@ def main() -> None:
     if not g2_places or set(g2_places) - {"device", "host"}:
         ap.error(f"--b-g2: device, host or both, comma-separated, not {args.b_g2!r}")
     rows = budget_rows_of(args.device_memory_gib, g2_places)
-    frees = [w.strip() for w in args.async_free.split(",") if w.strip()]
-    if not frees or set(frees) - {"off", "on"}:
-        ap.error(f"--async-free: off, on or both, comma-separated, not {args.async_free!r}")
+    frees, ontos = (switches(ap, name, getattr(args, name)) for name in ("async_free", "onto"))
     payload = {"scale": args.scale, "seed": args.seed}
     payload.update(parse_entry(kv) for kv in args.payload)
     provider, job = PorepShapedProvider(), Job("porep-shaped", 1, payload)
@@ -318,14 +329,14 @@ def main() -> None:
     proof = finish(be, params, synth, prove_device(be, params, synth, threads, host=get_backend("cpu")), threads)
     assert verify(params.vk, witness[1:r1cs.num_inputs].to_ints(), proof), "the partition's proof does not verify"
     # first: the phases below hold every MSM's scalars at once, past any plan
-    for (gib, place), free in ((row, free) for row in rows for free in frees):
+    for (gib, place), free, onto in ((row, free, onto) for row in rows for free in frees for onto in ontos):
         if hasattr(be, "memory"):
-            be.memory.async_free = free == "on"
+            be.memory.async_free, be.msm_ops.onto = free == "on", onto == "on"
         row = under_budget(be, params, r1cs, witness, threads, on_device, gib, args.reps, place == "device",
                            args.profile_budgets)
         report.add(row)
-        print(f"budget {gib:g} GiB (matvec {row['matvec']}, b_g2 {row['b_g2']}): kernel region "
-              f"{row['ms']:.1f} ms, waiting on copies {row['copy_wait_ms']:.1f} ms "
+        print(f"budget {gib:g} GiB (matvec {row['matvec']}, b_g2 {row['b_g2']}, async free {free}, onto {onto}): "
+              f"kernel region {row['ms']:.1f} ms, waiting on copies {row['copy_wait_ms']:.1f} ms "
               f"({row['copy_wait_ms'] / row['ms']:.1%}), finish {row['finish_ms']:.1f} ms, "
               f"planned {row['planned_gib']:.1f} GiB, "
               f"peak {row['peak_gib']:.1f} GiB, streamed {row['streamed_gib']:.1f} GiB a region, "
@@ -334,7 +345,8 @@ def main() -> None:
         print(f"  {gib:g} GiB steps (host clock at each step's end, ms): "
               + ", ".join(f"{k} {v:.1f}" for k, v in row["steps_ms"].items()), flush=True)
         if "profiled_ms" in row:
-            print(f"  {gib:g} GiB profiled (async free {free}): {row['profiled_ms']:.1f} ms; steps drained "
+            print(f"  {gib:g} GiB profiled (async free {free}, onto {onto}): {row['profiled_ms']:.1f} ms; "
+                  "steps drained "
                   + ", ".join(f"{k} {v:.1f}" for k, v in row["profiled_steps_ms"].items()) + "; MSM phases "
                   + ", ".join(f"{k} {v:.1f}" for k, v in row["msm_phases_ms"].items()), flush=True)
     if rows:

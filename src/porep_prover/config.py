@@ -9,7 +9,9 @@ POREP_PROVER_GPU_MSM_TABLES      1: window tables for GPU MSMs of resident point
 POREP_PROVER_GPU_MSM_TABLE_COPIES  at most this many shifted copies of the points in a table, 0 to
                                    MAX_TABLE_COPIES (default: a window's each)
 POREP_PROVER_GPU_ASYNC_FREE      1: work buffers of the device's pool given back in their stream's order
-                                 without waiting for the device (default 0 until measured on a GPU)
+                                 without waiting for the device (default 0: measured no faster)
+POREP_PROVER_GPU_MSM_ONTO        1: an MSM's later passes start their buckets' runs from what the buckets
+                                 hold (msm_accumulate_onto; default 0 until measured on a GPU)
 POREP_PROVER_PARAMS_CACHE      where job kinds keep the parameters they make (default
                                ~/.cache/porep-prover/params; the daemon sets <state_dir>/params-cache)
 POREP_PROVER_PARAMS_CACHE_GIB  the most GiB those files take together, 0 (no bound) to MAX_CACHE_GIB
@@ -155,6 +157,14 @@ def gpu_async_free() -> bool:
     return bool(_env_int("POREP_PROVER_GPU_ASYNC_FREE", 0, 1))
 
 
+def gpu_msm_onto() -> bool:
+    """An MSM of several passes (streamed or over 2^26 points) adds its later
+    passes onto its buckets by starting each run from the bucket's sum
+    (POREP_PROVER_GPU_MSM_ONTO=1) rather than by a general addition as each
+    run ends, which stalls a warp whenever any of its lanes' runs ends."""
+    return bool(_env_int("POREP_PROVER_GPU_MSM_ONTO", 0, 1))
+
+
 @dataclasses.dataclass(frozen=True)
 class GpuEnvironment:
     """What the environment sets for the GPU backends (the variables above).
@@ -163,12 +173,14 @@ class GpuEnvironment:
     what the device has free, less a reserve); msm_tables, msm_table_copies:
     window tables for MSMs of resident points, and at most that many copies
     in one (None: one a window); kernel_cache_dir: where compiled kernels
-    are kept; async_free: the pool's work buffers given back without a wait."""
+    are kept; async_free: the pool's work buffers given back without a wait;
+    msm_onto: an MSM's later passes start their runs from their buckets."""
     resident_bytes: int | None
     msm_tables: bool
     msm_table_copies: int | None
     kernel_cache_dir: str
     async_free: bool = False
+    msm_onto: bool = False
 
 
 @functools.cache
@@ -178,7 +190,7 @@ def gpu_environment() -> GpuEnvironment:
     some and not others). InvalidInputError naming a variable out of its
     range (nothing is kept then: the next call reads again)."""
     return GpuEnvironment(gpu_resident_bytes(), gpu_msm_tables(), gpu_msm_table_copies(), kernel_cache_dir(),
-                          gpu_async_free())
+                          gpu_async_free(), gpu_msm_onto())
 
 
 OMP_WAIT = "POREP_PROVER_OMP_WAIT"

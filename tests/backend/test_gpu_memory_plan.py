@@ -33,9 +33,14 @@ def planned(gpu):
     assert store.pass_points == 0 and not store._streamed and store.budget == gpu.memory.default_resident_budget
 
 
+@pytest.mark.parametrize("onto", [False, True], ids=["into", "onto"])
 @pytest.mark.parametrize("cls", [G1Array, G2Array], ids=["g1", "g2"])
 @pytest.mark.parametrize("streamed", [False, True], ids=["resident", "streamed"])
-def test_msm_in_passes_matches_cpu(planned, cls, streamed, rng):
+def test_msm_in_passes_matches_cpu(planned, cls, streamed, onto, rng, monkeypatch):
+    """An MSM in passes (over its resident copy, or streamed), each later
+    pass's entries added to the buckets as a run ends (into) or the runs
+    started from the buckets (onto): the CPU's sums."""
+    monkeypatch.setattr(planned.msm_ops, "onto", onto)
     n = rng.randrange(20000, 40000)
     pts, sc = random_points(cls, rng, n), random_fr(n, rng)
     want = CPU.msm(pts, sc, 2)[0]

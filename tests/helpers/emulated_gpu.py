@@ -284,25 +284,31 @@ class Device:
     def k_msm_accumulate_into(self, grid, block, *args):
         self.k_msm_accumulate(grid, block, *args, into=True)
 
+    def k_msm_accumulate_onto(self, grid, block, points, entries, offsets, ends, first, last, base, count, chunk,
+                              sums, next_keys, nxt):
+        self.k_msm_accumulate_rows(grid, block, points, 0, entries, offsets, ends, first, last, base, count, chunk,
+                                   sums, next_keys, nxt, onto=True)
+
     def k_msm_accumulate_table(self, grid, block, points, table, n, entries, offsets, ends, first, last, base, count,
                                chunk, sums, next_keys, nxt):
         self.k_msm_accumulate_rows(grid, block, points, 0, entries, offsets, ends, first, last, base, count, chunk,
                                    sums, next_keys, nxt, False, table, n)
 
     def k_msm_accumulate_rows(self, grid, block, points, rows, entries, offsets, ends, first, last, base, count,
-                              chunk, sums, next_keys, nxt, into=False, table=0, n=0):
+                              chunk, sums, next_keys, nxt, into=False, table=0, n=0, onto=False):
         for t in range(-(-count // chunk)):
             lo = base + t * chunk
             hi = min(lo + chunk, base + count)
             key = self._bucket_at(ends, first, last, lo)
-            end, open_left, first_run, acc = self.mem.read(ends, key, "u32"), self.mem.read(offsets, key, "u32") < lo, \
-                True, 0
+            end, open_left, first_run = self.mem.read(ends, key, "u32"), self.mem.read(offsets, key, "u32") < lo, True
+            acc = self.mem.read(sums, key, "proj") if onto and not open_left else 0
             for pos in range(lo, hi):
                 if pos == end:
                     self._flush(sums, next_keys, nxt, t, key, False, acc, open_left, first_run, False, into)
                     first_run = open_left = False
                     key = self._bucket_at(ends, key + 1, last, pos)
-                    end, acc = self.mem.read(ends, key, "u32"), 0
+                    end = self.mem.read(ends, key, "u32")
+                    acc = self.mem.read(sums, key, "proj") if onto else 0
                 e = self.mem.read(entries, pos, "u32")
                 row = self.mem.read(rows, e & ~SIGN, "u32") if rows else e & ~SIGN
                 if table and row >= n:                     # a table's copies lie apart from the points

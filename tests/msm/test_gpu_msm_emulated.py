@@ -108,17 +108,22 @@ def test_one_sort_serves_several_arrays(overlap, mix):
     assert names.count("k_msm_reduce") == 2
 
 
+@pytest.mark.parametrize("onto,max_chunk", [(False, 256), (True, 256), (True, 4)],
+                         ids=["added at each run's end", "runs start from the buckets", "onto, short chunks"])
 @pytest.mark.parametrize("overlap", [False, True], ids=["one stream", "fill beside"])
-def test_passes_add_into_one_set_of_buckets(overlap):
+def test_passes_add_into_one_set_of_buckets(overlap, onto, max_chunk):
     """An MSM of several passes (a streamed array's chunks, of sizes not
     powers of two): each pass's entries are added into one set of buckets,
     whose window width the first pass with scalars picks for every pass
     (later passes of other scalars sort with it), a pass of zeros adds
     nothing, and the windows are reduced once, at the end. Their sum is the
-    plain sum of scalar times point."""
+    plain sum of scalar times point, whether a pass adds a run's sum into its
+    bucket as the run ends (msm_accumulate_into) or starts the bucket's runs
+    from what it holds (onto; short chunks split buckets across chunks, so
+    the plain combine levels finish them)."""
     rnd = random.Random()
     dev = Device()
-    ops = GpuMsm(dev, MsmTuning(overlap=overlap, groups=3))
+    ops = GpuMsm(dev, MsmTuning(overlap=overlap, groups=3, max_chunk=max_chunk), onto=onto)
     spans = [(0, 97, "narrow"), (97, 110, "zero"), (110, 241, "full"), (241, 330, "random")]
     n = spans[-1][1]
     points = [0 if i % 13 == 6 else rnd.randrange(1, P) for i in range(n)]
@@ -137,6 +142,9 @@ def test_passes_add_into_one_set_of_buckets(overlap):
     names = [k for k, _ in dev.launches]
     assert names.count("k_msm_classify") == len(spans)
     assert names.count("k_msm_reduce") == 1
+    later = "k_msm_accumulate_onto" if onto else "k_msm_accumulate_into"
+    assert names.count(later) >= len(spans) - 1 and "k_msm_accumulate" not in names
+    assert ("k_msm_combine_into" in names) is not onto
 
 
 def test_every_emulated_launch_passes_the_kernels_parameters():
@@ -146,7 +154,7 @@ def test_every_emulated_launch_passes_the_kernels_parameters():
     entries = cuda_parameters()
     emulated = {name[2:] for name in dir(Device) if name.startswith("k_")}
     assert emulated and emulated <= set(entries), emulated - set(entries)
-    assert entries["msm_accumulate_into"] == entries["msm_accumulate"]
+    assert entries["msm_accumulate_into"] == entries["msm_accumulate_onto"] == entries["msm_accumulate"]
     dev = Device()
     count = entries["msm_combine_into"]
     with pytest.raises(AssertionError, match=f"msm_combine_into takes {count} parameters"):
@@ -188,15 +196,16 @@ class PassingDevice(InPasses, Device):
         return buf
 
 
+@pytest.mark.parametrize("onto", [False, True], ids=["into", "onto"])
 @pytest.mark.parametrize("sets", [1, 2])
-def test_msm_sets_in_passes_keep_a_set_of_buckets_each(sets):
+def test_msm_sets_in_passes_keep_a_set_of_buckets_each(sets, onto):
     """GpuMsm.msm_sets over an array of several passes on the emulated
     device: each scalar set adds every pass into buckets of its own, which
     are reduced once, and each set's windows combine to its plain sum."""
     rnd = random.Random()
     n, per = rnd.randrange(150, 260), rnd.randrange(40, 90)
     dev = PassingDevice(per)
-    ops = GpuMsm(dev, MsmTuning(groups=3))
+    ops = GpuMsm(dev, MsmTuning(groups=3), onto=onto)
     points = [0 if i % 11 == 2 else rnd.randrange(1, P) for i in range(n)]
     dev.pts = dev.alloc(96 * n)
     for i, p in enumerate(points):
@@ -211,5 +220,6 @@ def test_msm_sets_in_passes_keep_a_set_of_buckets_each(sets):
     names = [k for k, _ in dev.launches]
     assert dev.passes == -(-n // per) and names.count("k_msm_reduce") == sets
     assert names.count("k_msm_classify") == sets * dev.passes
-    assert "k_msm_accumulate" not in names and "k_msm_combine" not in names        # every pass adds into its set's
-    assert names.count("k_msm_accumulate_into") >= dev.passes
+    assert "k_msm_accumulate" not in names        # every pass adds into its set's
+    assert names.count("k_msm_accumulate_onto" if onto else "k_msm_accumulate_into") >= dev.passes
+    assert ("k_msm_combine" in names) is onto and ("k_msm_combine_into" in names) is not onto

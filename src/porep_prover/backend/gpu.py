@@ -99,7 +99,8 @@ class GpuBackend:
         self.device = device = Device(ordinal, environment)
         self.memory = device.memory
         self.ntt_ops = GpuNtt(device)
-        self.msm_ops = GpuMsm(device, tables=environment.msm_tables, table_copies=environment.msm_table_copies)
+        self.msm_ops = GpuMsm(device, tables=environment.msm_tables, table_copies=environment.msm_table_copies,
+                              onto=environment.msm_onto)
         self.fixed_base_ops = GpuFixedBase(device)
         self.r1cs_ops = GpuR1cs(device)
         self.plan: DevicePlan | None = None          # the plan the last region ran by (None: unplanned)

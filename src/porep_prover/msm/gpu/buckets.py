@@ -64,12 +64,14 @@ class GpuBuckets:
     def buckets(self, sort: Sort, targets: list[Target], sorted_: tuple[DeviceBuffer, DeviceBuffer, DeviceBuffer],
                 sums: list[DeviceBuffer], stretches: list[Stretch], bounds: list[int],
                 alloc: Callable[[int], DeviceBuffer], mark: Callable[[str], None], aux: Stream,
-                into: bool = False) -> None:
+                into: bool = False, onto: bool = False) -> None:
         """Every bucket's sum into sums (one buffer a target; into: added to
         what each bucket holds), stretch by stretch: the fill on aux (the
         backend's stream, or the one beside it, which fills the next stretch
         while this one adds up the last), each target's accumulation and
-        combine levels on the backend's stream once the stretch is filled."""
+        combine levels on the backend's stream once the stretch is filled;
+        onto (with into): the buckets' runs start from what they hold
+        (msm_accumulate_onto) rather than being added to it at their end."""
         gpu, main = self.gpu, self.gpu.stream
         entries, _, ends = sorted_
         aux.wait(self.event(main))                                    # the sort's buffers are ready
@@ -86,7 +88,7 @@ class GpuBuckets:
                 continue
             for t, buf in zip(targets, sums):
                 self.accumulate(t, sorted_ + (buf,), s.buckets, bounds[i], bounds[i + 1] - bounds[i], chunk, alloc,
-                                mark, into)
+                                mark, into, onto)
 
     def event(self, stream: Stream) -> Event:
         """An event recorded on stream now."""
@@ -96,10 +98,11 @@ class GpuBuckets:
 
     def accumulate(self, target: Target, sorted_: tuple[DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer],
                    buckets: range, base: int, count: int, chunk: int, alloc: Callable[[int], DeviceBuffer],
-                   mark: Callable[[str], None], into: bool = False) -> None:
+                   mark: Callable[[str], None], into: bool = False, onto: bool = False) -> None:
         """The target's sums of buckets, whose entries are [base, base + count):
         chunked level 1, then combine levels until one chunk is left; into:
-        each bucket's sum added to what the target's sums hold there."""
+        each bucket's sum added to what the target's sums hold there (onto:
+        level 1's runs start from it, the combine levels plain)."""
         gpu, group, proj = self.gpu, target.group, target.proj_bytes
         mod = self.tuning.module(group)
         entries, offsets, ends, sums = sorted_
@@ -108,7 +111,9 @@ class GpuBuckets:
         next_keys, nxt = alloc(8 * chunks), alloc(2 * proj * chunks)
         tail: list[DeviceBuffer | int] = [entries, offsets, ends, buckets.start, buckets.stop, base, count, chunk, sums,
                                           next_keys, nxt]
-        into_ = "_into" if into else ""          # kernels of their own: the others keep their code and registers
+        # kernels of their own: the others keep their code and registers
+        level1 = "_onto" if into and onto else "_into" if into else ""
+        into_ = "_into" if into and not onto else ""
         if into and (target.rows or target.table):
             raise InvalidInputError("buckets kept across passes serve a plain MSM (no row map, no window table)")
         if target.rows:
@@ -118,7 +123,7 @@ class GpuBuckets:
             gpu.launch(mod, f"g{group}_msm_accumulate_table", chunks,
                        [target.points, target.table, target.n] + tail, block=SMALL_THREADS)
         else:
-            gpu.launch(mod, f"g{group}_msm_accumulate{into_}", chunks, [target.points] + tail, block=SMALL_THREADS)
+            gpu.launch(mod, f"g{group}_msm_accumulate{level1}", chunks, [target.points] + tail, block=SMALL_THREADS)
         mark("accumulate")
         length = 2 * chunks
         while length > FINAL_LIST:

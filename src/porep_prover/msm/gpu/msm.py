@@ -95,10 +95,14 @@ class GpuMsm:
     the default leaves them to the plan. InvalidInputError unless an MsmTuning.
     tables, table_copies: the window tables of MSMs over resident points when
     a call gives no MsmOptions (the backend passes the environment's:
-    config.GpuEnvironment.msm_tables / msm_table_copies)."""
+    config.GpuEnvironment.msm_tables / msm_table_copies). onto: an MSM of
+    several passes adds each later pass's entries onto its buckets by
+    msm_accumulate_onto (runs start from what their bucket holds) rather
+    than msm_accumulate_into (a general addition as each run ends;
+    config.GpuEnvironment.msm_onto)."""
 
     def __init__(self, gpu: KernelHost, tuning: MsmTuning = DEFAULT_TUNING, tables: bool = False,
-                 table_copies: int | None = None):
+                 table_copies: int | None = None, onto: bool = False):
         if not isinstance(tuning, MsmTuning):
             raise InvalidInputError(f"GpuMsm: tuning is an MsmTuning, not {type(tuning).__name__}")
         self.gpu = gpu
@@ -106,6 +110,7 @@ class GpuMsm:
         self.profile: dict[str, float] | None = None  # set to a dict: ms per phase are added to it
         self.tables = bool(tables)                     # window tables for resident points (see the module)
         self.table_copies = table_copies               # None: a copy for every window; else at most this many
+        self.onto = bool(onto)                         # later passes' runs start from their buckets' sums
         # id(rows) -> (weak reference, rows it needs)
         self._rows_checked: dict[int, tuple[weakref.ref[NDArray[np.uint32]], int]] = {}
         self.sort = GpuSort(gpu, tuning)
@@ -113,7 +118,7 @@ class GpuMsm:
 
     def on(self, gpu: KernelHost) -> GpuMsm:
         """This MSM side's settings on another view of its device (cuda.second_stream.SecondStream)."""
-        other = GpuMsm(gpu, self.tuning, self.tables, self.table_copies)
+        other = GpuMsm(gpu, self.tuning, self.tables, self.table_copies, self.onto)
         other.profile, other._rows_checked = self.profile, self._rows_checked
         return other
 
@@ -355,7 +360,7 @@ class GpuMsm:
             bounds = self.sort.offsets_at(offsets, [s.buckets.start for s in stretches], total) + [total]
             aux = gpu.aux_stream if overlap else gpu.stream
             self.buckets.buckets(sort, targets, (entries, offsets, ends), sums, stretches, bounds, alloc, mark, aux,
-                                 into is not None)
+                                 into is not None, self.onto)
             if into is not None:
                 collect()
                 return [None], c, split

@@ -29,7 +29,10 @@
  *                    partial sums, and msm_combine repeats on that list until
  *                    every bucket is complete (msm_accumulate_into and
  *                    msm_combine_into: each bucket's sum added to what it
- *                    holds, an MSM's passes sharing one set of buckets)
+ *                    holds, an MSM's passes sharing one set of buckets;
+ *                    msm_accumulate_onto: the same, each run that starts in
+ *                    its chunk starting from what its bucket holds, the
+ *                    plain msm_combine after it)
  *   msm_reduce       per (window, segment of buckets): sum (b + 1) B_b
  *   msm_fold         partial sums folded by a factor, group by group
  *   msm_sum          the sum of all points (batch addition)
@@ -349,7 +352,13 @@ DEV u32 bucket_at(const u32 *ends, u32 from, u32 last, u32 pos)
  * beside the points). A kernel each, so the plain one keeps its registers. */
 enum Source { PLAIN, ROWS, TABLE };
 
-template <Source SRC, bool INTO = false>
+/* ONTO (a later pass's buckets, msm_accumulate_onto): a run that starts in
+ * its chunk starts from what its bucket holds, so a bucket complete in the
+ * chunk is stored as the plain kernel stores it, and one split across
+ * chunks carries what it held in its first piece alone (the plain combine
+ * levels then finish it). No lane adds a held sum at a flush: INTO's
+ * general addition there stalls the warp whenever any lane's run ends. */
+template <Source SRC, bool INTO = false, bool ONTO = false>
 DEV void accumulate_level1(const point *points, const u32 *rows, const point *table, u32 n, const u32 *entries,
                            const u32 *offsets, const u32 *ends, u32 first, u32 last, u32 base, u32 count,
                            u32 chunk, proj *sums, u32 *next_keys, proj *next)
@@ -360,14 +369,20 @@ DEV void accumulate_level1(const point *points, const u32 *rows, const point *ta
         u32 key = bucket_at(ends, first, last, lo), end = ends[key];
         bool open_left = offsets[key] < lo, first_run = true;
         proj acc;
-        set_inf(acc);
+        if (ONTO && !open_left)
+            acc = sums[key];
+        else
+            set_inf(acc);
         for (u32 pos = lo; pos < hi; pos++) {
             if (pos == end) {
                 flush<INTO>(sums, next_keys, next, t, key, false, acc, open_left, first_run, false);
                 first_run = open_left = false;
                 key = bucket_at(ends, key + 1, last, pos);
                 end = ends[key];
-                set_inf(acc);
+                if (ONTO)
+                    acc = sums[key];
+                else
+                    set_inf(acc);
             }
             u32 e = entries[pos], row = e & ~SIGN_BIT;
             if (SRC == ROWS) row = rows[row];
@@ -414,6 +429,17 @@ extern "C" __global__ void PREFIX(msm_accumulate_into)(const point *points, cons
 {
     accumulate_level1<PLAIN, true>(points, nullptr, nullptr, 0, entries, offsets, ends, first, last, base, count,
                                    chunk, sums, next_keys, next);
+}
+
+/* msm_accumulate over an MSM's later pass, each run that starts in its
+ * chunk starting from its bucket's sum (ONTO above); its open runs are
+ * finished by the plain msm_combine. */
+extern "C" __global__ void PREFIX(msm_accumulate_onto)(const point *points, const u32 *entries, const u32 *offsets,
+                                                       const u32 *ends, u32 first, u32 last, u32 base, u32 count,
+                                                       u32 chunk, proj *sums, u32 *next_keys, proj *next)
+{
+    accumulate_level1<PLAIN, false, true>(points, nullptr, nullptr, 0, entries, offsets, ends, first, last, base,
+                                          count, chunk, sums, next_keys, next);
 }
 
 /* Level 2 and on: the same over a list of partial sums (keys may be dead). */
