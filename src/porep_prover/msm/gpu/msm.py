@@ -108,6 +108,7 @@ class GpuMsm:
         self.gpu = gpu
         self.tuning = tuning
         self.profile: dict[str, float] | None = None  # set to a dict: ms per phase are added to it
+        self._last_sort: tuple[dict[str, float], Event] | None = None    # (its profile, the last sort's end)
         self.tables = bool(tables)                     # window tables for resident points (see the module)
         self.table_copies = table_copies               # None: a copy for every window; else at most this many
         self.onto = bool(onto)                         # later passes' runs start from their buckets' sums
@@ -123,7 +124,11 @@ class GpuMsm:
         return other
 
     def _marker(self) -> tuple[Callable[[str], None], Callable[[], None]]:
-        """mark(name) ends the phase called name (CUDA events; a no-op unless profiling)."""
+        """mark(name) ends the phase called name (CUDA events; a no-op unless
+        profiling). Beside the phases, "passes" counts the sorts and
+        "between" adds the device time from one sort's end to the next one's
+        start under the same profile (chunk waits, gathers, the host's round
+        trips), of sorts on this side's stream."""
         if self.profile is None:
             return lambda name: None, lambda: None
         gpu, profile = self.gpu, self.profile
@@ -137,6 +142,10 @@ class GpuMsm:
             for (_, a), (name, b) in zip(events, events[1:]):
                 profile[name] = profile.get(name, 0.0) + b.elapsed_ms(a)
             profile["passes"] = profile.get("passes", 0) + 1
+            last = self._last_sort
+            if last is not None and last[0] is profile:
+                profile["between"] = profile.get("between", 0.0) + events[0][1].elapsed_ms(last[1])
+            self._last_sort = (profile, events[-1][1])
 
         mark("start")
         return mark, collect
