@@ -294,7 +294,7 @@ def main() -> None:
     ap.add_argument("--async-free", default="off", metavar="off|on[,...]",
                     help="the device pool's work buffers given back without a wait (on) or after one (off); with "
                          "both, every budget is timed each way, in the order given")
-    ap.add_argument("--onto", default="off", metavar="off|on[,...]",
+    ap.add_argument("--onto", default="on", metavar="off|on[,...]",
                     help="an MSM's later passes start their buckets' runs from the buckets (on: "
                          "msm_accumulate_onto) or add each run as it ends (off); with both, every budget each way")
     ap.add_argument("--no-phases", action="store_true",

@@ -97,12 +97,12 @@ class GpuMsm:
     a call gives no MsmOptions (the backend passes the environment's:
     config.GpuEnvironment.msm_tables / msm_table_copies). onto: an MSM of
     several passes adds each later pass's entries onto its buckets by
-    msm_accumulate_onto (runs start from what their bucket holds) rather
-    than msm_accumulate_into (a general addition as each run ends;
-    config.GpuEnvironment.msm_onto)."""
+    msm_accumulate_onto (runs start from what their bucket holds; the
+    default) rather than msm_accumulate_into (a general addition as each
+    run ends; config.GpuEnvironment.msm_onto)."""
 
     def __init__(self, gpu: KernelHost, tuning: MsmTuning = DEFAULT_TUNING, tables: bool = False,
-                 table_copies: int | None = None, onto: bool = False):
+                 table_copies: int | None = None, onto: bool = True):
         if not isinstance(tuning, MsmTuning):
             raise InvalidInputError(f"GpuMsm: tuning is an MsmTuning, not {type(tuning).__name__}")
         self.gpu = gpu
