@@ -5,13 +5,20 @@ Payloads, every key checked (InvalidInputError naming it):
 
     the daemon's (a cuzk POREP_SEAL_COMMIT request):
         {"vanilla_proof": PATH, "registered_proof": N, "sector_size": BYTES,
-         "sector_number": N, "miner_id": N}
+         "sector_number": N, "miner_id": N}, and optionally the config below
     a preload's (PreloadSRS, EvictSRS):  {"sector_size": BYTES}
     the Python API's and bench batch's:
         {"c1": PATH or the output's bytes (or a proofs.C1Output), and optionally
          "registered_proof" (N or name), "sector_size", "prover_id" (32 bytes or
          64 hex digits), "sector_id", "miner_id" (the prover id as filecoin-ffi
-         makes it), "params" (a .params file)}; bench batch adds "seed", unused
+         makes it), "params" (a .params file), "porep_id" (32 bytes or 64 hex
+         digits) and "api_version" ("1.0.0", "1.1.0", "1.2.0" or V1_2_0)};
+         bench batch adds "seed", unused
+
+porep_id and api_version are those the sector was sealed under where they
+are not its registered proof's (another chain's: registered.porep_config);
+the vanilla proofs, the replica id and the public inputs are checked under
+them.
 
 The file or bytes hold rust-fil-proofs' SealCommitPhase1Output as JSON, or
 curio's wrapper {"SectorNum", "SectorSize", "Phase1Out": base64 of that JSON}.
@@ -37,13 +44,15 @@ from porep_prover.errors import InvalidInputError, VanillaProofError
 
 from . import c1_json, vanilla
 from .proofs import C1Output
-from .registered import REGISTERED, SealProof
+from .registered import REGISTERED, PorepConfig, SealProof, porep_config
 
 U64 = (1 << 64) - 1
 BY_NUMBER = {p.number: p for p in REGISTERED.values()}
 WRAPPER = ("SectorNum", "SectorSize", "Phase1Out")
-DAEMON_KEYS = {"vanilla_proof", "registered_proof", "sector_size", "sector_number", "miner_id"}
-API_KEYS = {"c1", "registered_proof", "sector_size", "prover_id", "sector_id", "miner_id", "params", "seed"}
+CONFIG_KEYS = {"porep_id", "api_version"}
+DAEMON_KEYS = {"vanilla_proof", "registered_proof", "sector_size", "sector_number", "miner_id"} | CONFIG_KEYS
+API_KEYS = {"c1", "registered_proof", "sector_size", "prover_id", "sector_id", "miner_id", "params", "seed"} \
+    | CONFIG_KEYS
 KEEP_OUTPUTS = 4
 
 
@@ -89,12 +98,14 @@ def _size_proof(size: int) -> SealProof:
 class Payload:
     """A payload read: the registered proof (for a preload, the V1_1 one of its
     size: V1 and V1_1 partitions share their circuit), the output's source (None
-    for a preload), the prover and sector ids when given, a parameters file."""
+    for a preload), the prover and sector ids when given, a parameters file,
+    the porep_id and API version the sector was sealed under."""
     proof: SealProof
     source: object
     prover_id: bytes | None
     sector_id: int | None
     params: str | None
+    config: PorepConfig
 
     @classmethod
     def of(cls, obj) -> "Payload":
@@ -118,19 +129,26 @@ class Payload:
                                     f"({proof.sector_size})")
         if source is None and (set(obj) - {"sector_size", "registered_proof", "params", "seed"}):
             raise InvalidInputError("porep payload: a preload's names sector_size (registered_proof, params) alone")
-        return cls(proof or _proof_of_source(source), source, _prover_id(obj), _sector_id(obj), _params(obj))
+        proof = proof or _proof_of_source(source)
+        try:
+            config = porep_config(proof, obj.get("porep_id"), obj.get("api_version"))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"porep payload: {exc}") from None
+        return cls(proof, source, _prover_id(obj), _sector_id(obj), _params(obj), config)
 
     def output(self, partitions: int | None = None) -> C1Output:
-        """The commit-phase-1 output, read once and checked (see the module's docstring)."""
+        """The commit-phase-1 output, read once and checked (see the module's docstring):
+        its registered proof and partitions first, then its vanilla proofs under
+        the payload's config."""
         if self.source is None:
             raise InvalidInputError("porep payload: a preload's payload names no commit-phase-1 output")
-        c1 = checked_output(self.source, self.prover_id, self.sector_id)
+        c1 = _read(self.source)[1]
         if c1.registered_proof != self.proof.name:
             raise VanillaProofError(f"a {c1.registered_proof} output, {self.proof.name} expected", "registered_proof")
         if partitions is not None and len(c1.vanilla_proofs) != partitions:
             raise VanillaProofError(f"{len(c1.vanilla_proofs)} partitions, the job has {partitions}",
                                     "vanilla_proofs")
-        return c1
+        return checked_output(self.source, self.prover_id, self.sector_id, self.config)
 
 
 def _prover_id(obj: dict) -> bytes | None:
@@ -226,16 +244,19 @@ def _read(source) -> tuple[tuple, C1Output]:
     return key, c1
 
 
-def checked_output(source, prover_id: bytes | None = None, sector_id: int | None = None) -> C1Output:
+def checked_output(source, prover_id: bytes | None = None, sector_id: int | None = None,
+                   config: PorepConfig | None = None) -> C1Output:
     """The output of a source (path, bytes, C1Output) with every vanilla proof
-    verified (and the replica id, given the ids); each check done once a process."""
+    verified under config (default: its registered proof's porep_id and API
+    version; and the replica id, given the ids); each check done once a process."""
     key, c1 = _read(source)
+    check = (prover_id, sector_id, config)
     with _OUTPUTS_LOCK:
         done = _OUTPUTS.get(key, (None, set()))[1]
-        if (prover_id, sector_id) in done:
+        if check in done:
             return c1
-    vanilla.verify(c1, prover_id, sector_id)
+    vanilla.verify(c1, prover_id, sector_id, config)
     with _OUTPUTS_LOCK:
         if key in _OUTPUTS:
-            _OUTPUTS[key][1].add((prover_id, sector_id))
+            _OUTPUTS[key][1].add(check)
     return c1

@@ -95,7 +95,7 @@ class PorepProvider:
         if not 0 <= partition < len(c1.vanilla_proofs):
             raise InvalidInputError(f"partition {partition} of an output of {len(c1.vanilla_proofs)}")
         circuit = partition_circuit(p.proof)
-        return circuit.r1cs, circuit.witness(c1, partition, threads, out)
+        return circuit.r1cs, circuit.witness(c1, partition, threads, out, p.config)
 
     def synthesize_into(self, job, partition: int, threads: int, out):
         """synthesize's witness written into out (the engine's arena); the circuit."""

@@ -6,16 +6,21 @@ parents' columns (the DRG parents' labels in the same layer, the expander
 parents' in the layer below), the encoding is recomputed from the data, and the
 roots agree with comm_d and comm_r across all proofs. A failure raises
 VanillaProofError naming the field (a path into the output's JSON).
+
+The graph (each challenge's parents) and the replica id are those of a
+porep_id and an API version: the registered proof's, or the PorepConfig a
+job gives; an output made under another is refused (its parents' columns
+are not the graph's).
 """
 from __future__ import annotations
 
 from porep_prover.errors import VanillaProofError
 
 from . import graph, poseidon
-from .fr32 import R, sha256_fr32
+from .fr32 import R
 from .proofs import C1Output, ColumnProof, LabelingProof, MerkleProof, VanillaProof
-from .registered import SealProof, seal_proof
-from .seal import LABEL_PARENTS, challenges
+from .registered import PorepConfig, SealProof, seal_proof
+from .seal import LABEL_PARENTS, challenges, label_of
 from .trees import path_index, path_root
 
 _PATHS = {"Single": ("path",), "Sub": ("base_proof", "sub_proof"), "Top": ("base_proof", "sub_proof", "top_proof")}
@@ -52,8 +57,7 @@ def _column(cp: ColumnProof, where: str, node: int, proof: SealProof, comm_c: by
 
 
 def _label(replica_id: bytes, lp: LabelingProof) -> bytes:
-    return sha256_fr32(replica_id, lp.layer_index.to_bytes(4, "big"), lp.node.to_bytes(8, "big"), bytes(20),
-                       *lp.parents)
+    return label_of(replica_id, lp.layer_index, lp.node, lp.parents)
 
 
 def _labels(p: VanillaProof, where: str, proof: SealProof, challenge: int, replica_id: bytes) -> None:
@@ -83,12 +87,15 @@ def _labels(p: VanillaProof, where: str, proof: SealProof, challenge: int, repli
            "the replica node is not the encoding of the data node")
 
 
-def verify(c1: C1Output, prover_id: bytes | None = None, sector_id: int | None = None) -> None:
-    """Check every vanilla proof of a commit-phase-1 output; with the prover and sector
+def verify(c1: C1Output, prover_id: bytes | None = None, sector_id: int | None = None,
+           config: PorepConfig | None = None) -> None:
+    """Check every vanilla proof of a commit-phase-1 output under config (default:
+    the registered proof's porep_id and API version); with the prover and sector
     ids, the replica id too (it binds the ticket). Raises VanillaProofError."""
     proof = seal_proof(c1.registered_proof)
+    config = config or proof.config
     if prover_id is not None and sector_id is not None:
-        _check(graph.replica_id(prover_id, sector_id, c1.ticket, c1.comm_d, proof.porep_id) == c1.replica_id,
+        _check(graph.replica_id(prover_id, sector_id, c1.ticket, c1.comm_d, config.porep_id) == c1.replica_id,
                "replica_id", "not the replica id of this prover, sector, ticket and comm_d")
     _check(int.from_bytes(c1.replica_id, "little") < R, "replica_id", "not below r")
     _check(len(c1.vanilla_proofs) == proof.partitions, "vanilla_proofs", f"{proof.partitions} partitions expected")
@@ -110,7 +117,7 @@ def verify(c1: C1Output, prover_id: bytes | None = None, sector_id: int | None =
             where = f"{variant}[{k}][{i}]"
             _merkle(p.comm_d_proofs, f"{where}.comm_d_proofs", "sha256", challenge, c1.comm_d)
             _merkle(p.comm_r_last_proof, f"{where}.comm_r_last_proof", "poseidon", challenge, comm_r_last)
-            parents = graph.node_parents(proof.nodes, challenge, proof.porep_id, proof.api_v11)
+            parents = graph.node_parents(proof.nodes, challenge, config.porep_id, config.api_v11)
             rcp, at = p.replica_column_proofs, f"{where}.replica_column_proofs"
             _column(rcp.c_x, f"{at}.c_x", challenge, proof, comm_c)
             for j, cp in enumerate(rcp.drg_parents):

@@ -4,7 +4,7 @@ witness of a commit-phase-1 output's partition.
 
     circuit = partition_circuit(seal_proof("StackedDrg2KiBV1_1"))
     circuit.r1cs                         the CSR matrices (built on first use)
-    circuit.witness(c1, k, threads)      partition k's witness: inputs first
+    circuit.witness(c1, k, threads)      partition k's witness: inputs first (config: the job's porep_id)
     shape_counts(layout)                 constraints, inputs, aux of a shape, nothing built
 
 The witness's public inputs are checked against storage-proofs-porep's
@@ -21,7 +21,7 @@ from porep_prover import FrArray
 from porep_prover.groth16 import R1CS
 
 from ..proofs import C1Output
-from ..registered import SealProof
+from ..registered import PorepConfig, SealProof
 from .builder import Builder, Shape
 from .stacked import Layout, synthesize
 from .values import layout_of, partition_values, public_inputs
@@ -68,12 +68,14 @@ class PartitionCircuit:
             raise VanillaProofError(f"partition {k} does not fit the {self.layout} circuit", "vanilla_proofs")
         return builder.shape.data            # type: ignore[return-value]
 
-    def witness(self, c1: C1Output, k: int, threads: int | None = None, out: FrArray | None = None) -> FrArray:
+    def witness(self, c1: C1Output, k: int, threads: int | None = None, out: FrArray | None = None,
+                config: PorepConfig | None = None) -> FrArray:
         """Partition k's witness (the one, the public inputs, the aux), into out when
         given; VanillaProofError when its public inputs are not the ones a verifier
-        computes."""
+        computes (under config: the job's porep_id and API version, by default the
+        registered proof's)."""
         w = self.program.run(self.data(c1, k), threads, out)
-        expected = public_inputs(c1, k)
+        expected = public_inputs(c1, k, config)
         got = w[1:self.shape.num_inputs].to_ints()
         if got != expected:
             bad = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..registered import tree_arities
 from .boolean import Boolean
 from .builder import Builder
 from .gadgets import add, alloc_num, equal, inputize, pack_into_inputs, reverse_bit_numbering, to_bits_le, \
@@ -41,13 +42,7 @@ class Layout:
     @property
     def tree_arities(self) -> list[int]:
         """The arity of each level of a tree_c / tree_r_last path, leaf first."""
-        base, sub, top = self.tree
-        leaves = self.nodes // max(sub, 1) // max(top, 1)
-        levels = 0
-        while leaves > 1:
-            leaves //= base
-            levels += 1
-        return [base] * levels + [a for a in (sub, top) if a]
+        return tree_arities(self.nodes, self.tree)
 
 
 @dataclass(frozen=True)

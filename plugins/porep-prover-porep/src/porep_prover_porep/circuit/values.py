@@ -6,8 +6,9 @@ partition_values(c1, k) reads partition k's vanilla proofs into the values
 the circuit allocates (stacked.PartitionValues); public_inputs(c1, k) is
 storage-proofs-porep's generate_public_inputs, computed from the public
 values alone (replica id, commitments, seed: the challenges, their graph
-parents), never from the vanilla proofs, so that a proof made from a
-tampered output cannot verify against them.
+parents under the job's porep_id and API version), never from the vanilla
+proofs, so that a proof made from a tampered output cannot verify against
+them.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from porep_prover.errors import VanillaProofError
 from .. import graph
 from ..fr32 import R
 from ..proofs import C1Output, ColumnProof, MerkleProof
-from ..registered import SealProof, seal_proof
+from ..registered import PorepConfig, SealProof, seal_proof
 from ..seal import challenges
 from .stacked import ChallengeValues, ColumnValues, Layout, PartitionValues, Path
 
@@ -58,13 +59,15 @@ def partition_values(c1: C1Output, k: int) -> PartitionValues:
                            _int(first.replica_column_proofs.c_x.inclusion_proof.root, "comm_c"), tuple(out))
 
 
-def public_inputs(c1: C1Output, k: int) -> list[int]:
+def public_inputs(c1: C1Output, k: int, config: PorepConfig | None = None) -> list[int]:
     """generate_public_inputs of partition k: replica_id, comm_d, comm_r, then per
     challenge its tree_d index, its 14 parents' tree_c indices, the challenge,
-    its tree_r_last and tree_c indices (the one not included)."""
+    its tree_r_last and tree_c indices (the one not included); the parents
+    those of config's graph (default: the registered proof's)."""
     proof = seal_proof(c1.registered_proof)
+    config = config or proof.config
     out = [_int(c1.replica_id, "replica_id"), _int(c1.comm_d, "comm_d"), _int(c1.comm_r, "comm_r")]
     for challenge in challenges(proof, c1.replica_id, c1.seed, k):
-        parents = graph.node_parents(proof.nodes, challenge, proof.porep_id, proof.api_v11)
+        parents = graph.node_parents(proof.nodes, challenge, config.porep_id, config.api_v11)
         out += [challenge, *parents, challenge, challenge, challenge]
     return out
