@@ -30,7 +30,7 @@ from porep_prover_porep import c1_json, pieces, seal  # noqa: E402
 from porep_prover_porep.parameters import ENVIRONMENT, canonical_path, parameters  # noqa: E402
 from porep_prover_porep.payload import Payload, prover_id_of  # noqa: E402
 from porep_prover_porep.provider import PorepProvider  # noqa: E402
-from porep_prover_porep.registered import seal_proof  # noqa: E402
+from porep_prover_porep.registered import PorepConfig, seal_proof  # noqa: E402
 
 MINER, SECTOR = 1000, 7
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -229,3 +229,25 @@ def test_the_shape_is_said_before_the_parameters_exist_and_a_set_in_use_is_hande
     said = PorepProvider.srs_shape(mapped_job)
     loaded = PorepProvider.load_srs(mapped_job)
     assert said.mapped and said == SrsShape.of(loaded, is_mapped(loaded.h.limbs))
+
+
+def test_a_payload_gives_the_porep_id_and_api_version_its_sector_was_sealed_under(tmp_path):
+    """Another chain's sector: read, verified and synthesized under the payload's
+    porep_id and API version; refused under its registered proof's."""
+    config = PorepConfig(bytes(32), "1.2.0")
+    data = pieces.sector_data([pieces.random_piece(2048, 9)], 2048)
+    c1 = seal.seal_sector(data, "StackedDrg2KiBV1_1", prover_id_of(MINER), SECTOR, bytes([1] * 32), bytes([2] * 32),
+                          config)
+    path = tmp_path / "c1.json"
+    c1_json.write(c1, path)
+    given = {"porep_id": "00" * 32, "api_version": "V1_2_0"}
+    assert PorepProvider.parse_payload(daemon_payload(path, **given), 1)["porep_id"] == "00" * 32
+    job = Job("porep", 1, {"c1": str(path), "miner_id": MINER, "sector_id": SECTOR, "porep_id": bytes(32),
+                           "api_version": "1.2.0"})
+    r1cs, witness = PorepProvider().synthesize(job, 0, 2)
+    assert r1cs.is_satisfied(witness)
+    with pytest.raises(VanillaProofError):
+        PorepProvider.parse_payload(daemon_payload(path), 1)
+    for bad, words in (({"porep_id": "00" * 31}, "porep_id is 32 bytes"), ({"api_version": "2"}, "api_version")):
+        with pytest.raises(InvalidInputError, match=words):
+            PorepProvider.parse_payload(daemon_payload(path, **bad), 1)

@@ -13,6 +13,8 @@ from porep_prover.errors import InvalidInputError, VanillaProofError  # noqa: E4
 from porep_prover_porep import c1_json, pieces, seal, vanilla  # noqa: E402
 from porep_prover_porep import reference as ref  # noqa: E402
 from porep_prover_porep.fr32 import R, from_int, to_int, truncate  # noqa: E402
+from porep_prover_porep.circuit import values  # noqa: E402
+from porep_prover_porep.registered import PorepConfig, porep_config, seal_proof  # noqa: E402
 
 PROVER, SECTOR, TICKET, SEED = bytes(range(32)), 4242, bytes([7] * 32), bytes([9] * 32)
 ZERO_2KIB_COMM_D = "fc7e928296e516faade986b28f92d44a4f24b935485223376a799027bc18f833"   # filecoin-proofs pieces.rs
@@ -195,3 +197,30 @@ def test_an_8mib_sector_seals_and_verifies():
     proof = c1.vanilla_proofs[0][0]
     assert len(proof.comm_d_proofs.paths[0]) == 18 and len(proof.comm_r_last_proof.paths[0]) == 6
     vanilla.verify(c1_json.loads(c1_json.dumps(c1)), PROVER, SECTOR)
+
+
+def test_an_output_sealed_under_another_porep_id_verifies_under_it_alone(rng):
+    """Another chain's porep_id (all zeros, API version 1.2.0): its replica id and
+    graph; refused under Filecoin's, or under the same porep_id and API version 1.0.0."""
+    config = PorepConfig(bytes(32), "1.2.0")
+    data = pieces.sector_data([pieces.random_piece(2048, rng.randrange(1 << 32))], 2048)
+    c1 = seal.seal_sector(data, "StackedDrg2KiBV1_1", PROVER, SECTOR, TICKET, SEED, config)
+    assert c1.replica_id == truncate(hashlib.sha256(PROVER + SECTOR.to_bytes(8, "big") + TICKET + c1.comm_d
+                                                    + bytes(32)).digest())
+    vanilla.verify(c1, PROVER, SECTOR, config)
+    for other in (None, PorepConfig(bytes(32), "1.0.0"), seal_proof("StackedDrg2KiBV1_1").config):
+        with pytest.raises(VanillaProofError, match="node"):
+            vanilla.verify(c1, config=other)
+    with pytest.raises(VanillaProofError, match="replica id"):
+        vanilla.verify(c1, PROVER, SECTOR)
+    assert values.public_inputs(c1, 0, config)[3:] != values.public_inputs(c1, 0)[3:]
+
+
+def test_a_porep_config_is_the_registered_proofs_unless_given():
+    proof = seal_proof("StackedDrg2KiBV1_1")
+    assert porep_config(proof) == PorepConfig((5).to_bytes(8, "little") + bytes(24), "1.1.0") == proof.config
+    assert porep_config(proof, "00" * 32, "V1_2_0") == PorepConfig(bytes(32), "1.2.0")
+    assert porep_config(seal_proof("StackedDrg2KiBV1"), bytes(32)).api_version == "1.0.0"
+    for porep_id, version in (("00" * 31, None), (b"x", None), (None, "1.3.0"), (None, 1), (None, "V1_1")):
+        with pytest.raises(InvalidInputError):
+            porep_config(proof, porep_id, version)
