@@ -13,11 +13,14 @@ from porep_prover.groth16.prover import synthesize
 
 class _Pinned(bytearray):
     closed = False
+    has_views = False           # a real buffer's count of live views (close refuses while there are some)
 
     def __init__(self, ctx, nbytes):
         super().__init__(nbytes)
 
     def close(self):
+        if self.has_views:
+            raise BufferError("pinned buffer still has views")
         self.closed = True
 
 
@@ -51,5 +54,24 @@ def test_prepare_copies_each_held_array_once(partition, abc_on_device):
             assert list(held) == ["witness"] and synth.nbytes == w.limbs.nbytes
         else:
             assert "witness" not in held and synth.nbytes == sum(a.limbs.nbytes for a in held.values())
+    finally:
+        pool.close()
+
+
+def test_an_arena_still_viewed_leaves_the_pool_without_an_error():
+    """An arena given back while arrays of its last partition are still alive:
+    the pool lets it go (its memory freed once they go), never raising into the
+    admission that gives it back, and hands out a fresh arena next."""
+    pool = PinnedPool(_Driver(), None, keep=1)
+    try:
+        first, second = pool.acquire(1000), pool.acquire(1000)
+        first.buffer.has_views = True                 # a partition's a, b, c still alive somewhere
+        pool.release(first)
+        pool.discard(first)
+        assert not first.buffer.closed and not pool.contains(first.view)
+        pool.release(second)
+        pool.discard(second)
+        assert second.buffer.closed
+        assert pool.acquire(1000) is not first
     finally:
         pool.close()

@@ -141,6 +141,53 @@ def test_arenas_are_kept_for_the_next_partition_and_given_back_when_their_room_i
     assert source.discarded[-1] is third.arena or third.arena is None
 
 
+def test_an_idle_arena_taken_over_needs_only_the_scratch_of_the_host_s_memory(monkeypatch):
+    """Under the default budget, with partitions in flight, the host's
+    available memory must cover what a synthesis has yet to allocate: a
+    reservation that takes an idle arena over needs only its scratch (the
+    arena is in use already), and waiting for room gives back the idle
+    arenas it would not take, never the one it would."""
+    from porep_prover.engine import memory
+    available = [10_000]
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: available[0])
+    monkeypatch.setattr(memory, "host_margin", lambda limit: 0)
+    admission = MemoryAdmission(10_000, False)
+    source = Arenas()
+    admission.set_arenas(source)
+    running = admission.reserve(100)                        # in flight: the host's memory counts from here
+    kept, spare = admission.reserve(400, arena=300), admission.reserve(700, arena=600)
+    kept_arena, spare_arena = kept.arena, spare.arena
+    for r in (kept, spare):
+        r.allocated(r.arena.nbytes)
+        r.release()
+    assert admission.pending == 100
+    available[0] = 250
+    done = []
+    t = threading.Thread(target=lambda: done.append(admission.reserve(400, arena=300)), daemon=True)
+    t.start()                                               # 100 more for its scratch: 200 of 250 available
+    t.join(5)
+    assert done, "a reservation taking an idle arena over waited for the arena's bytes again"
+    again = done[0]
+    assert again.arena is kept_arena and source.discarded == [] and admission.pending == 200
+    again.release()
+    got, started = [], threading.Event()
+
+    def wait():
+        started.set()
+        got.append(admission.reserve(400, arena=300))       # 100 pending + its 100 past 150: room wanted
+    available[0] = 150
+    t = threading.Thread(target=wait)
+    t.start()
+    started.wait(5)
+    t.join(0.6)
+    assert source.discarded == [spare_arena]                # the one it would not take went back
+    available[0] = 400
+    t.join(5)
+    assert not t.is_alive() and got[0].arena is kept_arena
+    running.release()
+    got[0].release()
+
+
 def test_a_synthesis_waits_for_room_and_never_passes_the_budget():
     admission = MemoryAdmission(1000, True)
     held = admission.reserve(700)

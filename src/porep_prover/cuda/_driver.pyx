@@ -447,12 +447,19 @@ cdef class PinnedBuffer:
     cdef int views
 
     def __cinit__(self, Context ctx, size_t nbytes):
+        cdef drv.CUresult rc
+        cdef void *data = NULL
+        cdef size_t size = nbytes if nbytes else 1
         self.ctx = ctx
         self.nbytes = nbytes
         ctx.use()
-        check(drv.cuMemHostAlloc(&self.data, nbytes if nbytes else 1, drv.CU_MEMHOSTALLOC_PORTABLE),
-              f"cuMemHostAlloc({nbytes} bytes)")
-        memset(self.data, 0, nbytes)
+        # page-locking and zeroing a partition's arena (gigabytes) take seconds: the other threads run meanwhile
+        with nogil:
+            rc = drv.cuMemHostAlloc(&data, size, drv.CU_MEMHOSTALLOC_PORTABLE)
+            if rc == drv.CUDA_SUCCESS:
+                memset(data, 0, nbytes)
+        check(rc, f"cuMemHostAlloc({nbytes} bytes)")
+        self.data = data
 
     def __getbuffer__(self, Py_buffer *buf, int flags):
         self.shape[0] = <Py_ssize_t> self.nbytes
@@ -474,12 +481,19 @@ cdef class PinnedBuffer:
         self.views -= 1
 
     def close(self):
+        cdef void *data = self.data
         if self.views:
             raise BufferError("pinned buffer still has views")
-        if self.data != NULL:
-            self.ctx.use()
-            drv.cuMemFreeHost(self.data)
+        if data != NULL:
             self.data = NULL
+            self.ctx.use()
+            with nogil:
+                drv.cuMemFreeHost(data)
+
+    @property
+    def has_views(self):
+        """Whether buffer views of it are alive (close() refuses then; collection frees it once they go)."""
+        return self.views > 0
 
     def __dealloc__(self):
         if self.data != NULL and self.ctx is not None and self.ctx.ctx != NULL:

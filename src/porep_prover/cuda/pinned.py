@@ -128,9 +128,17 @@ class PinnedPool:
             self._close(arena)
 
     def _close(self, arena: Arena) -> None:
+        """The arena out of the pool and its memory back to the host: now, or,
+        where arrays of a partition that was laid out in it are still alive
+        (views its release does not reach), once the last of them goes
+        (the buffer frees itself when collected). Never raises: a caller's
+        bookkeeping around it completes either way."""
         self._live.pop(arena.address, None)
         LIVE_ARENAS.discard(arena)
         arena.view = np.zeros(0, np.uint8)
+        if arena.buffer.has_views:
+            LOG.debug("a page-locked arena of %d bytes is freed once the arrays viewing it go", arena.nbytes)
+            return
         arena.buffer.close()
 
     @staticmethod

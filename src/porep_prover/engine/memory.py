@@ -118,8 +118,11 @@ class Reservation:
     place); release(): the partition is gone (once; again does nothing; its
     arena kept for the next partition)."""
 
-    def __init__(self, admission: "MemoryAdmission", nbytes: int, arena: Arena | None = None):
-        self._admission, self.nbytes, self._allocating, self.arena = admission, nbytes, nbytes, arena
+    def __init__(self, admission: "MemoryAdmission", nbytes: int, arena: Arena | None = None,
+                 allocating: int | None = None):
+        # allocating: what the synthesis has yet to take from the host (an arena taken over is taken already)
+        self._admission, self.nbytes, self.arena = admission, nbytes, arena
+        self._allocating = nbytes if allocating is None else allocating
 
     def allocated(self, nbytes: int) -> None:
         self._admission._settle(self._allocating, self.nbytes - nbytes)
@@ -220,8 +223,8 @@ class MemoryAdmission:
             while not self._fits(nbytes, self._reusable(arena) if source is not None else 0):
                 if self._closed:
                     return None
-                if self._idle:
-                    self._give_back_idle()
+                # idle arenas this one would not take give their room back (the one it would take stays)
+                if self._give_back_idle(keep=self._reusable(arena) if source is not None else 0):
                     continue
                 if not self.in_flight and nbytes > self._room():
                     raise HostMemoryError(f"a partition of {nbytes / GIB:.2f} GiB does not fit the host budget's "
@@ -238,10 +241,11 @@ class MemoryAdmission:
                 return None
             self._warn_if_short(nbytes)
             reused = self._take_idle(arena) if source is not None else None
+            fresh = nbytes - (reused.nbytes if reused is not None else 0)
             self.in_flight += nbytes
-            self.pending += nbytes
+            self.pending += fresh
         if source is None or reused is not None:
-            return Reservation(self, nbytes, reused)
+            return Reservation(self, nbytes, reused, fresh)
         try:
             made = source.acquire(arena)        # page-locking takes long: outside the lock
         except BaseException:
@@ -263,12 +267,18 @@ class MemoryAdmission:
         self._idle.remove(chosen)
         return chosen
 
-    def _give_back_idle(self) -> None:
-        """(caller holds the lock) Every idle arena back to the host: its room is wanted."""
-        idle, self._idle = self._idle, []
+    def _give_back_idle(self, keep: int = 0) -> bool:
+        """(caller holds the lock) The idle arenas back to the host, their room
+        wanted, but for the smallest of at least keep bytes where keep is not
+        0 (the one a waiting reservation would take over); whether any went."""
+        fits = [a for a in self._idle if keep and a.nbytes >= keep]
+        kept = min(fits, key=lambda a: a.nbytes) if fits else None
+        going = [a for a in self._idle if a is not kept]
+        self._idle = [kept] if kept is not None else []
         if self._arenas is not None:
-            for kept in idle:
-                self._arenas.discard(kept)
+            for arena in going:
+                self._arenas.discard(arena)
+        return bool(going)
 
     def _warn_if_short(self, nbytes: int) -> None:
         """(caller holds the lock) With nothing in flight under the default
@@ -293,8 +303,8 @@ class MemoryAdmission:
             return False
         if self._budget_set or not self.in_flight:
             return True
-        available = host_available_bytes()
-        return available is None or self.pending + nbytes <= available - self._margin
+        available = host_available_bytes()      # an idle arena taken over is in use already: not new memory
+        return available is None or self.pending + nbytes - reused <= available - self._margin
 
     def _settle(self, allocated: int, released: int, arena: Arena | None = None) -> None:
         """allocated bytes are no longer pending; released bytes leave the count
