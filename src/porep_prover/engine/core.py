@@ -125,8 +125,8 @@ class Engine:
                 device.backend.set_memory_budget(self.settings.device_memory_bytes)
             self.plans.devices = self.devices
             self.memory.set_base(process_item(self.plans.workers()).total)
-            # with prover.stage = "arena", partitions laid out in a device's page-locked arenas (portable: every
-            # device uploads them as they are)
+            # with prover.stage "arena", or "auto" where a set's plan takes them, partitions laid out in a device's
+            # page-locked arenas (portable: every device uploads them as they are)
             lent = [arenas for d in self.devices if (arenas := d.backend.host_arenas()) is not None]
             self.memory.set_arenas(lent[0] if lent and self.settings.stage_in_arenas else None)
             for key, params in preloaded.items():     # a set that does not fit leaves nothing started
