@@ -213,6 +213,21 @@ def test_overrides_and_files_outside_the_range(tmp_path, text):
     assert err.value.key == key
 
 
+@pytest.mark.parametrize("overrides,named", [({1: 2}, "dotted string"), ({None: "x"}, "dotted string"),
+                                             ("engine.threads=2", "not str"), (b"engine.threads=2", "not bytes"),
+                                             ([3], "KEY=VALUE string, not int"), (42, "not int"),
+                                             ({"engine.threads": 2}.items(), "not dict_items")])
+def test_overrides_of_the_wrong_shape_are_refused_by_name(overrides, named):
+    """load_config's overrides are a mapping with string keys or a list of
+    KEY=VALUE strings: anything else is the library's own ConfigError naming
+    what was given, never an AttributeError from deep inside (a string alone
+    is not read character by character)."""
+    with pytest.raises(ConfigError, match=named):
+        load_config(overrides=overrides)
+    assert load_config(overrides=("engine.threads=2",)).get("engine.threads") == 2
+    assert load_config(overrides={"engine.threads": 3}).get("engine.threads") == 3
+
+
 def test_resolved_counts_stay_in_range():
     from porep_prover.engine import EngineSettings
     settings = EngineSettings.resolve(build({}))

@@ -233,8 +233,9 @@ def load_config(path: str | os.PathLike[str] | None = None, overrides: list[str]
     plugins ([ray] of porep-prover-ray, ...). ConfigError naming the file,
     and the line where there is one, when the file cannot be read, is not
     UTF-8, or is not TOML (a duplicate table or key included); naming the
-    section or key, and what there is, for one that sections lacks; then as
-    build() for the values."""
+    section or key, and what there is, for one that sections lacks; for
+    overrides that are neither a mapping with string keys nor a list of
+    KEY=VALUE strings; then as build() for the values."""
     schema = sections if sections is not None else _defaults()
     values: dict[str, object] = {}
     if path is not None:
@@ -243,10 +244,19 @@ def load_config(path: str | os.PathLike[str] | None = None, overrides: list[str]
             values.update(_flatten(doc, schema))
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}", key=exc.key) from None
-    if isinstance(overrides, dict):
-        values.update(overrides)
-    else:
-        for text in overrides or []:
+    if isinstance(overrides, Mapping):
+        for key, value in overrides.items():
+            if not isinstance(key, str):
+                raise ConfigError(f"overrides: a setting's name is a dotted string (\"engine.devices\"), not "
+                                  f"{type(key).__name__} {key!r:.60}")
+            values[key] = value
+    elif overrides is not None:
+        if isinstance(overrides, (str, bytes)) or not isinstance(overrides, (list, tuple)):
+            raise ConfigError(f"overrides: a mapping of settings or a list of KEY=VALUE strings, not "
+                              f"{type(overrides).__name__}")
+        for text in overrides:
+            if not isinstance(text, str):
+                raise ConfigError(f"overrides: each is a KEY=VALUE string, not {type(text).__name__} {text!r:.60}")
             key, value = parse_override(text, schema)
             values[key] = value
     return build(values, sections)
