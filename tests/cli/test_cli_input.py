@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+from interrupts import default_sigint
+
 from porep_prover import config
 from porep_prover.cli import build_parser, core, main
 from porep_prover.errors import FileKindError, InvalidInputError
@@ -321,7 +323,7 @@ def test_a_signalled_write_leaves_no_temporary(files, tmp_path, sig, code):
     target = tmp_path / "out.params"
     proc = subprocess.Popen([sys.executable, "-c", SLOW_WRITE, "setup", files["c.npz"], "-o", target,
                              "--backend", "cpu", "--threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=default_sigint)
     try:
         assert proc.stdout.readline() == "writing\n"
         assert [p.name for p in tmp_path.iterdir()] == [f"out.params.tmp{proc.pid}"]

@@ -28,6 +28,7 @@ from porep_prover.engine.timeline import Event
 from porep_prover.errors import DaemonError, InvalidInputError
 from porep_prover.groth16 import insecure_setup
 
+from interrupts import default_sigint
 from status_samples import DEVICE, LANES, events_of, full_status, serve, synthetic_window, worker_intervals
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -316,7 +317,8 @@ def test_ctrl_c_ends_a_watching_process_with_130(rng):
     with server:
         proc = subprocess.Popen([sys.executable, "-m", "porep_prover.cli", "status", "--watch", "--interval", "0.2",
                                  "--address", f"127.0.0.1:{server.port}"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "150"})
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "150"},
+                                preexec_fn=default_sigint)
         try:
             job, seen = status["jobs"]["active"][0]["job_id"], []
             while not seen or (job not in seen[-1] and len(seen) < 500):      # the first view, to its jobs
