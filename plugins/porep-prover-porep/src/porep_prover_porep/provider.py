@@ -12,6 +12,12 @@ else INSECURE test parameters made once per sector size (parameters);
 loaded once per process while in use (KEPT: handed to every job and engine
 of their key while any holds them), their shape said before they are read
 or made (srs_shape: the engine refuses a set that cannot fit first).
+
+What the circuit is and holds is counted from its templates without
+building its R1CS (circuit.counts): the parameters' shape, the circuit's
+statistics (circuit_stats, what `porep-prover plan -t porep` plans a
+partition by), the host bytes the circuit and a synthesis hold; so a 32 GiB
+partition is planned in seconds on any host.
 """
 from __future__ import annotations
 
@@ -61,12 +67,25 @@ class PorepProvider:
 
     @staticmethod
     def srs_shape(job) -> SrsShape:
-        """The shape of the parameters load_srs gives the job, from its
-        partition circuit, before they are read or made (mapped: a
-        canonical file that is a mapped .pmap)."""
+        """The shape of the parameters load_srs gives the job, counted from its
+        partition circuit (its R1CS not built), before they are read or made
+        (mapped: a canonical file that is a mapped .pmap)."""
         p = Payload.of(job.payload)
         path = canonical_path(p.proof, p.params)
-        return SrsShape.of_circuit(partition_circuit(p.proof).r1cs, path is not None and is_mapped_file(path))
+        return partition_circuit(p.proof).counts.srs_shape(path is not None and is_mapped_file(path))
+
+    @staticmethod
+    def circuit_stats(job) -> dict:
+        """The job's partition circuit by its statistics (constraints, inputs
+        with the one, aux, the shares of the aux A and B read, each matrix's
+        entries a constraint), counted without building it."""
+        return partition_circuit(Payload.of(job.payload).proof).counts.stats()
+
+    @staticmethod
+    def circuit_bytes(job) -> int:
+        """Host bytes the provider keeps for the job's circuit: its R1CS, the
+        witness program it synthesizes by, the placing."""
+        return partition_circuit(Payload.of(job.payload).proof).host_bytes
 
     @staticmethod
     def load_srs(job):
@@ -83,9 +102,8 @@ class PorepProvider:
     @staticmethod
     def synthesis_bytes(job) -> int:
         """Host bytes one synthesis holds beside its witness: a byte a variable (the
-        generator's bits)."""
-        shape = partition_circuit(Payload.of(job.payload).proof).shape
-        return shape.num_inputs + shape.n_aux
+        generator's bits) and the instances' data."""
+        return partition_circuit(Payload.of(job.payload).proof).synthesis_bytes
 
     @staticmethod
     def synthesize(job, partition: int, threads: int, out=None):

@@ -4,6 +4,7 @@ witness of a commit-phase-1 output's partition.
 
     circuit = partition_circuit(seal_proof("StackedDrg2KiBV1_1"))
     circuit.r1cs                         the CSR matrices (built on first use)
+    circuit.counts                       its size and density, counted without building the R1CS
     circuit.witness(c1, k, threads)      partition k's witness: inputs first (config: the job's porep_id)
     shape_counts(layout)                 constraints, inputs, aux of a shape, nothing built
 
@@ -23,8 +24,10 @@ from porep_prover.groth16 import R1CS
 from ..proofs import C1Output
 from ..registered import PorepConfig, SealProof
 from .builder import Builder, Shape
+from .counts import CircuitCounts, circuit_counts, placing_bytes, synthesis_bytes
 from .stacked import Layout, synthesize
 from .values import layout_of, partition_values, public_inputs
+from .template import COEFFICIENTS
 from .witness import Program
 
 KEEP_CIRCUITS = 2           # circuits a process keeps (a 512 MiB partition's holds ~2 GB of matrices)
@@ -40,6 +43,7 @@ class PartitionCircuit:
         self.shape: Shape = builder.shape
         self._r1cs: R1CS | None = None
         self._program: Program | None = None
+        self._counts: CircuitCounts | None = None
         self._lock = threading.Lock()
 
     @property
@@ -55,6 +59,25 @@ class PartitionCircuit:
             if self._program is None:
                 self._program = Program(self.shape)
             return self._program
+
+    @property
+    def counts(self) -> CircuitCounts:
+        """Its size, entries and density, counted from its templates (the R1CS not built)."""
+        with self._lock:
+            if self._counts is None:
+                self._counts = circuit_counts(self.shape, len(COEFFICIENTS.values))
+            return self._counts
+
+    @property
+    def host_bytes(self) -> int:
+        """Host bytes a provider keeps for the circuit once it synthesizes: its
+        R1CS (counted, built or not), its witness program and its placing."""
+        return self.counts.r1cs_bytes + self.program.nbytes + placing_bytes(self.shape)
+
+    @property
+    def synthesis_bytes(self) -> int:
+        """Host bytes one partition's synthesis holds beside its witness."""
+        return synthesis_bytes(self.shape)
 
     def data(self, c1: C1Output, k: int) -> list[int]:
         """The values partition k's instances take, in placing order."""

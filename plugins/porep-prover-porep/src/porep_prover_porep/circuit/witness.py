@@ -71,6 +71,14 @@ class Program:
     def size(self) -> int:
         return self.shape.num_inputs + self.shape.n_aux
 
+    @property
+    def nbytes(self) -> int:
+        """Host bytes of the arrays the generator runs by."""
+        arrays = [self.ops, self.ops_off, self.sums, self.sums_off, *self.row_ptr, *self.row_ptr_off, *self.refs,
+                  *self.coeff, *self.entry_off, self.coefficients.limbs, self.tmpl, *self.bases, self.ports,
+                  self.tasks]
+        return sum(a.nbytes for a in arrays)
+
     def run(self, data: list[int], threads: int | None = None, out: FrArray | None = None) -> FrArray:
         """The witness (inputs first, the one at 0) from the instances' data, in
         placing order, on `threads` threads (default: every core), into `out`
