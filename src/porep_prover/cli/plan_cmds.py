@@ -2,17 +2,24 @@
 """`porep-prover plan` (also `gpu plan`): the memory plan an engine makes for
 a workload, host and device side (engine.memory_plan.MemoryPlan, with the
 devices' backend.device_plan.DevicePlan), without a GPU: the workload by its
-statistics (a 32 GiB PoRep partition's, scaled), the budgets and the
-workers as the engine's settings would give them."""
+statistics (a 32 GiB PoRep partition's, scaled), or (-t porep) the real
+PoRep circuit of a sector size as the "porep" provider says it before its
+parameters exist (srs_shape, circuit_stats, circuit_bytes, synthesis_bytes:
+its matrices, witness program and synthesis scratch counted, nothing made),
+the budgets and the workers as the engine's settings would give them."""
 from __future__ import annotations
 
+import dataclasses
 import os
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from . import arguments
 
 if TYPE_CHECKING:
+    from ..backend.device_plan import SrsArrays
+    from ..engine.memory_plan import HostWorkload, Synthesis
     from ..engine.plan_choice import Choice
+    from ..engine.srs_shape import SrsShape
 
 
 class CircuitStats(TypedDict):
@@ -41,7 +48,9 @@ def cmd_plan(args) -> int:
     way chosen as the engine chooses it (choose): exit 0; the refusal the
     engine would make (one line, exit 2) when it does not fit."""
     stats, chosen = choose(args)
-    print(f"workload: {args.workload} at scale {args.scale:g}: {stats['constraints']:,} constraints, "
+    named = f"a partition of {args.sector_size:,}-byte sectors, its circuit counted by its provider" \
+        if args.workload == "porep" else f"scale {args.scale:g}"
+    print(f"workload: {args.workload} at {named}: {stats['constraints']:,} constraints, "
           f"{stats['aux']:,} aux variables")
     if args.devices:
         print(f"chosen: the queries' scalars gathered on the {'device' if chosen.plan.gathers else 'host'}, "
@@ -53,46 +62,95 @@ def cmd_plan(args) -> int:
 
 
 def choose(args) -> tuple[CircuitStats, Choice]:
-    """The workload's statistics (a 32 GiB PoRep partition's, scaled) and the
-    way the engine would choose for it under the plan's arguments, by the
-    engine's own choice (engine.plan_choice.choose_plan, --gather and
-    --stage as prover.gather and prover.stage), every device planned by one
-    model; HostMemoryError, the engine's refusal, when none fits."""
+    """The workload's statistics (a 32 GiB PoRep partition's, scaled, or the
+    porep provider's circuit) and the way the engine would choose for it
+    under the plan's arguments, by the engine's own choice
+    (engine.plan_choice.choose_plan, --gather and --stage as prover.gather
+    and prover.stage), every device planned by one model; HostMemoryError,
+    the engine's refusal, when none fits."""
     from ..backend.device_plan import UPLOAD_RATE, Workload, plan
     from ..engine.memory import default_host_budget
-    from ..engine.memory_plan import HostWorkload, Synthesis, Workers
+    from ..engine.memory_plan import Workers
     from ..engine.plan_choice import Variant, Ways, choose_plan
     rate = UPLOAD_RATE if args.upload_gbps is None else args.upload_gbps * 1e9
-    stats = POREP_32G.copy()
-    stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
-    stats["aux"] = max(1, round(stats["aux"] * args.scale))
+    stats, host, synthesis, shape = provider_workload(args) if args.workload == "porep" \
+        else statistics_workload(args)
     g2 = args.b_g2 == "device"
     workers = Workers(args.synthesis_workers or max(1, (os.cpu_count() or 2) // 2), args.devices, args.workers, g2,
                       args.stage == "arena")
     device = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
                                 table_copies=args.table_copies, g2=g2)
+    if shape is not None:       # the arrays as the provider counts them, not as the statistics round them
+        # (a shape's arrays stand for the set's points, as the engine's plans read them: engine.planning)
+        device = dataclasses.replace(device, arrays=Workload.of(cast("SrsArrays", shape.arrays()), g2=g2).arrays)
 
     def device_side(gathers: bool) -> Variant:
         if not args.devices:
             return Variant((), False, False)
         made = plan(device, int(args.device_memory_gib * GIB), rate=rate, pairs=args.pairs, gathers=gathers)
         return Variant.of((made,) * args.devices, args.matvec == "device")
+    if args.circuit_gib is not None:
+        host = dataclasses.replace(host, circuit_bytes=int(args.circuit_gib * GIB))
+    budget = int(args.host_memory_gib * GIB) if args.host_memory_gib else default_host_budget()
+    what = f"{args.workload} at {args.sector_size} bytes" if args.workload == "porep" \
+        else f"{args.workload} at scale {args.scale:g}"
+    return stats, choose_plan(host, workers, budget, Ways.of(args.gather, args.stage, args.devices), device_side,
+                              what, synthesis)
+
+
+def statistics_workload(args) -> tuple[CircuitStats, HostWorkload, Synthesis, None]:
+    """A 32 GiB PoRep partition's statistics scaled, its host workload (the
+    circuit its matrices' estimate) and what a porep-shaped synthesis holds."""
+    from ..backend.device_plan import Workload
+    from ..engine.memory_plan import HostWorkload, Synthesis
+    stats = POREP_32G.copy()
+    stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
+    stats["aux"] = max(1, round(stats["aux"] * args.scale))
     circuit = Workload.estimated(**stats, on_device=True).matrix_bytes
     host = HostWorkload.estimated(stats["constraints"], stats["inputs"], stats["aux"], stats["a_density"],
-                                  stats["b_density"], args.mapped,
-                                  int(args.circuit_gib * GIB) if args.circuit_gib is not None else circuit)
-    budget = int(args.host_memory_gib * GIB) if args.host_memory_gib else default_host_budget()
+                                  stats["b_density"], args.mapped, circuit)
     # the porep-shaped provider writes each witness into its arena, its witness program holding ~26 bytes a variable
-    synthesis = Synthesis(SCRATCH_A_VARIABLE * (stats["inputs"] + stats["aux"]), into_arena=True)
-    return stats, choose_plan(host, workers, budget, Ways.of(args.gather, args.stage, args.devices), device_side,
-                              f"{args.workload} at scale {args.scale:g}", synthesis)
+    return stats, host, Synthesis(SCRATCH_A_VARIABLE * (stats["inputs"] + stats["aux"]), into_arena=True), None
+
+
+def provider_workload(args) -> tuple[CircuitStats, HostWorkload, Synthesis, SrsShape]:
+    """The "porep" provider's partition circuit of --sector-size as it says it
+    before its parameters exist: their shape (srs_shape), the circuit's
+    statistics (circuit_stats), the host bytes it keeps for the circuit
+    (circuit_bytes: its matrices and witness program, at least the matrices'
+    estimate) and what a synthesis holds (synthesis_bytes, synthesize_into).
+    InvalidInputError when --scale is given or no provider says them."""
+    from ..backend.device_plan import Workload
+    from ..engine import Job
+    from ..engine.memory_plan import HostWorkload, Synthesis
+    from ..errors import InvalidInputError
+    from ..hooks import collect_registry, plugin_manager
+    if args.scale != 1:
+        raise InvalidInputError("-t porep plans the real circuit of a sector size (--sector-size), not a scale")
+    provider = collect_registry(plugin_manager()).provider("porep")
+    needed = ("srs_shape", "circuit_stats", "circuit_bytes", "synthesis_bytes")
+    missing = [name for name in needed if not callable(getattr(provider, name, None))]
+    if missing:
+        raise InvalidInputError(f"the porep provider {type(provider).__name__} does not say {', '.join(missing)}")
+    job = Job("porep", 1, {"sector_size": args.sector_size})
+    p = cast(Any, provider)
+    shape, stats = p.srs_shape(job), cast(CircuitStats, p.circuit_stats(job))
+    circuit = max(p.circuit_bytes(job), Workload.estimated(**stats, on_device=True).matrix_bytes)
+    host = dataclasses.replace(HostWorkload.of_shape(dataclasses.replace(shape, mapped=args.mapped)),
+                               circuit_bytes=circuit)
+    synthesis = Synthesis(p.synthesis_bytes(job), callable(getattr(provider, "synthesize_into", None)))
+    return stats, host, synthesis, shape
 
 
 def add_arguments(pl) -> None:
     """The plan's arguments (the same for `plan` and `gpu plan`)."""
-    pl.add_argument("-t", "--workload", choices=("porep-shaped", "porep-32g"), default="porep-shaped",
-                    help="a 32 GiB PoRep partition's statistics (the porep-shaped circuit's)")
-    pl.add_argument("--scale", type=arguments.fraction, default=1.0, help="the partition scaled (above 0, at most 1)")
+    pl.add_argument("-t", "--workload", choices=("porep-shaped", "porep-32g", "porep"), default="porep-shaped",
+                    help="a 32 GiB PoRep partition's statistics (the porep-shaped circuit's), or porep: the real "
+                         "circuit of --sector-size as the porep provider counts it (no parameters made)")
+    pl.add_argument("--scale", type=arguments.fraction, default=1.0,
+                    help="the statistics' partition scaled (above 0, at most 1)")
+    pl.add_argument("--sector-size", type=arguments.integer(1, 1 << 40), default=32 << 30,
+                    help="-t porep: the sector size in bytes (default 34359738368, 32 GiB)")
     pl.add_argument("--device-memory-gib", type=arguments.number(1, 1 << 20), default=80.0,
                     help="the device budget in GiB (1 to 2^20; default 80)")
     pl.add_argument("--host-memory-gib", type=arguments.number(1, 1 << 20), default=None,
