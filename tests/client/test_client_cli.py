@@ -167,3 +167,34 @@ def test_no_daemon_and_bad_usage(capsys, tmp_path, monkeypatch):
         assert info.value.code == 2
     assert main(["client", "--address", "nonsense", "status"]) == 2
     assert "address" in capsys.readouterr().err
+
+
+def test_the_status_port_and_the_service_port_mixed_up_are_named(capsys):
+    """`client` pointed at a port that answers HTTP/1 (the daemon's status
+    page, here any web server) and `status` pointed at a gRPC service (the
+    daemon's own port) each exit 2 with one line naming the mix-up and both
+    settings, not a transport's parse error or a traceback."""
+    import concurrent.futures
+    import http.server
+    import threading
+
+    import grpc
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):         # the server's own log is not the command's output
+            pass
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=web.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    service = grpc.server(concurrent.futures.ThreadPoolExecutor(1))
+    port = service.add_insecure_port("127.0.0.1:0")
+    service.start()
+    try:
+        assert main(["client", "--address", f"127.0.0.1:{web.server_port}", "--call-timeout", "10", "status"]) == 2
+        err = capsys.readouterr().err
+        assert "answers HTTP/1, not gRPC" in err and "daemon.status_listen" in err and err.count("\n") == 1
+        assert main(["status", "--address", f"127.0.0.1:{port}"]) == 2
+        err = capsys.readouterr().err
+        assert "does not answer HTTP/1" in err and "daemon.listen" in err and "Traceback" not in err
+    finally:
+        web.shutdown()
+        web.server_close()
+        service.stop(None)

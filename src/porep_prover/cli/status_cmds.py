@@ -59,7 +59,8 @@ def fetch_live(url: str, timeout: float = FETCH_SECONDS) -> dict:
     """The daemon's /status/live answer (asked directly: proxy settings are
     not used). DaemonUnavailableError when nothing answers there; DaemonError
     for an answer that is not the status's."""
-    import urllib.error              # with urllib.request: http, email and ssl, for this command only
+    import http.client               # with urllib: email and ssl, for this command only
+    import urllib.error
     import urllib.request
     direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))     # the address itself, never a proxy
     try:
@@ -67,6 +68,10 @@ def fetch_live(url: str, timeout: float = FETCH_SECONDS) -> dict:
             body = reply.read(MAX_ANSWER_BYTES + 1)
     except urllib.error.HTTPError as exc:
         raise DaemonError(f"{url}: HTTP {exc.code} {exc.reason}", code=str(exc.code)) from None
+    except http.client.HTTPException as exc:        # an answer, but not HTTP/1's (before OSError: some are both)
+        raise DaemonError(f"{url}: the port does not answer HTTP/1 ({type(exc).__name__}): a gRPC service (the "
+                          f"daemon's daemon.listen, which `porep-prover client` talks to) rather than its status "
+                          f"page (daemon.status_listen)?") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise DaemonUnavailableError(f"{url}: no status answered: {reason}", code="UNAVAILABLE") from None

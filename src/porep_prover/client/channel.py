@@ -131,10 +131,20 @@ def seconds(name: str, value: Any, allow_none: bool = False) -> float | None:
     return float(value)
 
 
+# what gRPC's transport says of a port that answers HTTP/1 (a web server, the daemon's status page)
+NOT_HTTP2 = ("Failed parsing HTTP/2", "http1.x server", "Expected SETTINGS frame")
+
+
 def daemon_error(exc: grpc.RpcError, address: str) -> DaemonError:
-    """The named error for a failed call (a grpc.RpcError or grpc.aio.AioRpcError)."""
+    """The named error for a failed call (a grpc.RpcError or grpc.aio.AioRpcError);
+    one at a port that answers HTTP/1 says so, naming the status page's and
+    the service's settings (the likely mix-up)."""
     code = exc.code() if callable(getattr(exc, "code", None)) else None
     name = code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
     details = (exc.details() if callable(getattr(exc, "details", None)) else None) or ""
     cls = ERRORS.get(name, DaemonError)
+    if any(sign in details for sign in NOT_HTTP2):
+        return cls(f"daemon at {address}: the port answers HTTP/1, not gRPC: a status page (the daemon's "
+                   f"daemon.status_listen, which `porep-prover status` reads) rather than its service "
+                   f"(daemon.listen)? ({name}: {details})", code=name, details=details)
     return cls(f"daemon at {address}: {name}: {details or 'no message'}", code=name, details=details)
