@@ -4,7 +4,8 @@ equal to the output of a sector laid out in full from the same leaves and
 sealed by seal.precommit2 and seal.commit1 (its challenged labels hashed here
 with hashlib from the full layers); the sparse trees against full ones in
 every shape (sub-tree and top levels); verified at 2 KiB, 8 MiB and 512 MiB;
-the circuit satisfied by their witnesses; damage refused; the command."""
+the circuit satisfied by their witnesses (also checked a run of instances at
+a time, as a 32 GiB partition is); damage refused; the command."""
 import hashlib
 
 import numpy as np
@@ -12,7 +13,8 @@ import pytest
 
 pytest.importorskip("porep_prover_porep.circuit._witness")
 
-from porep_prover.errors import InvalidInputError, VanillaProofError  # noqa: E402
+from porep_prover import FrArray  # noqa: E402
+from porep_prover.errors import InvalidInputError, UnsatisfiedError, VanillaProofError  # noqa: E402
 from porep_prover_porep import c1_json, graph, poseidon, seal, sparse, trees, vanilla  # noqa: E402
 from porep_prover_porep.__main__ import main  # noqa: E402
 from porep_prover_porep.circuit.partition import partition_circuit  # noqa: E402
@@ -119,7 +121,17 @@ def test_a_sparse_output_verifies(name):
 def test_its_witness_satisfies_the_circuit(name):
     c1 = sparse.sparse_c1(name, PROVER, SECTOR, TICKET, SEED, data_node=DATA_NODE)
     circuit = partition_circuit(seal_proof(name))
-    assert circuit.r1cs.is_satisfied(circuit.witness(c1, 0, 2))
+    witness = circuit.witness(c1, 0, 2)
+    assert circuit.r1cs.is_satisfied(witness)
+    if name == "StackedDrg2KiBV1_1":        # checked a run of instances at a time, as a 32 GiB partition is
+        circuit.check(witness, 1 << 22)
+        values = witness.to_ints()
+        values[1_000_000] += 1
+        with pytest.raises(UnsatisfiedError) as err:
+            circuit.check(FrArray.from_ints(values), 1 << 22)
+        with pytest.raises(UnsatisfiedError) as whole:
+            circuit.r1cs.check(FrArray.from_ints(values))
+        assert err.value.constraint == whole.value.constraint > 0
 
 
 def test_a_damaged_sparse_output_is_refused():

@@ -9,7 +9,8 @@ gadget runs on one value-carrying TraceCS (the plain-Python witness).
 Either way the outputs come back in the caller's references.
 
 Shape.r1cs() lays every instance's constraint entries into CSR matrices
-(numpy, a template's instances at once); Shape.counts() is the shape alone.
+(numpy, a template's instances at once), or those of a run of instances
+alone; Shape.counts() is the shape alone.
 Tasks (Builder.task(phase)) group consecutive instances that depend only on
 earlier phases and themselves: the native witness generator runs a phase's
 tasks in parallel.
@@ -77,18 +78,20 @@ class Shape:
         kind, idx = refs & 3, refs >> 2
         return np.where(kind == AUX, self.num_inputs + idx, np.where(kind == INPUT, 1 + idx, 0))
 
-    def _entries(self, m: int):
+    def _entries(self, m: int, start: int, end: int):
+        """Matrix m's entries (row, column, coefficient id) of instances [start, end), the rows counted
+        from their first."""
         rows, cols, coeff = [], [], []
-        tmpl = np.asarray(self.tmpl, np.int32)
+        tmpl = np.asarray(self.tmpl[start:end], np.int32)
         bases = {name: np.asarray(getattr(self, name), np.int64)
                  for name in ("aux_base", "input_base", "row_base", "port_off")}
         ports = self.resolve(np.asarray(self.ports, np.int64))
         for t, tp in enumerate(self.templates):
-            sel = np.flatnonzero(tmpl == t)
+            sel = np.flatnonzero(tmpl == t) + start
             if not len(sel) or not len(tp.rows[m]):
                 continue
             kind, idx = tp.refs[m] & 3, tp.refs[m] >> 2
-            rows.append((bases["row_base"][sel][:, None] + tp.rows[m][None, :]).ravel())
+            rows.append((bases["row_base"][sel][:, None] - self.first_row(start) + tp.rows[m][None, :]).ravel())
             col = np.zeros((len(sel), len(idx)), np.int64)
             for k, base in ((AUX, self.num_inputs + bases["aux_base"][sel]), (INPUT, 1 + bases["input_base"][sel])):
                 on = kind == k
@@ -101,21 +104,35 @@ class Shape:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint32)
         return np.concatenate(rows), np.concatenate(cols), np.concatenate(coeff)
 
-    def _matrix(self, m: int, table: FrArray) -> SparseMatrix:
-        rows, cols, coeff = self._entries(m)
+    def _matrix(self, m: int, table: FrArray, start: int, end: int) -> SparseMatrix:
+        rows, cols, coeff = self._entries(m, start, end)
+        n_rows = self.rows_of(start, end)
         order = np.argsort(rows << 32 | cols, kind="stable")
         rows, cols, coeff = rows[order], cols[order], coeff[order]
         if len(rows) > 1 and np.any((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])):
             return SparseMatrix.from_arrays(rows, cols, FrArray(np.take(table.limbs, coeff, axis=0)),
-                                            self.n_constraints).tabled()
-        indptr = np.zeros(self.n_constraints + 1, np.int64)
-        np.cumsum(np.bincount(rows, minlength=self.n_constraints), out=indptr[1:])
+                                            n_rows).tabled()
+        indptr = np.zeros(n_rows + 1, np.int64)
+        np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
         return SparseMatrix(indptr, cols.astype(np.uint32), table, coeff.astype(np.uint32))
 
-    def r1cs(self) -> R1CS:
-        """The circuit as CSR matrices (coefficients tabled)."""
+    def first_row(self, instance: int) -> int:
+        """The first constraint of an instance (the constraints' count past the last)."""
+        return self.row_base[instance] if instance < len(self.row_base) else self.n_constraints
+
+    def rows_of(self, start: int, end: int) -> int:
+        """The constraints of instances [start, end)."""
+        return self.first_row(end) - self.first_row(start)
+
+    def r1cs(self, start: int = 0, end: int | None = None) -> R1CS:
+        """The circuit as CSR matrices (coefficients tabled); with start and end,
+        the constraints of instances [start, end) alone (its row 0 their first)
+        over every variable of the circuit."""
+        end = len(self.tmpl) if end is None else end
+        if not 0 <= start <= end <= len(self.tmpl):
+            raise R1CSError(f"instances [{start}, {end}) of a circuit of {len(self.tmpl)}")
         table = FrArray.from_ints(COEFFICIENTS.values)
-        return R1CS(self.num_inputs, self.n_aux, *(self._matrix(m, table) for m in range(3)))
+        return R1CS(self.num_inputs, self.n_aux, *(self._matrix(m, table, start, end) for m in range(3)))
 
 
 class Builder:

@@ -6,6 +6,7 @@ witness of a commit-phase-1 output's partition.
     circuit.r1cs                         the CSR matrices (built on first use)
     circuit.counts                       its size and density, counted without building the R1CS
     circuit.witness(c1, k, threads)      partition k's witness: inputs first (config: the job's porep_id)
+    circuit.check(witness, entries)      the witness against the constraints, laid out a run at a time
     shape_counts(layout)                 constraints, inputs, aux of a shape, nothing built
 
 The witness's public inputs are checked against storage-proofs-porep's
@@ -17,7 +18,7 @@ from __future__ import annotations
 import collections
 import threading
 
-from porep_prover.errors import R1CSError, VanillaProofError
+from porep_prover.errors import R1CSError, UnsatisfiedError, VanillaProofError
 from porep_prover import FrArray
 from porep_prover.groth16 import R1CS
 
@@ -105,6 +106,25 @@ class PartitionCircuit:
             raise VanillaProofError(f"public input {bad + 1} of partition {k} is {got[bad]}, a verifier computes "
                                     f"{expected[bad]}", "vanilla_proofs")
         return w
+
+    def check(self, witness: FrArray, entries: int = 1 << 25, threads: int | None = None) -> None:
+        """Check a witness against every constraint, the matrices laid out a run of
+        instances at a time (about `entries` entries each), so that a circuit too
+        large to lay out whole (a 32 GiB partition's) is checked on a small host.
+        UnsatisfiedError naming the first constraint not satisfied."""
+        shape, start = self.shape, 0
+        sizes = [t.nnz for t in shape.templates]
+        while start < len(shape.tmpl):
+            end, held = start, 0
+            while end < len(shape.tmpl) and (end == start or held + sizes[shape.tmpl[end]] <= entries):
+                held += sizes[shape.tmpl[end]]
+                end += 1
+            try:
+                shape.r1cs(start, end).check(witness, threads)
+            except UnsatisfiedError as exc:
+                bad = shape.first_row(start) + max(exc.constraint, 0)
+                raise UnsatisfiedError(f"constraint {bad} is not satisfied (instance {start} on)", bad) from None
+            start = end
 
 
 _CIRCUITS: collections.OrderedDict[Layout, PartitionCircuit] = collections.OrderedDict()
