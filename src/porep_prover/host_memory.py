@@ -4,8 +4,12 @@ into memory without leaving them twice in the host (once in the page cache).
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import mmap
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -25,6 +29,33 @@ def copy_in_slices(pool: ThreadPoolExecutor | None, dst: np.ndarray, src: np.nda
         return
     cuts = range(0, n, slice_bytes)
     list(pool.map(lambda a: dst.__setitem__(slice(a, a + slice_bytes), src[a:a + slice_bytes]), cuts))
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, or None where the C library has none (musl, macOS)."""
+    name = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):
+        return None
+    if trim is not None:
+        trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim
+
+
+def release_free_heap() -> bool:
+    """The C heap's free pages given back to the host (malloc_trim(0), which
+    also releases the free pages inside every thread's arena): after a job
+    the allocator otherwise keeps what its threads freed (the daemon held
+    about 30 % more after a cancelled job than after a finished one); whether
+    the C library could. A few milliseconds: call it between jobs, not in a
+    loop."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
 
 
 def is_mapped(array: np.ndarray) -> bool:

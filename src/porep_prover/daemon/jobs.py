@@ -12,6 +12,7 @@ owner) stays unfinished in the journal: the next start resumes it.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import logging
 import threading
@@ -22,11 +23,13 @@ from typing import cast
 from ..engine import Job, JobHandle
 from ..engine.jobs import MAX_PARTITIONS
 from ..errors import CapacityError, EngineError, InvalidInputError, JobCancelledError
+from ..host_memory import release_free_heap
 from . import payloads
 from .journal import UNFINISHED, JobRecord, Journal
 
 LOG = logging.getLogger("porep_prover.daemon")
 WAIT_SLICE_SECONDS = 0.5     # a waiter looks at its caller this often (one that left frees its thread)
+TRIM_DELAY = 2.0             # seconds after a job ends that the C heap's free pages go back to the host
 
 
 @dataclasses.dataclass
@@ -53,6 +56,7 @@ class JobBook:
         self.accepting = True
         self.stopped = False           # the engine has stopped: waits end
         self.finished = {"completed": 0, "failed": 0, "cancelled": 0}   # since start
+        self._trim: threading.Timer | None = None       # the heap's release a moment after a job ends
 
     # ------------------------------------------------------------ in
 
@@ -196,6 +200,24 @@ class JobBook:
             LOG.exception("job %s: recording its end failed", live.record.id)
         finally:
             self._forget(live)
+            self._release_heap_soon()
+
+    def _release_heap_soon(self) -> None:
+        """The C heap's free pages back to the host TRIM_DELAY seconds after a
+        job ends (a cancelled job's partitions let go of their arrays as the
+        workers see the cancellation): one release pending at a time."""
+        with self._changed:
+            if self._trim is not None or self.stopped:
+                return
+            self._trim = threading.Timer(TRIM_DELAY, self._release_heap)
+            self._trim.daemon = True
+            self._trim.start()
+
+    def _release_heap(self) -> None:
+        with self._changed:
+            self._trim = None
+        gc.collect()            # a cancelled partition's arrays may wait in reference cycles (its error's frames)
+        release_free_heap()
 
     def _finish(self, record: JobRecord, state: str, error: str, journaled: bool = False) -> None:
         """The job ends in state (unless it had ended: the first ending
@@ -277,10 +299,13 @@ class JobBook:
             self.accepting = False
 
     def stop(self) -> None:
-        """The engine has stopped: every wait ends now."""
+        """The engine has stopped: every wait ends now (and no heap release is left pending)."""
         with self._changed:
             self.stopped = True
+            trim, self._trim = self._trim, None
             self._changed.notify_all()
+        if trim is not None:
+            trim.cancel()
 
 
 def timings(record: JobRecord, partitions) -> dict:

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The daemon's memory after a job it was proving is cancelled: the C heap's
+free pages go back to the host a moment after a job ends (the allocator
+otherwise kept what the partitions' threads freed: at 65,000 constraints the
+daemon stayed near 330 MiB after jobs and cancellations, where it now stays
+near 180), a cancelled job leaves the daemon where a finished one does, and
+the next job proves."""
+import time
+
+from daemon_process import DaemonProcess, bounded, check_proofs, demo_params, demo_request
+from porep_prover.daemon.jobs import TRIM_DELAY
+from porep_prover.daemon.v1 import proving_pb2 as pb
+
+N = 65000                      # constraints: a partition's arrays of a few MiB each, as the allocator keeps them
+SETTLE = TRIM_DELAY + 1.5      # seconds after a job ends that its memory is measured
+SETTINGS = {"engine.partition_workers": 2, "engine.threads": 2, "engine.synthesis_threads": 1}
+
+
+def _finished(stub, daemon, seed: int) -> int:
+    """RSS after a small job of N constraints is proved and SETTLE has passed."""
+    check_proofs(stub.Prove(pb.ProveRequest(submit=demo_request(N, partitions=2, seed=seed)), timeout=300),
+                 demo_params(daemon.state_dir, N).vk, N, seed)
+    time.sleep(SETTLE)
+    return daemon.rss_bytes()
+
+
+def _cancelled(stub, daemon, seed: int) -> int:
+    """RSS after a 32-partition job is cancelled once a partition is proved and SETTLE has passed."""
+    job = stub.SubmitProof(demo_request(N, partitions=32, seed=seed), timeout=30).job_id
+    bounded(lambda: stub.GetJob(pb.GetJobRequest(job_id=job), timeout=10).proved >= 1, 120,
+            "a partition of the job proved")
+    assert stub.CancelProof(pb.CancelProofRequest(job_id=job), timeout=30).cancelled
+    bounded(lambda: stub.GetStatus(pb.GetStatusRequest(), timeout=10).jobs_running == 0, 60, "no job running")
+    time.sleep(SETTLE)
+    return daemon.rss_bytes()
+
+
+def test_a_cancelled_job_leaves_the_daemon_s_memory_where_a_finished_one_does(tmp_path):
+    with DaemonProcess(tmp_path / "state", SETTINGS) as daemon:
+        stub = daemon.stub()
+        _finished(stub, daemon, 1)
+        _cancelled(stub, daemon, 2)            # every path the measured rounds take, run once first
+        finished = _finished(stub, daemon, 3)
+        cancelled = _cancelled(stub, daemon, 4)
+        assert cancelled <= 1.10 * finished, \
+            f"RSS {cancelled >> 20} MiB after a cancelled job, {finished >> 20} MiB after a finished one"
+        _finished(stub, daemon, 5)
+
+
+def test_the_heap_s_free_pages_go_back_to_the_host():
+    """release_free_heap after a thread freed many blocks below the
+    allocator's mmap threshold (kept in its arena, counted in RSS until
+    then): the process's RSS falls by most of them (glibc; elsewhere it
+    says it could not)."""
+    import threading
+
+    import numpy as np
+
+    from porep_prover.host_memory import release_free_heap
+
+    def rss() -> int:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+
+    def churn():
+        big = np.ones(8 << 20, np.uint8)      # freed: the threshold rises past the blocks below
+        del big
+        blocks = [np.ones(1 << 20, np.uint8) for _ in range(192)]
+        del blocks
+    if not release_free_heap():
+        return                                  # not glibc: nothing to give back this way
+    worker = threading.Thread(target=churn)
+    worker.start()
+    worker.join()
+    held = rss()
+    assert release_free_heap()
+    assert held - rss() >= 96 << 20, f"RSS {held >> 20} MiB before the release, {rss() >> 20} after"
