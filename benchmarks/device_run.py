@@ -122,7 +122,7 @@ def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, miss
              "the same, the GPU's products downloaded straight into the parameters (insecure_setup direct)",
              "inputs-direct"),
         Step("partition", f"{py} benchmarks/bench_partition.py --scale {scale} --reps {1 if quick else 2} "
-                          f"--payload save=false --device-memory-gib {budgets} --no-phases "
+                          f"--payload save=false --device-memory-gib {budgets} --no-phases --profile-budgets "
                           f"--json {report('partition')}",
              60 if quick else 600, f"the kernel region under the budgets {budgets} GiB (0: the card's)",
              "partition"),
