@@ -14,11 +14,13 @@ import pytest
 pytest.importorskip("porep_prover_porep.circuit._witness")
 
 from porep_prover import FrArray  # noqa: E402
+from porep_prover.engine import Job  # noqa: E402
 from porep_prover.errors import InvalidInputError, UnsatisfiedError, VanillaProofError  # noqa: E402
 from porep_prover_porep import c1_json, graph, poseidon, seal, sparse, trees, vanilla  # noqa: E402
 from porep_prover_porep.__main__ import main  # noqa: E402
 from porep_prover_porep.circuit.partition import partition_circuit  # noqa: E402
 from porep_prover_porep.fr32 import R, from_int, truncate  # noqa: E402
+from porep_prover_porep.provider import PorepProvider  # noqa: E402
 from porep_prover_porep.registered import PorepConfig, seal_proof  # noqa: E402
 
 PROVER, SECTOR, TICKET, SEED = bytes(range(32)), 4242, bytes([7] * 32), bytes([9] * 32)
@@ -163,6 +165,10 @@ def test_the_command_writes_a_sparse_output(tmp_path, capsys):
     c1 = c1_json.read(out)
     with pytest.raises(VanillaProofError):
         vanilla.verify(c1)                      # not under the registered proof's porep_id
+    job = Job("porep", 1, {"c1": str(out), "miner_id": 1000, "sector_id": 7, "porep_id": bytes(32),
+                           "api_version": "1.2.0"})
+    r1cs, witness = PorepProvider().synthesize(job, 0, 2)      # the provider takes it as it takes a sealed one's
+    assert r1cs.is_satisfied(witness)
     assert main(["synth-c1", str(out), "--proof", "StackedDrg2KiBV1_1", "--data-node", "ff" * 32]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "fr32" in err[0]
