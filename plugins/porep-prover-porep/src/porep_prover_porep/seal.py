@@ -100,7 +100,8 @@ class Sealed(PreCommit1):
         return poseidon.hash_one([self.tree_c.root, self.tree_r_last.root])
 
 
-def _bytes32(name: str, value) -> bytes:
+def bytes32(name: str, value) -> bytes:
+    """value as bytes when it is 32 bytes; InvalidInputError naming it otherwise."""
     if not isinstance(value, (bytes, bytearray)) or len(value) != 32:
         raise InvalidInputError(f"{name} is 32 bytes")
     return bytes(value)
@@ -121,7 +122,7 @@ def precommit1(registered_proof: str, data, prover_id: bytes, sector_id: int, ti
     if high.size:
         raise InvalidInputError(f"node {high[0]} of the data has its top two bits set: data must be fr32-padded")
     tree_d = sha256_tree(nodes)
-    replica_id = graph.replica_id(_bytes32("prover_id", prover_id), sector_id, _bytes32("ticket", ticket),
+    replica_id = graph.replica_id(bytes32("prover_id", prover_id), sector_id, bytes32("ticket", ticket),
                                   tree_d.root, config.porep_id)
     parents = graph.parents_table(proof.nodes, config.porep_id, config.api_v11)
     labels = graph.labels(replica_id, proof.layers, parents)
@@ -184,11 +185,11 @@ def vanilla_proof(sealed: SealedSector, challenge: int) -> VanillaProof:
 
 def commit1(sealed: SealedSector, ticket: bytes, seed: bytes) -> C1Output:
     """C1: every partition's challenges from the seed and their vanilla proofs."""
-    seed = _bytes32("seed", seed)
+    seed = bytes32("seed", seed)
     proofs = tuple(tuple(vanilla_proof(sealed, c) for c in challenges(sealed.proof, sealed.replica_id, seed, k))
                    for k in range(sealed.proof.partitions))
     return C1Output(sealed.proof.name, proofs, sealed.comm_r, sealed.comm_d, sealed.replica_id, seed,
-                    _bytes32("ticket", ticket))
+                    bytes32("ticket", ticket))
 
 
 def seal_sector(data, registered_proof: str, prover_id: bytes, sector_id: int, ticket: bytes,

@@ -49,7 +49,7 @@ from . import _native, graph, poseidon
 from .fr32 import FR32_MASK, sha256_fr32
 from .proofs import C1Output
 from .registered import PorepConfig, SealProof, seal_proof
-from .seal import challenges, commit1, label_of, label_parents
+from .seal import bytes32, challenges, commit1, label_of, label_parents
 from .trees import SparseTree
 
 MAX_LAYERS = 15
@@ -121,12 +121,6 @@ class SparseSector:
         return poseidon.hash_one([self.tree_c.root, self.tree_r_last.root])
 
 
-def _bytes32(name: str, value) -> bytes:
-    if not isinstance(value, (bytes, bytearray)) or len(value) != 32:
-        raise InvalidInputError(f"{name} is 32 bytes")
-    return bytes(value)
-
-
 def sparse_sector(registered_proof: str, prover_id: bytes, sector_id: int, ticket: bytes, seed: bytes,
                   config: PorepConfig | None = None, data_node: bytes = bytes(32)) -> SparseSector:
     """The sparse sector of these inputs (config: the registered proof's porep_id
@@ -135,11 +129,11 @@ def sparse_sector(registered_proof: str, prover_id: bytes, sector_id: int, ticke
     proof = seal_proof(registered_proof)
     if proof.layers > MAX_LAYERS:
         raise InvalidInputError(f"{proof.name}: {proof.layers} layers, at most {MAX_LAYERS}")
-    data_node = _bytes32("data_node", data_node)
+    data_node = bytes32("data_node", data_node)
     if data_node[31] > FR32_MASK:
         raise InvalidInputError("data_node has its top two bits set: a data node is fr32-padded")
-    return SparseSector(proof, _bytes32("prover_id", prover_id), sector_id, _bytes32("ticket", ticket),
-                        _bytes32("seed", seed), config or proof.config, data_node)
+    return SparseSector(proof, bytes32("prover_id", prover_id), sector_id, bytes32("ticket", ticket),
+                        bytes32("seed", seed), config or proof.config, data_node)
 
 
 def sparse_c1(registered_proof: str, prover_id: bytes, sector_id: int, ticket: bytes, seed: bytes,
