@@ -72,7 +72,7 @@ def test_the_daemons_payload_is_read_and_its_output_verified(sealed):
     assert got is r1cs and r1cs.is_satisfied(witness)
     arena = FrArray.zeros(r1cs.num_variables)
     assert provider.synthesize_into(job, 0, 2, arena) is r1cs and arena == witness
-    assert provider.synthesis_bytes(job) == r1cs.num_variables
+    assert provider.synthesis_bytes(job) > r1cs.num_variables          # a byte a variable, and the instances' data
     with pytest.raises(InvalidInputError, match="partition 1 of an output of 1"):
         provider.synthesize(job, 1, 2)
 
@@ -199,14 +199,15 @@ def test_the_circuit_command_counts_and_writes_the_r1cs(tmp_path, capsys):
 
 
 def test_the_shape_is_said_before_the_parameters_exist_and_a_set_in_use_is_handed_out_again(tmp_path, monkeypatch):
-    """srs_shape counts the parameters from the circuit, before any is made
-    or read (mapped where the canonical file is a .pmap); load_srs hands
+    """srs_shape counts the parameters from the circuit (its counts), before any
+    is made or read (mapped where the canonical file is a .pmap); load_srs hands
     out the set in use (KEPT) without reading or making it again, and one
     that nothing holds is gone. A small circuit stands in for the 2 KiB
     partition's."""
     from porep_prover_porep import parameters as made_here, provider as module
     small = square_chain(50)[0]
-    monkeypatch.setattr(module, "partition_circuit", lambda proof: types.SimpleNamespace(r1cs=small))
+    counts = types.SimpleNamespace(srs_shape=lambda mapped=False: SrsShape.of_circuit(small, mapped))
+    monkeypatch.setattr(module, "partition_circuit", lambda proof: types.SimpleNamespace(r1cs=small, counts=counts))
     monkeypatch.setenv("POREP_PROVER_PARAMS_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv(ENVIRONMENT, raising=False)
     made = []

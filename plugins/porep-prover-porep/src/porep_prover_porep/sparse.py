@@ -95,14 +95,11 @@ class SparseSector:
         columns = np.frombuffer(b"".join(self.label(layer, c) for c in self.challenged
                                          for layer in range(1, proof.layers + 1)), np.uint8)
         hashes = poseidon.hash_batch(proof.layers, columns.reshape(-1, proof.layers, 32))
-        last = np.frombuffer(b"".join(self.labels[-1][c] for c in self.challenged), np.uint8).reshape(-1, 32)
-        replica = np.empty_like(last)
-        _native.fr_add(last, np.broadcast_to(np.frombuffer(data_node, np.uint8), last.shape).copy(), replica)
         column_leaf, replica_leaf = off_path_leaves(proof.layers, data_node)
         self.tree_c = SparseTree("poseidon", proof.nodes, proof.tree, column_leaf,
                                  {c: hashes[i].tobytes() for i, c in enumerate(self.challenged)})
         self.tree_r_last = SparseTree("poseidon", proof.nodes, proof.tree, replica_leaf,
-                                      {c: replica[i].tobytes() for i, c in enumerate(self.challenged)})
+                                      {c: _fr_add(self.labels[-1][c], data_node) for c in self.challenged})
 
     def label(self, layer: int, node: int) -> bytes:
         """A node's label in a layer (1-based)."""
