@@ -68,6 +68,8 @@ from porep_prover.errors import InvalidInputError, PorepProverError
 from porep_prover.field.constants import R
 from porep_prover.groth16 import Proof, verify
 from porep_prover.groth16.prover import Stopwatch, finish, prove_device
+from porep_prover.memory.sizes import GIB
+from porep_prover.memory.workload import Workload
 from porep_prover_porep_shaped.circuit import counts
 from porep_prover_porep_shaped.plugin import PorepShapedProvider, cache_dir
 from supraseal_c2 import LIBRARIES, PeerError, SupraSealC2, c2_inputs, parse_timing
@@ -167,8 +169,8 @@ def medians(runs: list[dict[str, float]]) -> dict[str, float]:
 def ours_row(be, params, r1cs, witness, threads, gib, reps, blinding, on_device):
     """Our partition under a device budget of gib GiB (see the module's
     docstring): the row and the proofs of its reps."""
-    be.set_memory_budget(int(gib * 2**30))
-    plan = be.device_plan(params, r1cs if on_device else None, workers=1, g2=True)
+    plan = be.device_plan(Workload.of(params, r1cs, on_device), be.device_budget(int(gib * GIB)), workers=1,
+                          g2=True)
     dev = on_device and plan.matrices
     for line in plan.describe():
         print(f"  ours {gib:g} GiB: {line}", flush=True)
@@ -199,7 +201,7 @@ def ours_row(be, params, r1cs, witness, threads, gib, reps, blinding, on_device)
 
 def let_go(be) -> None:
     """The device's resident copies and pooled buffers given back (for the peer's turn)."""
-    be.set_memory_budget(0)
+    be.release_plan()
     be.release_resident()
     if getattr(be.memory, "pooled", False):
         be.device.synchronize()

@@ -34,7 +34,6 @@ from porep_prover.groth16 import insecure_setup
 from porep_prover_porep_shaped.circuit import shape_bytes, witness
 from porep_prover_porep_shaped.plugin import shared_circuit
 
-GIB = 1 << 30
 KIND = "porep-shaped-made"
 
 

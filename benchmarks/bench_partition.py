@@ -48,12 +48,14 @@ from porep_prover.bench import ReportFile
 from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.engine import Job
 from porep_prover.engine.config import parse_entry
-from porep_prover.engine.memory import host_available_bytes, host_memory_bytes
 from porep_prover.field.constants import R
 from porep_prover.groth16 import verify
 from porep_prover.groth16.prover import (HostAssignment, Stopwatch, finish, prove_device, query_scalars,
                                          synthesize)
 from porep_prover.groth16.region import Ref, Slots
+from porep_prover.memory.budgets import host_available_bytes, host_memory_bytes
+from porep_prover.memory.sizes import GIB
+from porep_prover.memory.workload import Workload
 from porep_prover_porep_shaped.plugin import PorepShapedProvider
 
 MONT_ONE = np.array([(pow(2, 256, R) >> (64 * i)) & (2**64 - 1) for i in range(4)], dtype=np.uint64)
@@ -201,9 +203,9 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
     else on the host after it (as prover.b_g2 = host), timed with the
     proof's assembly ("finish ms": what the host must keep up with).
     profile: one more region after them, profiled (profiled_region)."""
-    be.set_memory_budget(int(gib * 2**30))
     # the plan as the engine makes it when it loads the set: a value, which every region below is handed
-    chosen = be.device_plan(params, r1cs if on_device else None, workers=1, g2=g2)
+    chosen = be.device_plan(Workload.of(params, r1cs, on_device), be.device_budget(int(gib * GIB)), workers=1,
+                            g2=g2)
     dev = on_device and chosen.matrices
     for line in chosen.describe():
         print(f"  {gib:g} GiB: {line}")
@@ -350,7 +352,7 @@ def main() -> None:
                   + ", ".join(f"{k} {v:.1f}" for k, v in row["profiled_steps_ms"].items()) + "; MSM phases "
                   + ", ".join(f"{k} {v:.1f}" for k, v in row["msm_phases_ms"].items()), flush=True)
     if rows:
-        be.set_memory_budget(0)     # unplanned again: one pass an MSM, nothing streamed
+        be.release_plan()     # unplanned again: one pass an MSM, nothing streamed
     if args.no_phases:
         return
     msm_phases = {}

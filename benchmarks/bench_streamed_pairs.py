@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """One streamed pass for two partitions' scalar sets against a pass each
-(two partitions a region: backend.device_plan's pairs): a point
+(two partitions a region: memory.device_plan's pairs): a point
 array streamed from pinned host memory through the chunk ring, its MSM
 for two scalar sets as GpuMsm.msm_sets (each chunk uploaded once, both
 sets' MSMs on it) beside two GpuMsm.msm calls (each chunk uploaded twice),
@@ -29,8 +29,7 @@ from bench_gpu import porep_scalars, random_fr, random_points
 
 from porep_prover import G1Array, G2Array
 from porep_prover.backend import get_backend
-
-GIB = 1 << 30
+from porep_prover.memory.sizes import GIB
 
 
 def timed(gpu, fn):

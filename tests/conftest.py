@@ -21,10 +21,11 @@ settings.load_profile("default")
 def gpu():
     """The process's GPU backend (for tests marked gpu, skipped without a device),
     unplanned at its card's memory as each module starts: a test module that
-    sets a budget or runs a region by a plan does not pass it on."""
+    runs a region by a plan (or sets the resident store's figures by hand)
+    does not pass its layout on."""
     from porep_prover.backend import get_backend
     backend = get_backend("gpu")
-    backend.set_memory_budget(0)
+    backend.release_plan()
     return backend
 
 

@@ -83,7 +83,7 @@ class DeviceMemoryError(CudaError, MemoryError):
 
 class HostMemoryError(PorepProverError, MemoryError):
     """A workload's host-memory plan does not fit the host budget
-    (engine.memory_plan): the message names what does not fit and the
+    (memory.host_plan): the message names what does not fit and the
     options (fewer workers, a larger device budget, B's G2 MSM on the device,
     a larger budget). Raised before anything of it is allocated."""
 

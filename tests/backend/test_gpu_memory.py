@@ -3,141 +3,17 @@ made ahead, the work buffers' pool; a view with MSM options of its own over
 the same memory, and the window tables those options ask for) on a fake
 device: runs without a GPU."""
 import dataclasses
-import threading
 import types
 
 import numpy as np
 import pytest
+from fake_card import Idle, Settling, fake_backend, fake_memory
 
-from porep_prover.cuda.memory import GIB, MARGIN, DeviceMemory, Layout
 from porep_prover.errors import DeviceMemoryError
+from porep_prover.memory.layout import Layout
+from porep_prover.memory.sizes import GIB, MARGIN
 
-GpuBackend = pytest.importorskip("porep_prover.backend.gpu").GpuBackend
-
-
-class FakeBuffer:
-    pooled = False
-
-    def __init__(self, device, nbytes):
-        self.device, self.nbytes, self.open = device, nbytes, True
-
-    def close(self):
-        if self.open:
-            self.device.used -= self.nbytes
-            self.open = False
-
-
-class FakeDevice:
-    """DeviceBuffer of a device with `capacity` bytes; mem_info as the context gives it."""
-
-    def __init__(self, capacity):
-        self.capacity, self.used = capacity, 0
-        self.limit = 0                 # the context's budget (none)
-
-    @property
-    def allocated(self):
-        return self.used
-
-    def DeviceBuffer(self, ctx, nbytes):
-        if self.used + nbytes > self.capacity:
-            raise DeviceMemoryError(f"cuMemAlloc({nbytes} bytes)", code=2, name="CUDA_ERROR_OUT_OF_MEMORY")
-        self.used += nbytes
-        return FakeBuffer(self, nbytes)
-
-    def mem_info(self):
-        return self.capacity - self.used, self.capacity
-
-
-class Idle:
-    def synchronize(self):
-        pass
-
-    def upload(self, buf, raw):
-        pass
-
-    def contains(self, raw):
-        return False
-
-
-class PooledBuffer(FakeBuffer):
-    pooled = True
-
-    def close(self):
-        if self.open:                 # back to the pool, which keeps it (once its stream gets there, where modelled)
-            if self.device.pending is None:
-                self.device.pool_free += self.nbytes
-            else:
-                self.device.pending += self.nbytes
-            self.open = False
-
-
-class Settling(Idle):
-    """A stream whose synchronize lets the frees queued on it reach the pool."""
-
-    def __init__(self, device):
-        self.device = device
-
-    def synchronize(self):
-        self.device.pool_free += self.device.pending
-        self.device.pending = 0
-
-
-class PooledDevice(FakeDevice):
-    """FakeDevice with a memory pool: a buffer with a stream comes from what the
-    pool keeps, else the pool grows by it; trim_pool gives the kept memory back."""
-
-    def __init__(self, capacity):
-        super().__init__(capacity)
-        self.pool_free = 0
-        self.pending = None            # an int: frees wait for a stream's synchronize (Settling) to reach the pool
-
-    def DeviceBuffer(self, ctx, nbytes, stream=None):
-        if stream is None:
-            return super().DeviceBuffer(ctx, nbytes)
-        if self.pool_free < nbytes:   # grow the pool (the fake does not split what it keeps)
-            super().DeviceBuffer(ctx, nbytes - self.pool_free)
-            self.pool_free = nbytes
-        self.pool_free -= nbytes
-        return PooledBuffer(self, nbytes)
-
-    def trim_pool(self):
-        self.used -= self.pool_free
-        self.pool_free = 0
-
-
-class FakeOwner:
-    """What a DeviceMemory takes of its device: driver and context (the fake), lock, stream, info, a wait."""
-
-    def __init__(self, fake):
-        self.drv = self.ctx = fake
-        self.lock = threading.RLock()
-        self.stream = self.aux_stream = self.copy_stream = Idle()
-        self.info = types.SimpleNamespace(ordinal=0)
-
-    def synchronize(self):
-        self.stream.synchronize()
-
-
-def fake_memory(capacity: int, pooled: bool = False) -> DeviceMemory:
-    """A DeviceMemory over a fake card of capacity bytes (pooled: with a memory pool); uploads copy nothing."""
-    fake = (PooledDevice if pooled else FakeDevice)(capacity)
-    fake.keep_pool = lambda: pooled
-    fake.peak = 0
-    fake.reset_peak = lambda: None
-    memory = DeviceMemory(FakeOwner(fake), capacity)
-    memory.staging = memory.pinned = Idle()
-    return memory
-
-
-def fake_backend(capacity: int, pooled: bool = False) -> GpuBackend:
-    """A GpuBackend whose device is FakeOwner with a fake_memory (no kernels: its NTT records the twiddles asked)."""
-    memory = fake_memory(capacity, pooled)
-    be = GpuBackend.__new__(GpuBackend)
-    be.device, be.memory, be.plan = memory.device, memory, None
-    be.device.memory = memory
-    be.ntt_ops = types.SimpleNamespace(compact=[])
-    be.ntt_ops.set_compact_twiddles = be.ntt_ops.compact.append                 # the plans' twiddle choices
-    return be
+pytest.importorskip("porep_prover.backend.gpu")
 
 
 def arrays(*sizes):
@@ -182,23 +58,24 @@ def test_a_new_layout_lets_go_of_what_its_budget_has_no_room_for():
         mem.resident.resident_array(a)
     mem.resident.dropped = 123                       # a drop under the layout before
     with mem.resident.holding(held):
-        assert mem.follow("plan", Layout((), 0, 0, 350))
+        assert mem.lay_out(Layout(MARGIN + 1000, resident=350))
     assert list(mem.resident._resident) == [id(held), id(recent)] and mem.drv.used == 300
     assert mem.resident.dropped == 0
-    assert not mem.follow("plan", Layout((), 0, 0, 350))         # the same layout: nothing laid out again
+    assert not mem.lay_out(Layout(MARGIN + 1000, resident=350))         # the same layout: nothing laid out again
 
 
 def test_a_smaller_budget_than_what_is_held_lets_go_of_the_resident_arrays():
-    """set_budget below what the device holds: the resident arrays not in use
-    go at once (not at the next region's first allocation, as a plan that did
-    not hold); a budget with room for them keeps them."""
+    """A layout whose budget is below what the device holds: the resident
+    arrays not in use go at once (not at the region's first allocation, as a
+    plan that did not hold); a budget with room for them keeps them; the
+    driver's limit is the layout's budget less the margin."""
     mem = fake_memory(64 * GIB)
     points, = arrays(1000)
     mem.resident.resident_array(points)
     work = mem.drv.DeviceBuffer(mem.ctx, 20 * GIB)   # held by a caller: no resident array
-    mem.set_budget(32 * GIB)
-    assert mem.resident.is_resident(points)
-    mem.set_budget(16 * GIB)
+    mem.lay_out(Layout(32 * GIB))
+    assert mem.resident.is_resident(points) and mem.ctx.limit == 32 * GIB - MARGIN
+    mem.lay_out(Layout(16 * GIB))
     assert not mem.resident.is_resident(points) and mem.resident.dropped == 0 and work.open
     assert mem.ctx.limit == 16 * GIB - MARGIN
 
@@ -394,93 +271,91 @@ def test_a_window_table_of_4_bit_windows():
         assert made[-1] == (("msm_table", 4, sets), held * points.limbs.nbytes)
 
 
-def test_a_plan_is_a_value_and_a_backend_without_a_budget_takes_the_card_s():
-    """device_plan on a backend no engine gave a budget (a direct prove, a
-    benchmark) sets the card's budget first and plans, changing nothing
-    else: the same parameter set gives an equal plan, and the memory is laid
-    out by none until a region runs by one."""
+def test_a_plan_is_a_value_made_under_the_budget_it_is_given():
+    """device_plan takes its budget as an argument and changes nothing: the
+    same set and budget give an equal plan, two budgets two plans, the
+    memory laid out by none until a region runs by one; device_budget
+    reads the card (0, or more than the card: the card's memory) and
+    refuses a budget inside the margin, setting nothing either."""
     from porep_prover.circuits import square_chain
+    from porep_prover.errors import InvalidInputError
     from porep_prover.groth16 import insecure_setup
+    from porep_prover.memory.workload import Workload
     r1cs, _, _ = square_chain(int(np.random.default_rng().integers(20, 60)))
     params = insecure_setup(r1cs, warn=False)
     be = fake_backend(64 << 30)
     be.msm_ops = types.SimpleNamespace(tables=False)
-    got = []
-    worker = threading.Thread(target=lambda: got.append(be.device_plan(params, None, 2)), daemon=True)
-    worker.start()
-    worker.join(30)
-    assert not worker.is_alive(), "device_plan waits on a lock of its own"
-    assert be.memory.budget == 64 << 30 and got[0] == be.device_plan(params, None, 2)
-    assert be.plan is None and be.memory.layout is None
+    assert be.device_budget() == be.device_budget(1 << 40) == 64 << 30 and be.device_budget(16 * GIB) == 16 * GIB
+    with pytest.raises(InvalidInputError, match="margin"):
+        be.device_budget(MARGIN)
+    small, card = (be.device_plan(Workload.of(params), budget, 2) for budget in (16 * GIB, be.device_budget()))
+    assert (small.budget, card.budget) == (16 * GIB, 64 << 30) and small == be.device_plan(Workload.of(params),
+                                                                                          16 * GIB, 2)
+    assert be.memory.layout is None and be.memory.ctx.limit == 0 and be.memory_status()["budget"] == 64 << 30
 
 
 def test_a_region_lays_the_memory_out_by_its_plan_once(monkeypatch):
     """region(plan, arrays): the memory streams the arrays the plan streams
-    (pinned, through a ring of its chunks), sorts passes of its size and
-    keeps its resident budget, as the region starts; a second region by the
-    same plan changes nothing; a region without a plan is unplanned again.
-    A plan without the arrays it was made for is refused."""
-    from porep_prover.backend.device_plan import GIB, Workload, plan
+    (pinned, through a ring of its chunks), sorts passes of its size, keeps
+    its resident budget and bounds allocations by its budget, as the region
+    starts; a second region by the same plan changes nothing; a region
+    without a plan is unplanned again, at the card's memory, and so is the
+    memory after release_plan, whatever was set by hand since. A plan
+    without the arrays it was made for is refused."""
     from porep_prover.circuits import square_chain
     from porep_prover.errors import InvalidInputError
     from porep_prover.groth16 import insecure_setup
+    from porep_prover.memory.device_plan import plan
+    from porep_prover.memory.layout import layout_of, unplanned
+    from porep_prover.memory.workload import Workload
     r1cs, _, _ = square_chain(int(np.random.default_rng().integers(20, 60)))
     params = insecure_setup(r1cs, warn=False)
     be = fake_backend(64 << 30)
     be.msm_ops = types.SimpleNamespace(tables=False)
     pinned = []
     monkeypatch.setattr(be.memory.pins, "pin", lambda limbs: pinned.append(id(limbs)) or True)
-    chosen = plan(Workload.of(params, None, 2, 0, True), 32 * GIB)
+    chosen = plan(Workload.of(params), 32 * GIB)
     streamed = dataclasses.replace(chosen, resident=("h",), streamed=("l", "a", "b_g1", "b_g2"), pass_points=1 << 20,
                                    chunk_bytes=64 << 20, compact_twiddles=True)
     with pytest.raises(InvalidInputError, match="the parameter set it was made for"):
         be.region(streamed)
-    be.set_memory_budget(0)
-    follows = []
-    real = be.memory.follow
-    monkeypatch.setattr(be.memory, "follow",
-                        lambda key, layout, **kw: follows.append(real(key, layout, **kw)) or follows[-1])
+    laid = []
+    real = be.memory.lay_out
+    monkeypatch.setattr(be.memory, "lay_out",
+                        lambda layout, again=False: laid.append(real(layout, again)) or laid[-1])
     for _ in range(2):
         with be.region(streamed, params):
             pass
     store = be.memory.resident
-    assert follows == [True, False] and be.plan is streamed and be.ntt_ops.compact[-1] is True
+    assert laid == [True, False] and be.memory.layout == layout_of(streamed, params)
+    assert be.ntt_ops.compact[-1] is True and be.memory.ctx.limit == 32 * GIB - MARGIN
     assert store._streamed == {id(getattr(params, n).limbs) for n in streamed.streamed} == set(pinned)
     assert store.pass_points == 1 << 20 and store.ring_bytes == 64 << 20
     assert store.budget == streamed.resident_bytes + streamed.budget - streamed.planned_bytes
+    assert be.memory_status()["budget"] == 32 * GIB and be.memory_status()["planned"] == streamed.planned_bytes
     with be.region():
         pass
-    assert follows[-1] is True and be.plan is None and not store._streamed and store.pass_points == 0
+    assert laid[-1] is True and be.memory.layout == unplanned(64 << 30) and not store._streamed
+    assert store.pass_points == 0 and be.memory.ctx.limit == (64 << 30) - MARGIN
     assert store.budget == be.memory.default_resident_budget and be.ntt_ops.compact[-1] is False
-    store.pass_points, store.budget = 777, 1 << 20          # set by hand, no layout in use: a budget resets them
-    be.set_memory_budget(0)
+    store.pass_points, store.budget = 777, 1 << 20          # set by hand, no layout in use: released, they reset
+    be.release_plan()
     assert store.pass_points == 0 and store.budget == be.memory.default_resident_budget
 
 
-def test_the_matrices_stay_on_the_host_where_the_plan_cannot_keep_them(monkeypatch):
+def test_the_matrices_stay_on_the_host_where_the_plan_cannot_keep_them():
     """device_plan: a scale-1 PoRep partition's matrices are kept under an
     80 GiB budget and left to the host under 16 GiB (the planner's choice
     with them free to stay off the device); a budget too small for any
     plan is a DeviceMemoryError naming the least that would do."""
-    from porep_prover.backend import gpu_memory
-    from porep_prover.backend.device_plan import GIB, Workload
     from porep_prover.cli.plan_cmds import POREP_32G
-
-    def scale_1(params, r1cs, workers, table_copies, g2):
-        return Workload.estimated(**POREP_32G, on_device=True, workers=workers, table_copies=table_copies, g2=g2)
-
-    monkeypatch.setattr(gpu_memory.Workload, "of", staticmethod(scale_1))
+    from porep_prover.memory.workload import Workload
     be = fake_backend(1 << 50)
     be.msm_ops = types.SimpleNamespace(tables=False)
-    params, r1cs = types.SimpleNamespace(h=[]), object()
-    answers = {}
-    for gib in (80, 16):
-        be.set_memory_budget(gib * GIB)
-        answers[gib] = be.device_plan(params, r1cs, 2).matrices
-    assert answers == {80: True, 16: False}
-    be.set_memory_budget(8 * GIB)
+    scale_1 = Workload.estimated(**POREP_32G)
+    assert {gib: be.device_plan(scale_1, gib * GIB, 2).matrices for gib in (80, 16)} == {80: True, 16: False}
     with pytest.raises(DeviceMemoryError, match="at least"):
-        be.device_plan(params, r1cs, 2)
+        be.device_plan(scale_1, 8 * GIB, 2)
 
 
 class Counting(Idle):

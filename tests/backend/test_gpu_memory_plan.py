@@ -11,13 +11,16 @@ import pytest
 from gpu_inputs import random_fr, random_points
 from porep_prover import G1Array, G2Array
 from porep_prover.backend import get_backend, gpu_available
-from porep_prover.backend.device_plan import GIB, MARGIN, Workload, plan
 from porep_prover.circuits import porep_like
 from porep_prover.cuda.arrays import DeviceScalars
 from porep_prover.engine import Engine, inline_job, load_config
-from porep_prover.errors import DeviceMemoryError
+from porep_prover.errors import DeviceMemoryError, InvalidInputError
 from porep_prover.groth16 import insecure_setup, verify
 from porep_prover.groth16.prover import finish, prove_device, synthesize
+from porep_prover.memory.device_plan import plan
+from porep_prover.memory.layout import Layout, layout_of
+from porep_prover.memory.sizes import GIB, MARGIN
+from porep_prover.memory.workload import Workload
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA device")]
 
@@ -28,7 +31,7 @@ CPU = get_backend("cpu")
 def planned(gpu):
     """The GPU backend; its plan, passes and streamed arrays dropped after the test."""
     yield gpu
-    gpu.set_memory_budget(0)
+    gpu.release_plan()
     store = gpu.memory.resident
     assert store.pass_points == 0 and not store._streamed and store.budget == gpu.memory.default_resident_budget
 
@@ -98,9 +101,10 @@ def test_msm_shared_takes_its_msms_apart_where_an_array_streams(planned, rng):
 
 def _streaming_plan(gpu, params, r1cs, rng, gathers=False):
     """A plan for params that streams every array in small chunks and sorts small passes."""
-    made = plan(Workload.of(params, r1cs, workers=1), 8 * GIB, matrices=r1cs is not None, gathers=gathers)
+    made = plan(Workload.of(params, r1cs, on_device=r1cs is not None), 8 * GIB, workers=1, matrices=r1cs is not None,
+                gathers=gathers)
     assert made.gathers == gathers
-    names = tuple(a.name for a in made.workload.arrays)
+    names = tuple(a.name for a in made.arrays)
     return dataclasses.replace(made, resident=(), streamed=names, pass_points=rng.randrange(700, 1500),
                                chunk_bytes=192 * rng.randrange(300, 900))
 
@@ -119,11 +123,12 @@ def test_proof_under_a_streaming_plan_verifies(planned, mode, rng):
     store = planned.memory.resident
     ring = store.ring
     before = ring.uploaded if ring is not None else 0
+    layouts = []
     for _ in range(2):
         synth = synthesize(params, r1cs, witness, 2, abc_on_device=on_device, gathers=mode == "gathers")
         sums = prove_device(planned, params, synth, 1, b_g2=True, host=CPU, plan=chosen)
-        layout = planned.memory.layout
-        assert planned.plan is chosen and layout is planned.memory.layout
+        layouts.append(planned.memory.layout)
+        assert layouts[-1] == layout_of(chosen, params) and layouts[-1] is layouts[0]
         assert planned.memory.pins.pinned_bytes() >= chosen.streamed_bytes
         proof = finish(planned, params, synth, sums, 1, rng=rng)
         assert verify(params.vk, public, proof)
@@ -133,18 +138,21 @@ def test_proof_under_a_streaming_plan_verifies(planned, mode, rng):
 
 
 def test_budget_refuses_what_passes_it(planned):
-    planned.set_memory_budget(MARGIN + (256 << 20))
+    """A layout's budget bounds what the device hands out while it is laid
+    out (a large card standing in for a small one); a budget inside the
+    margin is refused; released, the card's memory is the budget again."""
+    planned.memory.lay_out(Layout(MARGIN + (256 << 20)))
     status = planned.memory_status()
     assert status["budget"] == MARGIN + (256 << 20) and planned.device.ctx.limit == 256 << 20
     with pytest.raises(DeviceMemoryError, match="budget"):
-        planned.device.alloc(512 << 20)
-    buf = planned.device.alloc(64 << 20)
+        planned.memory.alloc(512 << 20)
+    buf = planned.memory.alloc(64 << 20)
     assert planned.memory_status()["allocated"] >= 64 << 20
-    planned.device.free(buf)
-    with pytest.raises(Exception, match="budget"):
-        planned.set_memory_budget(MARGIN // 2)
-    planned.set_memory_budget(0)
-    assert planned.memory_budget == planned.memory_status()["total"]
+    planned.memory.free(buf)
+    with pytest.raises(InvalidInputError, match="budget"):
+        planned.device_budget(MARGIN // 2)
+    planned.release_plan()
+    assert planned.memory_status()["budget"] == planned.memory_status()["total"] == planned.device_budget()
 
 
 def test_engine_proves_under_a_device_budget_and_reports_it(rng):
@@ -163,6 +171,5 @@ def test_engine_proves_under_a_device_budget_and_reports_it(rng):
         assert memory["planned"] is not None and memory["planned"] <= 3 * GIB
         assert chosen.device is not None and chosen.device.budget == 3 * GIB and memory["dropped"] == 0
     finally:
-        gpu = get_backend("gpu")
-        gpu.set_memory_budget(0)                        # the process's backend as the other tests expect it
-        assert gpu.memory.resident.pass_points == 0 and gpu.plan is None
+        gpu = get_backend("gpu")                        # the engine left the process's backend unplanned
+        assert gpu.memory.resident.pass_points == 0 and gpu.memory.layout.planned is None

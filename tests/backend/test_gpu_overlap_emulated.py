@@ -66,7 +66,7 @@ class EmulatedBackend:
         self.memory = types.SimpleNamespace(copy_wait_seen_ms=0.0,
                                             resident=types.SimpleNamespace(copy_wait_ms=lambda: self.waited_ms))
 
-    def _follow(self, plan, arrays):
+    def _lay_out(self, plan, arrays):
         assert plan is None and arrays is None
 
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from porep_prover.backend.gpu import prepare
-from porep_prover.cuda.pinned import ALIGN, PinnedPool
+from porep_prover.cuda.pinned import PinnedPool
+from porep_prover.memory.sizes import aligned
 from porep_prover.circuits import porep_like
 from porep_prover.groth16 import insecure_setup
 from porep_prover.groth16.prover import synthesize
@@ -48,7 +49,7 @@ def test_prepare_copies_each_held_array_once(partition, abc_on_device):
             assert np.array_equal(got.limbs, arr.limbs)
             assert pool.contains(got.limbs.reshape(-1).view(np.uint8)), f"{f} is not in the arena"
             assert not np.shares_memory(got.limbs, arr.limbs)
-        want = sum(-(-arr.limbs.nbytes // ALIGN) * ALIGN for arr in held.values())
+        want = sum(aligned(arr.limbs.nbytes) for arr in held.values())
         assert staged.arena.nbytes == want
         if abc_on_device:      # the device takes every query's scalars from the witness: it alone is staged
             assert list(held) == ["witness"] and synth.nbytes == w.limbs.nbytes

@@ -247,16 +247,20 @@ class StandInCard(CpuBackend):
 
     def __init__(self):
         super().__init__()
-        self.budgets, self.released = [], 0
+        self.budgets, self.released, self.unplanned = [], 0, 0
         ctx = types.SimpleNamespace(reset_peak=lambda: None, trim_pool=lambda: None)
         self.device = types.SimpleNamespace(ctx=ctx, synchronize=lambda: None)
         self.memory = types.SimpleNamespace(pooled=True)
 
-    def set_memory_budget(self, nbytes=0):
+    def device_budget(self, nbytes=0):
         self.budgets.append(nbytes)
+        return nbytes or self.info.memory_bytes
 
-    def device_plan(self, params, r1cs=None, workers=2, g2=True, gathers=False):
+    def device_plan(self, workload, budget, workers=2, g2=True, gathers=False):
         return types.SimpleNamespace(matrices=False, describe=lambda: ["every array resident"])
+
+    def release_plan(self):
+        self.unplanned += 1
 
     def memory_status(self):
         return {"peak": 3 << 30, "pinned": 1 << 30, "free": 70 << 30}
@@ -368,7 +372,8 @@ def test_a_run_proves_with_both_and_compares_the_proofs(stand_ins, tmp_path, cap
     assert peer["cuzk_mutex_held_ms"] == peer["region_ms"] == 7 and peer["call_ms"] > 0 and peer["srs_load_s"] >= 0
     for row in got["c2"]:
         assert {"host_used_gib", "rss_gib", "rss_peak_gib"} <= set(row)
-    assert card.budgets[:2] == [0, 16 << 30] and card.released and not lib.srs      # the card let go, the SRS freed
+    assert card.budgets[:2] == [0, 16 << 30] and card.released and card.unplanned and not lib.srs   # the card let
+    # go, the SRS freed
     out = capsys.readouterr().out
     assert "made and written" in out and "proofs: identical across 9" in out
     assert bench.main(argv) == 0                                    # the .params file read, not made again

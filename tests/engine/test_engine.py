@@ -269,12 +269,15 @@ def test_abc_evaluated_on_the_device_when_every_device_can(circuit):
 class SmallCardBackend(WitnessBackend):
     """WitnessBackend whose memory plan keeps no circuit's matrices (a small card's budget)."""
 
-    def device_plan(self, params, r1cs=None, workers=2, g2=True, gathers=False):
-        from porep_prover.backend.device_plan import Workload, plan
+    def device_budget(self, nbytes=0):
+        return 1 << 40
+
+    def device_plan(self, workload, budget, workers=2, g2=True, gathers=False):
+        from porep_prover.memory.device_plan import plan
         self.asked = getattr(self, "asked", 0) + 1
         self.g2 = getattr(self, "g2", set()) | {g2}
-        made = plan(Workload.of(params, r1cs, workers, 0, g2), 1 << 40, matrices=False)
-        assert r1cs is not None and not made.matrices
+        made = plan(workload, budget, workers, 0, g2, matrices=False)
+        assert workload.matrix_bytes and not made.matrices
         return made
 
 
@@ -490,8 +493,9 @@ def planned_budget_gib(params, r1cs, partitions: float) -> float:
     """A host budget (GiB) with room for this many partitions of the inline
     circuit on the CPU beside the process and what the set holds (its plan's
     figures, made for a budget that fits anything)."""
-    from porep_prover.engine.memory_plan import HostWorkload, Workers, make_plan
-    plan = make_plan(HostWorkload.of(params, False, r1cs), Workers(4, 0, 2), 1 << 50)
+    from porep_prover.memory.host_plan import Workers, make_plan
+    from porep_prover.memory.workload import Workload
+    plan = make_plan(Workload.of(params, r1cs), Workers(4, 0, 2), 1 << 50)
     return (plan.base.total + plan.held_bytes + partitions * plan.partition.total) / 2**30
 
 
@@ -543,7 +547,7 @@ def test_a_loaded_set_holds_its_plan_s_bytes(circuit):
     """The host budget is the whole process's: the default (the host less
     its margin) or the setting's, and a loaded set holds its plan's bytes
     of it (the SRS, the circuit) until it is dropped."""
-    from porep_prover.engine.memory import default_host_budget
+    from porep_prover.memory.budgets import default_host_budget
     params, r1cs, ws = circuit
     with Engine(config()) as engine:
         assert engine.status()["memory_budget"] == engine.settings.memory_budget_bytes == default_host_budget()

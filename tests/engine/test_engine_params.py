@@ -10,12 +10,13 @@ import threading
 
 import pytest
 
-from porep_prover.backend.device_plan import GIB
 from porep_prover.circuits import porep_like
 from porep_prover.engine import Engine, Job, KeptParams, Registry, SrsShape, load_config
-from porep_prover.engine.memory_plan import HostWorkload, Workers, make_plan
 from porep_prover.errors import HostMemoryError, JobFailedError
 from porep_prover.groth16 import insecure_setup, verify
+from porep_prover.memory.host_plan import Workers, make_plan
+from porep_prover.memory.sizes import GIB
+from porep_prover.memory.workload import Workload
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +115,7 @@ def test_a_refusal_beside_other_sets_holds_only_while_they_stay(circuit):
     first, before its parameters are loaded, and loaded (once) after the
     first is evicted."""
     params, r1cs, ws = circuit
-    alone = make_plan(HostWorkload.of(params, False, r1cs), Workers(2, 0, 2), 1 << 50)
+    alone = make_plan(Workload.of(params, r1cs), Workers(2, 0, 2), 1 << 50)
     budget = alone.base.total + alone.held_bytes + alone.partition.total + alone.held_bytes // 2
     first, second = ShapedProvider("first", circuit), ShapedProvider("second", circuit)
     with engine_with(first, second, budget_gib=budget / GIB) as engine:
@@ -138,7 +139,7 @@ def test_a_shape_the_set_belies_is_planned_again_from_the_set(circuit, caplog):
         plan = engine.plans.get("belied")
     assert result.ok and any("planned again" in r.message for r in caplog.records)
     held = {item.name: item.nbytes for item in plan.held}
-    assert held["SRS points"] == HostWorkload.of(params, False).srs_bytes
+    assert held["SRS points"] == Workload.of(params).srs_bytes
 
 
 def test_a_shape_that_is_no_shape_fails_its_job(circuit):
@@ -154,26 +155,32 @@ def test_the_shape_of_a_circuit_is_the_shape_of_its_parameters(circuit):
     assert SrsShape.of_circuit(r1cs) == SrsShape.of(params, False)
     assert SrsShape.of_circuit(r1cs, mapped=True).mapped
     shape = SrsShape.of(params, False)
-    assert HostWorkload.of_shape(shape, r1cs) == HostWorkload.of(params, False, r1cs)
-    arrays = shape.arrays()
-    assert [len(getattr(arrays, n)) for n in ("h", "l", "a", "b_g1", "b_g2")] == \
-        [len(getattr(params, n)) for n in ("h", "l", "a", "b_g1", "b_g2")]
-    assert arrays.b_g2.GROUP == 2 and arrays.h.GROUP == 1 and arrays.vk.num_inputs == params.vk.num_inputs
+    assert Workload.of_shape(shape, r1cs) == Workload.of(params, r1cs)
+    workload = Workload.of_shape(shape)
+    assert [a.count for a in workload.arrays] == [len(getattr(params, n)) for n in ("h", "l", "a", "b_g1", "b_g2")]
+    assert [a.group for a in workload.arrays] == [getattr(params, n).GROUP for n in ("h", "l", "a", "b_g1", "b_g2")]
+    assert workload.variables == r1cs.num_variables and workload.domain == r1cs.domain_size
+    assert workload.matrix_bytes == 0 and Workload.of(params, r1cs, True).matrix_bytes == r1cs.device_bytes
 
 
 @pytest.mark.parametrize("tables", [False, True])
 def test_a_gpu_plans_a_set_s_shape_as_it_plans_the_set(circuit, tables):
     """The GPU backend's device plan (its window tables counted too) reads
     a set's lengths and groups alone: its plan of the set's shape, before
-    the set exists, is its plan of the set. Pure arithmetic: no device."""
+    the set exists, is its plan of the set, and its window tables are the
+    MSM side's (none without them). Pure arithmetic: no device."""
     import types
-    from porep_prover.backend.gpu_memory import device_plan
+    GpuBackend = pytest.importorskip("porep_prover.backend.gpu").GpuBackend
+    from porep_prover.msm.gpu.plan import table_copies, table_plan
     params, r1cs, _ = circuit
-    msm = types.SimpleNamespace(tables=tables, table_copies=None, tuning=types.SimpleNamespace(table_bits=None))
+    be = GpuBackend.__new__(GpuBackend)
+    be.msm_ops = types.SimpleNamespace(tables=tables, table_copies=None, tuning=types.SimpleNamespace(table_bits=None))
     for matrices in (None, r1cs):
         for gathers in (False, True):
-            said = device_plan(8 * GIB, msm, SrsShape.of(params, False).arrays(), matrices, 2, True, gathers)
-            assert said == device_plan(8 * GIB, msm, params, matrices, 2, True, gathers)
+            said = be.device_plan(Workload.of_shape(SrsShape.of(params, False), matrices, True), 8 * GIB, 2, True,
+                                  gathers)
+            assert said == be.device_plan(Workload.of(params, matrices, True), 8 * GIB, 2, True, gathers)
+            assert said.table_copies == (table_copies(*table_plan(len(params.h), 1)) if tables else 0)
 
 
 # ------------------------------------------------------------ a provider's sets kept while in use

@@ -126,12 +126,12 @@ def test_partition_estimate_is_what_synthesis_holds(abc_on_device):
     import random
 
     from porep_prover.circuits import porep_like
-    from porep_prover.engine.memory_plan import HostWorkload
+    from porep_prover.memory.workload import Workload
     from porep_prover.groth16.prover import synthesize
     r1cs, w, _ = porep_like(900 + random.randrange(200), seed=random.randrange(1 << 20))
     params = insecure_setup(r1cs, warn=False)
     synth = synthesize(params, r1cs, w, 1, abc_on_device=abc_on_device)
-    workload = HostWorkload.of(params, False)
+    workload = Workload.of(params)
     if abc_on_device:
         assert workload.witness_bytes == synth.nbytes
     else:     # l's scalars are a view of the witness, whose inputs it holds too

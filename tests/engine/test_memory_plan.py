@@ -1,4 +1,4 @@
-"""The host side of the memory plan (engine.memory_plan), the admission by
+"""The host side of the memory plan (memory.host_plan), the admission by
 it (engine.memory) and partitions laid out in arenas: on the CPU, no device."""
 import random
 import threading
@@ -7,14 +7,17 @@ import types
 import numpy as np
 import pytest
 
-from porep_prover.backend.device_plan import GIB, Workload, plan
 from porep_prover.circuits import porep_like
 from porep_prover.cli import main
 from porep_prover.cli.plan_cmds import POREP_32G
 from porep_prover.engine import Engine, inline_job, load_config
-from porep_prover.engine import memory as host
-from porep_prover.engine.memory import MemoryAdmission, cgroup_limit_bytes
-from porep_prover.engine.memory_plan import HostWorkload, Workers, make_plan
+from porep_prover.engine.memory import MemoryAdmission
+from porep_prover.memory import budgets as host
+from porep_prover.memory.budgets import cgroup_limit_bytes
+from porep_prover.memory.device_plan import plan
+from porep_prover.memory.host_plan import Synthesis, Workers, make_plan
+from porep_prover.memory.sizes import GIB
+from porep_prover.memory.workload import Workload
 from porep_prover.errors import HostMemoryError, InvalidInputError, JobFailedError
 from porep_prover.groth16 import insecure_setup, verify
 from porep_prover.groth16.prover import (HostAssignment, assignment_bytes, finish, prove_device,
@@ -24,15 +27,14 @@ from porep_prover.backend import get_backend
 CPU = get_backend("cpu")
 
 
-def scale(s: float, mapped: bool = False, circuit: int | None = None) -> HostWorkload:
+def scale(s: float, mapped: bool = False, circuit: int | None = None) -> Workload:
     stats = dict(POREP_32G, constraints=round(POREP_32G["constraints"] * s), aux=round(POREP_32G["aux"] * s))
-    return HostWorkload.estimated(stats["constraints"], stats["inputs"], stats["aux"], stats["a_density"],
-                                  stats["b_density"], mapped, circuit)
+    return Workload.estimated(**stats, mapped=mapped, circuit_bytes=circuit)
 
 
 def device(s: float, gib: float, g2: bool = True):
     stats = dict(POREP_32G, constraints=round(POREP_32G["constraints"] * s), aux=round(POREP_32G["aux"] * s))
-    return plan(Workload.estimated(**stats, on_device=True, workers=2, g2=g2), int(gib * GIB))
+    return plan(Workload.estimated(**stats), int(gib * GIB), workers=2, g2=g2)
 
 
 @pytest.mark.parametrize("s,gib,synth", [(1.0, 80, 8), (1.0, 16, 8), (0.25, 24, 2), (1 / 16, 80, 16)])
@@ -269,7 +271,7 @@ def test_an_engine_admits_what_its_plan_says_and_no_more(circuit, monkeypatch):
     at most two partitions are in flight at any moment (the admission's own
     count never passes its room), and every proof verifies."""
     params, r1cs, ws = circuit
-    workload = HostWorkload.of(params, False, r1cs)
+    workload = Workload.of(params, r1cs)
     chosen = make_plan(workload, Workers(4, 0, 2), 1 << 50)
     budget = chosen.base.total + chosen.held_bytes + 2.5 * chosen.partition.total
     seen = []
@@ -399,7 +401,7 @@ def test_where_arenas_admit_no_more_the_staging_copies_are_kept_and_hold_their_b
     assert provider.calls == ["synthesize"] * len(ws) and not backend.arenas.made
     staging = [item for item in plan.held if item.name == "staging arenas"]
     assert not plan.workers.arenas and len(staging) == 1 and staging[0].count == plan.workers.device_workers
-    workload = HostWorkload.of(params, False, r1cs)
+    workload = Workload.of(params, r1cs)
     with pytest.raises(HostMemoryError, match=r'prover\.stage = "arena"'):
         make_plan(workload, Workers(2, 1, 2, arenas=False), plan.base.total + 1)
 
@@ -410,12 +412,11 @@ def test_where_only_arenas_admit_a_partition_the_engine_takes_them(circuit):
     plan takes the arenas, its partitions are written into them and prove."""
     from porep_prover.engine import Job, Registry
     from porep_prover.engine.devices import ProvingDevice
-    from porep_prover.engine.memory_plan import Synthesis
     params, r1cs, ws = circuit
     provider = IntoProvider(params, r1cs, ws)
     registry = Registry()
     registry.add_provider(provider)
-    workload = HostWorkload.of(params, False, r1cs)
+    workload = Workload.of(params, r1cs)
     arena = make_plan(workload, Workers(2, 1, 2, arenas=True), 1 << 50, synthesis=Synthesis(1 << 20, True))
     budget = arena.base.total + arena.held_bytes + arena.partition.total + (1 << 20) + 4096
     with pytest.raises(HostMemoryError):
@@ -438,15 +439,14 @@ def test_gathering_on_the_device_uploads_the_witness_and_holds_less_on_the_host(
     a 100 GiB host the engine's choice admits two partitions where host
     gathers admit one."""
     stats = dict(POREP_32G)
-    w = Workload.estimated(**stats, on_device=True, workers=2, g2=True)
+    w = Workload.estimated(**stats)
     gathered, host_side = plan(w, 16 * GIB, gathers=True), plan(w, 16 * GIB)
     assert gathered.gathers and not gathered.matrices and not host_side.gathers
     assert gathered.planned_bytes <= 16 * GIB and gathered.resident_bytes >= w.map_bytes
     workload = scale(1.0, circuit=int(12.4 * GIB))
     aligned = sum(-(-32 * n // 256) * 256 for n in (workload.a_count, workload.b_count))
     assert workload.arena_bytes(False, True) == workload.arena_bytes(False) - aligned
-    from porep_prover.engine.memory_plan import Synthesis
-    from porep_prover.engine.plan_choice import best_plan
+    from porep_prover.memory.choice import best_plan
     workers, synthesis = Workers(2, 1, 2, b_g2_on_device=True), Synthesis(26 * workload.variables, into_arena=True)
     variants = [((host_side,), False, False), ((gathered,), False, True)]
     index, chosen = best_plan(workload, workers, 100 * GIB, variants, "scale 1", synthesis)
@@ -464,9 +464,12 @@ class GatheringBackend(type(CPU)):
         super().__init__()
         self.asked, self.uploads = [], 0
 
-    def device_plan(self, params, r1cs=None, workers=2, g2=True, gathers=False):
+    def device_budget(self, nbytes=0):
+        return 1 << 40
+
+    def device_plan(self, workload, budget, workers=2, g2=True, gathers=False):
         self.asked.append(gathers)
-        made = plan(Workload.of(params, r1cs, workers, 0, g2), 1 << 40, matrices=False, gathers=gathers)
+        made = plan(workload, budget, workers, 0, g2, matrices=False, gathers=gathers)
         assert made.gathers == gathers
         return made
 
@@ -479,7 +482,7 @@ def test_an_engine_that_gathers_on_the_device_proves_from_a_b_c_and_the_witness(
     from porep_prover.engine.devices import ProvingDevice
     params, r1cs, ws = circuit
     backend = GatheringBackend()
-    workload = HostWorkload.of(params, False, r1cs)
+    workload = Workload.of(params, r1cs)
     some = make_plan(workload, Workers(2, 1, 2), 1 << 50)
     # room for two partitions gathered on the device, and one whose host gathers their scalars
     budget = some.base.total + some.held_bytes + 2 * workload.arena_bytes(False, True) + 1024

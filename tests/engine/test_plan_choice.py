@@ -1,4 +1,4 @@
-"""The choice among the ways a set can be proved (engine.plan_choice):
+"""The choice among the ways a set can be proved (memory.choice):
 prover.gather and prover.stage, "auto" by default, weighed by the host plan
 each gives, against hand-made device plans; `porep-prover plan` makes the
 engine's choice for the same settings. On the CPU: no device."""
@@ -8,14 +8,16 @@ import numpy as np
 import pytest
 
 from porep_prover.backend import get_backend
-from porep_prover.backend.device_plan import GIB, Workload, plan
 from porep_prover.cli import build_parser, plan_cmds
 from porep_prover.cli.plan_cmds import POREP_32G, SCRATCH_A_VARIABLE
-from porep_prover.engine import Engine, Job, Registry, SrsShape, load_config
+from porep_prover.engine import Engine, Job, Registry, load_config
 from porep_prover.engine.devices import ProvingDevice
-from porep_prover.engine.memory_plan import HostWorkload, Synthesis, Workers
-from porep_prover.engine.plan_choice import GATHERS, STAGES, Variant, Ways, choose_plan
 from porep_prover.errors import HostMemoryError
+from porep_prover.memory.choice import GATHERS, STAGES, Variant, Ways, choose_plan
+from porep_prover.memory.device_plan import DeviceModel, plan
+from porep_prover.memory.host_plan import Synthesis, Workers
+from porep_prover.memory.sizes import GIB
+from porep_prover.memory.workload import Workload
 
 CPU = get_backend("cpu")
 
@@ -24,16 +26,15 @@ def stats(scale: float) -> dict:
     return dict(POREP_32G, constraints=round(POREP_32G["constraints"] * scale), aux=round(POREP_32G["aux"] * scale))
 
 
-def host_side(scale: float, circuit_gib: float = 12.4) -> HostWorkload:
-    """A scale's partition on the host (its circuit's bytes: the porep-shaped circuit's, measured, by default)."""
-    s = stats(scale)
-    return HostWorkload.estimated(s["constraints"], s["inputs"], s["aux"], s["a_density"], s["b_density"], False,
-                                  int(circuit_gib * GIB))
+def host_side(scale: float, circuit_gib: float = 12.4) -> Workload:
+    """A scale's partition, its A w, B w, C w on the host (its circuit's bytes: the porep-shaped circuit's,
+    measured, by default)."""
+    return Workload.estimated(**stats(scale), on_device=False, circuit_bytes=int(circuit_gib * GIB))
 
 
 def device_side(scale: float, gib: float, devices: int = 1):
     """What a device of gib GiB plans for a scale's partition, either way of gathering (as an engine asks)."""
-    workload = Workload.estimated(**stats(scale), on_device=False, workers=2, g2=True)
+    workload = host_side(scale)
     return lambda gathers: Variant.of((plan(workload, int(gib * GIB), gathers=gathers),) * devices, False)
 
 
@@ -127,14 +128,18 @@ class Arenas:
 
 
 class ModelCard(type(CPU)):
-    """The CPU backend as a GPU of gib GiB planned by the device model, lending arenas."""
+    """The CPU backend as a GPU of gib GiB planned by the device model (as GpuBackend plans: DeviceModel), lending
+    arenas."""
 
     def __init__(self, gib):
         super().__init__()
         self.gib, self.arenas = gib, Arenas()
 
-    def device_plan(self, params, r1cs=None, workers=2, g2=True, gathers=False):
-        return plan(Workload.of(params, r1cs, workers, 0, g2), int(self.gib * GIB), gathers=gathers)
+    def device_budget(self, nbytes=0):
+        return int(self.gib * GIB)
+
+    def device_plan(self, workload, budget, workers=2, g2=True, gathers=False):
+        return DeviceModel().device_plan(workload, budget, workers, g2, gathers)
 
     def host_arenas(self):
         return self.arenas
@@ -155,9 +160,7 @@ class ShapeOnly:
         return "shape-only"
 
     def srs_shape(self, job):
-        w = self.workload
-        return SrsShape(w.domain - 1, w.variables - POREP_32G["inputs"], w.a_count, w.b_count, w.b_count,
-                        POREP_32G["inputs"])
+        return self.workload.shape
 
     def synthesis_bytes(self, job):
         return SCRATCH_A_VARIABLE * self.workload.variables
@@ -173,13 +176,25 @@ class ShapeOnly:
         raise AssertionError("not proved")
 
 
+def gpu_card(device_gib):
+    """The GPU backend on a fake card larger than any budget here (tests/helpers/fake_card.py), no window tables."""
+    fake_card = pytest.importorskip("fake_card")
+    pytest.importorskip("porep_prover.backend.gpu")
+    be = fake_card.fake_backend(1 << 50)
+    be.msm_ops = types.SimpleNamespace(tables=False)
+    return be
+
+
+@pytest.mark.parametrize("card", [ModelCard, gpu_card], ids=["model card", "gpu backend"])
 @pytest.mark.parametrize("gather,stage", [("auto", "auto"), ("host", "arena"), ("device", "auto"),
                                           ("host", "prepare")])
 @pytest.mark.parametrize("host_gib,device_gib", [(100, 16), (150, 16), (100, 24), (1024, 80), (60, 16)])
-def test_plan_shows_the_engine_s_choice(gather, stage, host_gib, device_gib):
-    """`porep-prover plan` and an engine with the same settings (a device
-    planned by the same model, the workload's shape from its provider)
-    choose the same way, or refuse alike."""
+def test_plan_shows_the_engine_s_choice(gather, stage, host_gib, device_gib, card):
+    """`porep-prover plan` and an engine with the same settings (its device
+    a model card, or the GPU backend on a fake card under the engine's
+    device budget, planned by the same model; the workload's shape from its
+    provider) plan through the same function: the same plans, host and
+    device, or the same refusal."""
     scale = 1.0
     argv = ["plan", "--scale", str(scale), "--device-memory-gib", str(device_gib), "--host-memory-gib", str(host_gib),
             "--synthesis-workers", "2", "--circuit-gib", "0", "--matvec", "host", "--gather", gather, "--stage", stage]
@@ -191,8 +206,9 @@ def test_plan_shows_the_engine_s_choice(gather, stage, host_gib, device_gib):
     registry = Registry()
     registry.add_provider(provider)
     cfg = load_config(overrides={"engine.threads": 1, "engine.partition_workers": 2, "prover.b_g2": "device",
-                                 "engine.memory_budget_gib": host_gib, "prover.gather": gather, "prover.stage": stage})
-    with Engine(cfg, registry=registry, devices=[ProvingDevice("model-gpu", "model", "gpu", ModelCard(device_gib))]) \
+                                 "engine.memory_budget_gib": host_gib, "prover.gather": gather, "prover.stage": stage,
+                                 "engine.device_memory_gib": device_gib})
+    with Engine(cfg, registry=registry, devices=[ProvingDevice("model-gpu", "model", "gpu", card(device_gib))]) \
             as engine:
         provider.engine = engine
         with pytest.raises((HostMemoryError, RuntimeError)) as by_engine:
@@ -206,3 +222,4 @@ def test_plan_shows_the_engine_s_choice(gather, stage, host_gib, device_gib):
     assert (chosen.gathers, chosen.workers.arenas) == (by_command.plan.gathers, by_command.arenas)
     assert chosen.devices == by_command.plan.devices and chosen.partition == by_command.plan.partition
     assert (chosen.partitions, chosen.peak_bytes) == (by_command.plan.partitions, by_command.plan.peak_bytes)
+    assert chosen.held_bytes == by_command.plan.held_bytes and chosen.synthesis == by_command.plan.synthesis

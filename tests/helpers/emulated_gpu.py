@@ -151,7 +151,7 @@ class Device:
         self.stream, self.aux_stream, self.side_fill = Stream(self.order), Stream(self.order), Stream(self.order)
         self.drv = types.SimpleNamespace(Event=Event)
         self.ctx, self.launches, self.grouped = None, [], set()
-        # its memory as a cuda.memory.DeviceMemory tells it (cuda.second_stream reads whether it pools)
+        # its memory as a cuda.device_memory.DeviceMemory tells it (cuda.second_stream reads whether it pools)
         self.memory = types.SimpleNamespace(pooled=self.pooled)
 
     def side_fill_stream(self):

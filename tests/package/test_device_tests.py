@@ -16,7 +16,7 @@ import textwrap
 
 from porep_prover.backend.gpu import GpuBackend
 from porep_prover.cuda.device import Device
-from porep_prover.cuda.memory import DeviceMemory
+from porep_prover.cuda.device_memory import DeviceMemory
 from porep_prover.cuda.resident import ResidentStore
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]
@@ -103,5 +103,5 @@ def test_a_removed_member_is_found(tmp_path):
                      "memory.resident.resident_bytes", "msm_ops", "msm_options"]
     assert [read for read in reads if not resolves(read)] == ["device.gone", "msm_options"]
     # set in __init__, declared, or a property
-    assert {"device", "memory", "lane", "plan"} <= members(GpuBackend)
+    assert {"device", "memory", "lane", "msm_ops"} <= members(GpuBackend) and "plan" not in members(GpuBackend)
     assert {"ctx", "stream", "memory"} <= members(Device) and {"pins", "pinned", "resident"} <= members(DeviceMemory)

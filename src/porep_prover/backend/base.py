@@ -25,8 +25,10 @@ from ..ntt.flavor import Flavor
 if TYPE_CHECKING:
     from ..cuda.arrays import DeviceScalars
     from ..cuda.pinned import Arena, PinnedPool as ArenaPool
+    from ..memory.device_plan import DevicePlan
+    from ..memory.layout import PlannedSet
+    from ..memory.workload import Workload
     from ..r1cs.system import R1CS
-    from .device_plan import DevicePlan, SrsArrays
 
 NO_ROW = 0xFFFFFFFF        # a row map's entry for a scalar without a point (msm_shared)
 
@@ -187,7 +189,8 @@ class Backend(Lane, Protocol):
 
     def prepare(self, assignment: AssignmentT, ahead: bool = False) -> Prepared[AssignmentT]:
         """Host work for an assignment's kernel region, done before the device's
-        lock is taken (staging copies; ahead: device copies too)."""
+        lock is taken (staging copies; ahead: device copies too, where the
+        caller's plan leaves room for them: DevicePlan.ahead)."""
 
     def release_prepared(self, prepared: Prepared[AssignmentT]) -> None:
         """What prepare staged, back once the kernel region is over."""
@@ -198,20 +201,29 @@ class Backend(Lane, Protocol):
     def release_resident(self) -> None:
         """Drop every resident copy not in use (none on the host)."""
 
-    def set_memory_budget(self, nbytes: int = 0) -> None:
-        """Bound what the process holds on the backend's device to nbytes (0:
-        the device's memory); nothing on the host."""
+    def device_budget(self, nbytes: int = 0) -> int | None:
+        """The device-memory budget nbytes asks on the backend's device
+        (memory.budgets.device_budget: 0, or more than the card, the card's);
+        None where the backend plans no device memory (the host).
+        InvalidInputError for a budget at or below the margin."""
 
-    def device_plan(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
-                    g2: bool = True, gathers: bool = False) -> DevicePlan | None:
-        """The device-memory plan (backend.device_plan.DevicePlan) for a
-        parameter set under the device's budget, as a value (nothing is
-        applied: a region given it runs by it); r1cs: A w, B w, C w may run on
-        the device (the plan's matrices says whether they do); workers: the
-        kernel-region workers sharing it; g2: B's G2 MSM runs on the device
-        (else its points are no part of the plan); gathers: the plan may have
-        the queries' scalars gathered on the device (DevicePlan.gathers).
-        None on the host."""
+    def device_plan(self, workload: Workload, budget: int, workers: int = 2, g2: bool = True,
+                    gathers: bool = False) -> DevicePlan | None:
+        """The device-memory plan (memory.device_plan.DevicePlan) of
+        workload under budget bytes (device_budget's), as a value: nothing is
+        applied, a region given it runs by it. The workload's matrix_bytes:
+        A w, B w, C w may run on the device (the plan's matrices says whether
+        they do); workers: the kernel-region workers sharing it; g2: B's G2
+        MSM runs on the device (else its points are no part of the plan);
+        gathers: the plan may have the queries' scalars gathered on the
+        device (DevicePlan.gathers). None on the host."""
+
+    def release_plan(self) -> None:
+        """The device's memory laid out as no plan asks, between regions
+        (its caller holds the device's interlock): what the last region's
+        plan placed (its streamed arrays' pins, its pass size, its resident
+        budget, its limit) let go; what a caller whose regions ran by plans
+        calls as it stops. Nothing on the host."""
 
     def host_arenas(self) -> ArenaPool | None:
         """Page-locked host memory a partition's arrays can be laid out in
@@ -222,11 +234,12 @@ class Backend(Lane, Protocol):
     def memory_status(self) -> dict[str, int | None] | None:
         """The device's budget, plan and use in bytes (GpuBackend's keys); None on the host."""
 
-    def region(self, plan: DevicePlan | None = None, arrays: SrsArrays | None = None,
+    def region(self, plan: DevicePlan | None = None, arrays: PlannedSet | None = None,
                options: MsmOptions | None = None, overlap: bool = False
                ) -> contextlib.AbstractContextManager[Region]:
         """A kernel region's lanes (Region): the device's memory laid out by
-        plan (device_plan's, for the parameter set arrays; None: unplanned),
+        plan (device_plan's, for the parameter set arrays; None: unplanned)
+        as the region starts, by it alone (memory.layout),
         their MSMs run with options (None: the backend's own settings);
         overlap: a side lane beside main where the backend has a second
         stream. Joined when the block ends."""

@@ -19,8 +19,10 @@ from ..ntt.flavor import Flavor
 from .base import NO_ROW, AssignmentT, Capabilities, MsmOptions, OneLane, Prepared, Scalars
 
 if TYPE_CHECKING:
+    from ..memory.device_plan import DevicePlan
+    from ..memory.layout import PlannedSet
+    from ..memory.workload import Workload
     from ..r1cs.system import R1CS
-    from .device_plan import DevicePlan, SrsArrays
 
 
 def _host(scalars: Scalars) -> FrArray:
@@ -161,12 +163,15 @@ class CpuBackend:
     def release_resident(self) -> None:
         pass
 
-    def set_memory_budget(self, nbytes: int = 0) -> None:
-        pass                       # the host's memory is the engine's (engine/memory.py)
+    def device_budget(self, nbytes: int = 0) -> None:
+        return None                # the host's memory is the engine's (memory.budgets, engine/memory.py)
 
-    def device_plan(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2, g2: bool = True,
+    def device_plan(self, workload: Workload, budget: int, workers: int = 2, g2: bool = True,
                     gathers: bool = False) -> None:
         return None                # nothing to place: every array is where the host has it
+
+    def release_plan(self) -> None:
+        pass
 
     def host_arenas(self) -> None:
         return None                # the host's arrays are where its kernels read them
@@ -174,7 +179,7 @@ class CpuBackend:
     def memory_status(self) -> None:
         return None
 
-    def region(self, plan: DevicePlan | None = None, arrays: SrsArrays | None = None,
+    def region(self, plan: DevicePlan | None = None, arrays: PlannedSet | None = None,
                options: MsmOptions | None = None, overlap: bool = False) -> contextlib.nullcontext[OneLane]:
         # one stream of work, and no window tables on the host: no option applies
         return contextlib.nullcontext(OneLane(self))

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The GPU backend: one CUDA device (cuda.device.Device: its context and
 streams, the kernels compiled by NVRTC for the device's own arch and cached
-on disk, and its memory, one object: cuda.memory.DeviceMemory) with the
+on disk, and its memory, one object: cuda.device_memory.DeviceMemory) with the
 kernels' host code composed on it: msm/gpu/msm.py (MSMs, batch sums), msm/gpu/fixed_base.py (fixed-base
 products), ntt/gpu.py (NTTs, the H pipeline) and r1cs/gpu.py (A w, B w, C w
 on the device). Results equal the CPU backend's bit for bit.
@@ -18,12 +18,13 @@ no host wait), and join orders main's later work after side's. The
 backend's own MSM, H and gather methods run on its lane: its stream, the
 MSM side's settings, no region.
 
-Device memory: everything held is bounded by a budget (set_memory_budget),
-and a device-memory plan (device_plan: a value its caller makes once, an
-engine when it loads a parameter set) decides what stays resident and what
-is streamed: a region given it lays the memory out by it as it starts
-(backend/gpu_memory.py, cuda/memory.py), a region without one runs
-unplanned. Point arrays given to msm / batch_sum stay resident, or are
+Device memory: a device-memory plan (device_plan: a value its caller
+makes once under a budget of its own, an engine when it loads a parameter
+set) decides what stays resident and what is streamed and bounds all the
+region holds; a region given it lays the memory out by it as it starts
+(memory.layout, cuda/device_memory.py), a region without one runs
+unplanned, at the card's memory. The backend keeps no budget or plan of
+its own between regions. Point arrays given to msm / batch_sum stay resident, or are
 streamed, and must not be modified in place meanwhile (cuda/resident.py);
 work buffers are allocated per call. A partition's uploads are staged in
 pinned arenas before its kernel region (prepare; cuda/pinned.py).
@@ -43,17 +44,21 @@ from numpy.typing import NDArray
 from ..cuda.arrays import DeviceScalars
 from ..cuda.device import Device
 from ..cuda.kernel_host import KernelHost
-from ..cuda.pinned import ALIGN, PinnedPool
+from ..cuda.pinned import PinnedPool
 from ..cuda.second_stream import SecondStream
 from ..errors import InvalidInputError
 from ..field.fr_array import FrArray
+from ..memory.budgets import device_budget
+from ..memory.device_plan import DeviceModel
+from ..memory.layout import layout_of, unplanned
+from ..memory.sizes import aligned
 from ..msm.gpu import GpuMsm
 from ..msm.gpu import GpuFixedBase
+from ..msm.gpu.plan import table_copies, table_plan
 from ..ntt.flavor import Flavor
 from ..ntt.gpu import GpuNtt
 from ..r1cs.gpu import GpuR1cs
 from .base import AssignmentT, Capabilities, MsmOptions, Prepared, Scalars
-from .gpu_memory import device_plan, layout_of
 
 LOG = logging.getLogger(__name__)
 
@@ -61,8 +66,10 @@ if TYPE_CHECKING:
     from ..config import GpuEnvironment
     from ..cuda import DeviceInfo, _driver
     from ..curve.points import G1Array, G1Point, G2Array, G2Point
+    from ..memory.device_plan import DevicePlan
+    from ..memory.layout import PlannedSet
+    from ..memory.workload import Workload
     from ..r1cs.system import R1CS
-    from .device_plan import DevicePlan, SrsArrays
 
 
 def prepare(pool: PinnedPool, assignment: AssignmentT) -> Prepared[AssignmentT]:
@@ -74,7 +81,7 @@ def prepare(pool: PinnedPool, assignment: AssignmentT) -> Prepared[AssignmentT]:
     total = 0
     for f, arr in held.items():
         offsets[f] = total
-        total += -(-arr.limbs.nbytes // ALIGN) * ALIGN
+        total += aligned(arr.limbs.nbytes)
     arena = pool.acquire(max(total, 1))
     staged: dict[str, FrArray] = {}
     for f, arr in held.items():
@@ -87,7 +94,7 @@ def prepare(pool: PinnedPool, assignment: AssignmentT) -> Prepared[AssignmentT]:
 
 class GpuBackend:
     """`Backend` on one CUDA device (device: its cuda.device.Device, whose
-    memory is one object, cuda.memory.DeviceMemory), the kernels' host code
+    memory is one object, cuda.device_memory.DeviceMemory), the kernels' host code
     composed on it. environment: what the process's environment sets for it
     (config.gpu_environment(), read once per process by backend.gpu_backend,
     which makes one backend per device)."""
@@ -103,7 +110,6 @@ class GpuBackend:
                               onto=environment.msm_onto)
         self.fixed_base_ops = GpuFixedBase(device)
         self.r1cs_ops = GpuR1cs(device)
-        self.plan: DevicePlan | None = None          # the plan the last region ran by (None: unplanned)
 
     @property
     def info(self) -> DeviceInfo:
@@ -116,51 +122,51 @@ class GpuBackend:
 
     # ------------------------------------------------------------ memory
 
-    def set_memory_budget(self, nbytes: int = 0) -> None:
-        """Bound what this process holds on the device to nbytes (0: the
-        card's memory); unplanned until the next region with a plan.
-        InvalidInputError for a budget below the margin."""
-        self.memory.set_budget(nbytes)
-        self.plan = None
-        self.ntt_ops.set_compact_twiddles(False)
+    def device_budget(self, nbytes: int = 0) -> int:
+        """The budget nbytes asks on this device: memory.budgets.device_budget
+        on its card (0, or more than the card: the card's memory)."""
+        return device_budget(nbytes, self.memory.card_bytes)
 
-    @property
-    def memory_budget(self) -> int:
-        """Bytes the process may hold on the device (the card's until set)."""
-        if not self.memory.budget:
-            self.set_memory_budget(0)
-        return self.memory.budget
+    def device_plan(self, workload: Workload, budget: int, workers: int = 2, g2: bool = True,
+                    gathers: bool = False) -> DevicePlan:
+        """The plan of workload under budget bytes (see Backend.device_plan),
+        by the device model with the H points' window-table copies the MSM
+        side wants: a value, nothing is applied. DeviceMemoryError when the
+        budget is too small for the set's domain."""
+        return DeviceModel(self.wanted_table_copies(workload)).device_plan(workload, budget, workers, g2, gathers)
 
-    def device_plan(self, params: SrsArrays, r1cs: R1CS | None = None, workers: int = 2,
-                    g2: bool = True, gathers: bool = False) -> DevicePlan:
-        """The plan for a parameter set under the device's budget (a value:
-        nothing is applied; a region given it runs by it): see
-        backend.gpu_memory.device_plan."""
-        return device_plan(self.memory_budget, self.msm_ops, params, r1cs, workers, g2, gathers)
+    def wanted_table_copies(self, workload: Workload) -> int:
+        """The H points' window-table copies the MSM side would make for workload (0: tables off)."""
+        h = workload.array("h")
+        if not self.msm_ops.tables or h.count < 2:
+            return 0
+        c, sets = table_plan(h.count, h.group, self.msm_ops.table_copies, self.msm_ops.tuning.table_bits)
+        return table_copies(c, sets)
 
-    def _follow(self, plan: DevicePlan | None, arrays: SrsArrays | None) -> None:
+    def release_plan(self) -> None:
+        """The memory laid out unplanned (see Backend.release_plan), whatever
+        it was set to since the last layout."""
+        self._lay_out(None, None, again=True)
+
+    def _lay_out(self, plan: DevicePlan | None, arrays: PlannedSet | None, again: bool = False) -> None:
         """The device's memory laid out by plan for arrays (unplanned without
-        a plan), and the NTT's twiddles as it chose; nothing where they are
-        already (the lock held: a new layout re-places what kernels read)."""
+        a plan: the card's memory), and the NTT's twiddles as it chose;
+        nothing where they are already, unless again (the lock held: a new
+        layout re-places what kernels read)."""
         if plan is not None and arrays is None:
             raise InvalidInputError("a kernel region's plan needs the parameter set it was made for (arrays=)")
-        if not self.memory.budget:
-            self.set_memory_budget(0)
+        layout = unplanned(self.memory.card_bytes) if plan is None else layout_of(plan, cast("PlannedSet", arrays))
         with self.device.lock:
-            key = None if plan is None else (plan, id(arrays))
-            layout = None if plan is None else layout_of(plan, cast("SrsArrays", arrays))
-            if self.memory.follow(key, layout):
-                self.ntt_ops.set_compact_twiddles(plan is not None and plan.compact_twiddles)
-                self.plan = plan
-                if plan is not None:
-                    for line in plan.describe():
-                        LOG.info("device %s: %s", self.info.ordinal, line)
+            if self.memory.lay_out(layout, again):
+                self.ntt_ops.set_compact_twiddles(layout.compact_twiddles)
+                for line in plan.describe() if plan is not None else ():
+                    LOG.info("device %s: %s", self.info.ordinal, line)
 
     def memory_status(self) -> dict[str, int | None]:
-        """Bytes: total and free on the card, and cuda.memory.DeviceMemory.status's (planned: the plan's peak)."""
+        """Bytes: total and free on the card, and cuda.device_memory.DeviceMemory.status's."""
         free, total = self.device.ctx.mem_info()
         status: dict[str, int | None] = {"total": total, "free": free}
-        status.update(self.memory.status(self.plan.planned_bytes if self.plan is not None else None))
+        status.update(self.memory.status())
         return status
 
     def host_arenas(self) -> PinnedPool:
@@ -204,14 +210,15 @@ class GpuBackend:
         an arena already (host_arenas') (give it back with release_prepared
         once the region is over). ahead: also copy them to the
         device now, on the copy stream, while another worker's kernels run (upload
-        then hands these copies over); an array that does not fit is left to the
+        then hands these copies over; the caller's plan says whether it leaves room
+        for them, DevicePlan.ahead); an array that does not fit is left to the
         region. The copies are on the device when prepare returns."""
         raw = [arr.limbs.reshape(-1).view(np.uint8) for arr in assignment.arrays().values()]
         if all(PinnedPool.contains(r) for r in raw):       # laid out in an arena already (synthesize's)
             prepared: Prepared[AssignmentT] = Prepared(assignment)
         else:
             prepared = prepare(self.memory.pinned, assignment)
-        if ahead and (self.plan is None or self.plan.ahead):    # the plan may leave no room for a copy ahead
+        if ahead:
             try:
                 for arr in prepared.assignment.arrays().values():
                     key = self.memory.copy_ahead(arr.limbs.reshape(-1).view(np.uint8), self.device.copy_stream)
@@ -243,7 +250,7 @@ class GpuBackend:
                    scalars: Scalars, threads: int) -> list[G1Point | G2Point]:
         return self.lane.msm_shared(sets, scalars, threads)
 
-    def region(self, plan: DevicePlan | None = None, arrays: SrsArrays | None = None,
+    def region(self, plan: DevicePlan | None = None, arrays: PlannedSet | None = None,
                options: MsmOptions | None = None, overlap: bool = False
                ) -> contextlib.AbstractContextManager[GpuRegion]:
         """A kernel region's lanes (GpuRegion), the device's memory laid out
@@ -251,7 +258,7 @@ class GpuBackend:
         unplanned) as the region starts: with overlap, H's transforms on the
         kernel region's stream and the MSMs that do not depend on H on the
         second, joined when the block ends."""
-        self._follow(plan, arrays)
+        self._lay_out(plan, arrays)
         return _region(self, options, overlap)
 
     def batch_sum(self, points: G1Array | G2Array, threads: int) -> G1Point | G2Point:

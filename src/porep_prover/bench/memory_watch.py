@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Host and device memory over a bench run, measured beside what the
-engine's memory plans say (engine.memory_plan): the planned peaks next to
+engine's memory plans say (memory.host_plan, memory.device_plan): the planned peaks next to
 the measured ones, in every row a run writes."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import threading
 import time
 from typing import Any
 
-from ..engine.memory import host_available_bytes, host_memory_bytes
+from ..memory.budgets import host_available_bytes, host_memory_bytes
+from ..memory.sizes import GIB
 
-GIB = 1 << 30
 SAMPLE_SECONDS = 0.2
 
 

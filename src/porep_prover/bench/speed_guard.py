@@ -30,11 +30,12 @@ def region_ms(gpu: Any, reps: int = GUARD_REPS, seed: int = 7) -> float:
     from ..circuits import porep_like
     from ..groth16 import insecure_setup
     from ..groth16.prover import prove_device, synthesize
+    from ..memory.workload import Workload
     host = get_backend("cpu")
     r1cs, witness, _ = porep_like(GUARD_CONSTRAINTS, seed=seed)
     params = insecure_setup(r1cs, rng=random.Random(seed), backend="gpu", warn=False)
-    gpu.set_memory_budget(0)
-    chosen = gpu.device_plan(params, r1cs, workers=1, g2=True)
+    chosen = gpu.device_plan(Workload.of(params, r1cs, on_device=True), gpu.device_budget(), workers=1,
+                               g2=True)
     times = []
     try:
         for i in range(reps + 1):
@@ -44,7 +45,7 @@ def region_ms(gpu: Any, reps: int = GUARD_REPS, seed: int = 7) -> float:
             if i:                        # the first is the warm-up: the points made resident, the kernels loaded
                 times.append(time.perf_counter() - t)
     finally:
-        gpu.set_memory_budget(0)     # unplanned again: the guard's plan ends with it
+        gpu.release_plan()     # unplanned again: the guard's plan ends with it
     return statistics.median(times) * 1e3
 
 

@@ -12,6 +12,7 @@ import time
 
 from ..config import MAX_CACHE_GIB, default_state_dir
 from ..errors import InvalidInputError
+from ..memory.sizes import GIB
 
 
 def _cache(args):
@@ -46,7 +47,7 @@ def cmd_prune(args) -> int:
     if args.all:
         limit = 0
     elif args.max_gib is not None:
-        limit = int(args.max_gib * 2**30)
+        limit = int(args.max_gib * GIB)
     elif cache.max_bytes:
         limit = cache.max_bytes
     else:

@@ -8,6 +8,7 @@ import time
 
 from ..config import kernel_cache_dir
 from ..errors import BackendUnavailableError, CudaError
+from ..memory.sizes import GIB
 from . import arguments, plan_cmds
 
 
@@ -31,7 +32,7 @@ def cmd_info(args) -> int:
         return 1
     for d in found:
         print(f"device {d.ordinal}: {d.name}, {d.arch}, {d.multiprocessors} SMs, "
-              f"{d.memory_bytes / 2**30:.1f} GiB, uuid {d.uuid}")
+              f"{d.memory_bytes / GIB:.1f} GiB, uuid {d.uuid}")
     return 0
 
 

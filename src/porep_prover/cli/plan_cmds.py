@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """`porep-prover plan` (also `gpu plan`): the memory plan an engine makes for
-a workload, host and device side (engine.memory_plan.MemoryPlan, with the
-devices' backend.device_plan.DevicePlan), without a GPU: the workload by its
+a workload, host and device side (memory.host_plan.MemoryPlan, with the
+devices' memory.device_plan.DevicePlan), made by the engine's own planning
+(memory.plan_set), without a GPU: the workload by its
 statistics (a 32 GiB PoRep partition's, scaled), or (-t porep) the real
 PoRep circuit of a sector size as the "porep" provider says it before its
 parameters exist (srs_shape, circuit_stats, circuit_bytes, synthesis_bytes:
@@ -13,17 +14,17 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+from ..memory.sizes import GIB
 from . import arguments
 
 if TYPE_CHECKING:
-    from ..backend.device_plan import SrsArrays
-    from ..engine.memory_plan import HostWorkload, Synthesis
-    from ..engine.plan_choice import Choice
-    from ..engine.srs_shape import SrsShape
+    from ..memory.choice import Choice
+    from ..memory.host_plan import Synthesis
+    from ..memory.workload import Workload
 
 
 class CircuitStats(TypedDict):
-    """A circuit by its statistics (backend.device_plan.Workload.estimated's arguments)."""
+    """A circuit by its statistics (memory.workload.Workload.estimated's arguments)."""
     constraints: int
     inputs: int
     aux: int
@@ -36,9 +37,8 @@ class CircuitStats(TypedDict):
 # constraints, inputs with the constant one, aux variables, A's and B's shares of the aux, nonzeros a row
 POREP_32G: CircuitStats = {"constraints": 130_278_869, "inputs": 329, "aux": 130_169_893, "a_density": 0.997,
                            "b_density": 0.254, "nonzeros": (2.4, 1.0, 2.2)}
-GIB = 1 << 30
-GATHERS = ("auto", "host", "device")          # prover.gather's choices (engine.plan_choice.GATHERS)
-STAGES = ("auto", "prepare", "arena")         # prover.stage's choices (engine.plan_choice.STAGES)
+GATHERS = ("auto", "host", "device")          # prover.gather's choices (memory.choice.GATHERS)
+STAGES = ("auto", "prepare", "arena")         # prover.stage's choices (memory.choice.STAGES)
 SCRATCH_A_VARIABLE = 26      # bytes the porep-shaped witness program holds a variable while it runs (its bits, words,
 #                              slots and indices, and its full elements twice)
 
@@ -64,67 +64,59 @@ def cmd_plan(args) -> int:
 def choose(args) -> tuple[CircuitStats, Choice]:
     """The workload's statistics (a 32 GiB PoRep partition's, scaled, or the
     porep provider's circuit) and the way the engine would choose for it
-    under the plan's arguments, by the engine's own choice
-    (engine.plan_choice.choose_plan, --gather and --stage as prover.gather
-    and prover.stage), every device planned by one model; HostMemoryError,
-    the engine's refusal, when none fits."""
-    from ..backend.device_plan import UPLOAD_RATE, Workload, plan
-    from ..engine.memory import default_host_budget
-    from ..engine.memory_plan import Workers
-    from ..engine.plan_choice import Variant, Ways, choose_plan
+    under the plan's arguments, by the engine's own planning
+    (memory.plan_set: --gather and --stage as prover.gather and
+    prover.stage, each of --devices planned by the device model a GPU
+    backend plans by); HostMemoryError, the engine's refusal, when none
+    fits."""
+    from ..memory.budgets import default_host_budget
+    from ..memory.choice import DeviceAsk, Ways, plan_set
+    from ..memory.costs import UPLOAD_RATE
+    from ..memory.device_plan import DeviceModel
+    from ..memory.host_plan import Workers
     rate = UPLOAD_RATE if args.upload_gbps is None else args.upload_gbps * 1e9
-    stats, host, synthesis, shape = provider_workload(args) if args.workload == "porep" \
-        else statistics_workload(args)
-    g2 = args.b_g2 == "device"
-    workers = Workers(args.synthesis_workers or max(1, (os.cpu_count() or 2) // 2), args.devices, args.workers, g2,
-                      args.stage == "arena")
-    device = Workload.estimated(**stats, on_device=args.matvec == "device", workers=args.workers,
-                                table_copies=args.table_copies, g2=g2)
-    if shape is not None:       # the arrays as the provider counts them, not as the statistics round them
-        # (a shape's arrays stand for the set's points, as the engine's plans read them: engine.planning)
-        device = dataclasses.replace(device, arrays=Workload.of(cast("SrsArrays", shape.arrays()), g2=g2).arrays)
-
-    def device_side(gathers: bool) -> Variant:
-        if not args.devices:
-            return Variant((), False, False)
-        made = plan(device, int(args.device_memory_gib * GIB), rate=rate, pairs=args.pairs, gathers=gathers)
-        return Variant.of((made,) * args.devices, args.matvec == "device")
+    stats, workload, synthesis = provider_workload(args) if args.workload == "porep" else statistics_workload(args)
     if args.circuit_gib is not None:
-        host = dataclasses.replace(host, circuit_bytes=int(args.circuit_gib * GIB))
+        workload = dataclasses.replace(workload, circuit_bytes=int(args.circuit_gib * GIB))
+    workers = Workers(args.synthesis_workers or max(1, (os.cpu_count() or 2) // 2), args.devices, args.workers,
+                      args.b_g2 == "device", args.stage == "arena")
+    model = DeviceModel(args.table_copies, rate, args.pairs)
+    devices = [DeviceAsk(f"gpu{i}", model, int(args.device_memory_gib * GIB)) for i in range(args.devices)]
     budget = int(args.host_memory_gib * GIB) if args.host_memory_gib else default_host_budget()
     what = f"{args.workload} at {args.sector_size} bytes" if args.workload == "porep" \
         else f"{args.workload} at scale {args.scale:g}"
-    return stats, choose_plan(host, workers, budget, Ways.of(args.gather, args.stage, args.devices), device_side,
-                              what, synthesis)
+    return stats, plan_set(workload, workers, budget, Ways.of(args.gather, args.stage, args.devices), devices,
+                           args.matvec == "device" and args.devices > 0, what, synthesis)
 
 
-def statistics_workload(args) -> tuple[CircuitStats, HostWorkload, Synthesis, None]:
-    """A 32 GiB PoRep partition's statistics scaled, its host workload (the
-    circuit its matrices' estimate) and what a porep-shaped synthesis holds."""
-    from ..backend.device_plan import Workload
-    from ..engine.memory_plan import HostWorkload, Synthesis
+def statistics_workload(args) -> tuple[CircuitStats, Workload, Synthesis]:
+    """A 32 GiB PoRep partition's statistics scaled, its workload (the
+    circuit its matrices' estimate, on the devices where --matvec device)
+    and what a porep-shaped synthesis holds."""
+    from ..memory.host_plan import Synthesis
+    from ..memory.workload import Workload
     stats = POREP_32G.copy()
     stats["constraints"] = max(1, round(stats["constraints"] * args.scale))
     stats["aux"] = max(1, round(stats["aux"] * args.scale))
-    circuit = Workload.estimated(**stats, on_device=True).matrix_bytes
-    host = HostWorkload.estimated(stats["constraints"], stats["inputs"], stats["aux"], stats["a_density"],
-                                  stats["b_density"], args.mapped, circuit)
+    circuit = Workload.estimated(**stats).matrix_bytes
+    workload = Workload.estimated(**stats, on_device=args.matvec == "device", mapped=args.mapped,
+                                  circuit_bytes=circuit)
     # the porep-shaped provider writes each witness into its arena, its witness program holding ~26 bytes a variable
-    return stats, host, Synthesis(SCRATCH_A_VARIABLE * (stats["inputs"] + stats["aux"]), into_arena=True), None
+    return stats, workload, Synthesis(SCRATCH_A_VARIABLE * (stats["inputs"] + stats["aux"]), into_arena=True)
 
 
-def provider_workload(args) -> tuple[CircuitStats, HostWorkload, Synthesis, SrsShape]:
+def provider_workload(args) -> tuple[CircuitStats, Workload, Synthesis]:
     """The "porep" provider's partition circuit of --sector-size as it says it
     before its parameters exist: their shape (srs_shape), the circuit's
     statistics (circuit_stats), the host bytes it keeps for the circuit
     (circuit_bytes: its matrices and witness program, at least the matrices'
     estimate) and what a synthesis holds (synthesis_bytes, synthesize_into).
     InvalidInputError when --scale is given or no provider says them."""
-    from ..backend.device_plan import Workload
     from ..engine import Job
-    from ..engine.memory_plan import HostWorkload, Synthesis
     from ..errors import InvalidInputError
     from ..hooks import collect_registry, plugin_manager
+    from ..memory.host_plan import Synthesis
+    from ..memory.workload import Workload
     if args.scale != 1:
         raise InvalidInputError("-t porep plans the real circuit of a sector size (--sector-size), not a scale")
     provider = collect_registry(plugin_manager()).provider("porep")
@@ -135,11 +127,12 @@ def provider_workload(args) -> tuple[CircuitStats, HostWorkload, Synthesis, SrsS
     job = Job("porep", 1, {"sector_size": args.sector_size})
     p = cast(Any, provider)
     shape, stats = p.srs_shape(job), cast(CircuitStats, p.circuit_stats(job))
-    circuit = max(p.circuit_bytes(job), Workload.estimated(**stats, on_device=True).matrix_bytes)
-    host = dataclasses.replace(HostWorkload.of_shape(dataclasses.replace(shape, mapped=args.mapped)),
-                               circuit_bytes=circuit)
+    matrices = Workload.estimated(**stats).matrix_bytes
+    # the arrays as the provider counts them (not as the statistics round them), as the engine plans them
+    workload = Workload(dataclasses.replace(shape, mapped=args.mapped), max(p.circuit_bytes(job), matrices),
+                        matrices if args.matvec == "device" else 0)
     synthesis = Synthesis(p.synthesis_bytes(job), callable(getattr(provider, "synthesize_into", None)))
-    return stats, host, synthesis, shape
+    return stats, workload, synthesis
 
 
 def add_arguments(pl) -> None:

@@ -34,15 +34,13 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
+from ..memory.device_plan import RING
+
 if TYPE_CHECKING:
     import numpy.typing as npt
 
     from . import Driver, _driver
 
-# slots: one written while the kernels read the other. A slot is written again once its last reader is done, so
-# with two the bus stays busy whichever is slower, the copies or the kernels (each chunk's copy has the length of
-# the chunk before's kernels to arrive in), and a ring's bytes give chunks half its size, not a third: fewer passes
-RING = 2
 MAX_STALLS = 4096            # chunk reads whose wait events are kept before the older half is added up
 
 

@@ -3,7 +3,7 @@
 r1cs/gpu.py; the cuda.kernel_host.KernelHost protocol): its context and
 streams, the kernel modules (cuda.modules) compiled by NVRTC for the
 device's own arch and cached on disk, launches, and its memory, one object
-(cuda.memory.DeviceMemory: the budget, work buffers, uploads, copies made
+(cuda.device_memory.DeviceMemory: the budget, work buffers, uploads, copies made
 ahead, the resident store and the chunk ring), whose calls a kernel host
 makes are passed to it. The GPU backend (backend/gpu.py) owns one Device
 and composes the kernels' host code on it.
@@ -22,7 +22,7 @@ from .._version import __version__
 from . import DeviceInfo, devices, driver
 from .cache import KernelCache
 from .compiler import compile_cubin
-from .memory import DeviceMemory
+from .device_memory import DeviceMemory
 from .modules import INCLUDE, MODULES, VARIANTS
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class Device:
                 self._side_fill = self.drv.Stream(self.ctx, self.ctx.stream_priorities()[0])
             return self._side_fill
 
-    # ------------------------------------------------------------ memory: its object's (cuda.memory)
+    # ------------------------------------------------------------ memory: its object's (cuda.device_memory)
 
     @property
     def resident_budget(self) -> int:
@@ -149,7 +149,7 @@ class Device:
         return self.memory.resident.point_chunks(points, stream)
 
     def close(self) -> None:
-        """Free everything this device object holds: its memory (cuda.memory), modules, streams."""
+        """Free everything this device object holds: its memory (cuda.device_memory), modules, streams."""
         self.memory.close()
         with self.lock:
             self._kernels.clear()

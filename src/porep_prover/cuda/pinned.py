@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import CudaError
 from ..host_memory import copy_in_slices, is_mapped, mapped_origin, read_into, unmap_pages
+from ..memory.sizes import GIB
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -38,7 +39,6 @@ LOG = logging.getLogger(__name__)
 ArrayT = TypeVar("ArrayT", bound="npt.NDArray[np.generic]")
 
 SLICE = 8 << 20            # bytes per threaded copy slice
-ALIGN = 256                # arena offsets aligned like device allocations
 
 
 @dataclasses.dataclass
@@ -195,7 +195,7 @@ class MappedCopies:
                         copy_in_slices(pool if workers > 1 else None, copy.reshape(-1).view(np.uint8),
                                        array.reshape(-1).view(np.uint8), SLICE)
                 seconds = time.perf_counter() - t
-                LOG.info("read %.2f GiB of a mapped array %s in %.1f s (%.2f GB/s)", array.nbytes / 2**30,
+                LOG.info("read %.2f GiB of a mapped array %s in %.1f s (%.2f GB/s)", array.nbytes / GIB,
                          "from its file, its pages dropped" if origin is not None else "from its mapping", seconds,
                          array.nbytes / max(seconds, 1e-9) / 1e9)
                 held = (copy, 0)
@@ -265,7 +265,7 @@ class HostPins:
             if copy is not None:
                 MAPPED_COPIES.give_back(key)
             return False
-        LOG.info("page-locked %.2f GiB for streaming%s in %.1f s", array.nbytes / 2**30,
+        LOG.info("page-locked %.2f GiB for streaming%s in %.1f s", array.nbytes / GIB,
                  "" if copy is None else " (a copy of a file mapping)", time.perf_counter() - t)
         with self._lock:
             if key not in self._pins:

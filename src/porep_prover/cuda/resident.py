@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Arrays kept resident on a device: the resident store of its memory
-(cuda.memory.DeviceMemory.resident).
+(cuda.device_memory.DeviceMemory.resident).
 
 Point arrays given to an MSM or a batch sum are kept resident on the device
 (keyed by their limbs array, dropped when it is collected), so a parameter
@@ -68,7 +68,7 @@ class DeviceSide(Protocol):
 
 
 class StoreMemory(DeviceSide, Protocol):
-    """What a resident store takes memory through (cuda.memory.DeviceMemory):
+    """What a resident store takes memory through (cuda.device_memory.DeviceMemory):
     a DeviceSide (its chunk ring's stream and events are made with its
     driver and context), allocations, frees, uploads, and the host pins
     streamed arrays are page-locked by."""
@@ -87,7 +87,7 @@ class StoreMemory(DeviceSide, Protocol):
 
 class ResidentStore:
     """The arrays a device keeps resident, those it streams, and the MSM
-    pass size: part of a cuda.memory.DeviceMemory (memory: what it
+    pass size: part of a cuda.device_memory.DeviceMemory (memory: what it
     allocates, uploads and locks through). budget: bytes resident arrays may
     take; pass_points: the most points an MSM pass sorts (0: no limit)."""
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
     from . import DeviceInfo, Driver, _driver
     from .device import Device
-    from .memory import Item
+    from .device_memory import Item
     from .resident import Points
 
 THREADS = 256

@@ -7,16 +7,16 @@ use), Scheduler (it orders PartitionTasks; FifoScheduler is the built-in
 one), ResultSink, Cluster (it proves partitions handed out through a
 ClusterWork on other hosts); they register them on a Registry (see
 porep_prover.hooks)."""
+from ..memory.budgets import host_memory_bytes
+from ..memory.workload import SrsShape
 from .cluster import Cluster, ClusterWork
 from .config import EngineConfig, load_config
 from .core import Engine
 from .inline import InlineCircuit, inline_job
 from .jobs import Job, JobHandle, JobResult, PartitionResult, PartitionTask, PartitionTimings
 from .kept_params import KeptParams
-from .memory import host_memory_bytes
 from .registry import FifoScheduler, PluginRecord, PriorityScheduler, Registry, ResultSink, Scheduler, SynthesisProvider
 from .settings import EngineSettings
-from .srs_shape import SrsShape
 
 __all__ = ["Cluster", "ClusterWork", "Engine", "EngineConfig", "EngineSettings", "FifoScheduler", "PriorityScheduler",
            "InlineCircuit", "Job", "JobHandle", "JobResult", "KeptParams", "PartitionResult", "PartitionTask",

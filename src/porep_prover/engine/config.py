@@ -20,8 +20,8 @@ import tomllib
 from ..config import MAX_TABLE_COPIES, MAX_THREADS
 from ..config_schema import Form, SettingsRegistry, built_ins
 from ..errors import ConfigError
+from ..memory.choice import AUTO, GATHERS, STAGES
 from ..text import read_text
-from .plan_choice import AUTO, GATHERS, STAGES
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 

@@ -37,16 +37,18 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..errors import EngineError
 from ..groth16 import load_params
+from ..memory.host_plan import process_item
 from .cluster import Cluster, ClusterWork
 from .config import EngineConfig, load_config
 from .devices import ProvingDevice, discover
 from .inline import default_registry
+from .interlock import kernel_region
 from .job_table import JobTable
 from .jobs import Job, JobHandle, JobResult, check_timeout
-from .lifecycle import JOIN_SECONDS, STOP_GRACE_SECONDS, SWITCH_INTERVAL, Workers
+from .lifecycle import JOIN_SECONDS, STOP_GRACE_SECONDS, SWITCH_INTERVAL, WorkerThreads
 from .memory import MemoryAdmission
-from .memory_plan import process_item
 from .planning import SetPlans
 from .plugin_calls import Notifications
 from .registry import Registry
@@ -89,9 +91,10 @@ class Engine:
         self.timeline = Timeline(settings.timeline_events)
         self.devices: list[ProvingDevice] = list(devices) if devices else []
         self.memory = MemoryAdmission(settings.memory_budget_bytes, settings.memory_budget_set)
-        self.plans = SetPlans(settings, self.memory)
+        # the memory plans of the loaded sets (engine.planning), made for the engine's devices as it starts
+        self.plans: SetPlans
         self.srs = SrsManager(settings.srs_budget_bytes, settings.srs_idle_evict_seconds,
-                              on_evict=self._release_on_devices, on_drop=self.plans.drop)
+                              on_evict=self._release_on_devices, on_drop=self._drop_plan)
         self.notifications = Notifications(self.registry.enabled_sinks(settings.result_sinks), plugins,
                                            settings.sink_timeout)
         self.jobs = JobTable(self.registry.scheduler(settings.scheduler), self.notifications, self.timeline,
@@ -99,7 +102,7 @@ class Engine:
         self.cluster = self.registry.cluster(self.config)
         self._stopped: concurrent.futures.Future[None] = concurrent.futures.Future()   # set when the workers stop
         self._stages: Stages | None = None
-        self._workers: Workers | None = None
+        self._workers: WorkerThreads | None = None
         self._switch_token: int | None = None
         self._state_lock = threading.Lock()
         self._shut_down = False
@@ -121,9 +124,9 @@ class Engine:
             preloaded = self._preload()   # first: a file that cannot be read leaves nothing started
             if not self.devices:
                 self.devices = discover(list(self.settings.devices))
-            for device in self.devices:       # the backends are the process's: a running engine's budget holds
-                device.backend.set_memory_budget(self.settings.device_memory_bytes)
-            self.plans.devices = self.devices
+            # the sets' plans, each device's under the budget the settings give it there (nothing is set on the
+            # devices: each region lays the device's memory out by the plan it is handed)
+            self.plans = SetPlans(self.settings, self.memory, self.devices)
             self.memory.set_base(process_item(self.plans.workers()).total)
             # with prover.stage "arena", or "auto" where a set's plan takes them, partitions laid out in a device's
             # page-locked arenas (portable: every device uploads them as they are)
@@ -133,7 +136,7 @@ class Engine:
                 self.plans.make(key, params, None, f"the preloaded parameters {key}")
             self._stages = Stages(self.settings, self.jobs, self.memory, self.srs, self.plans, self.timeline,
                                   self.registry, self._stopped)
-            self._workers = Workers(self._stages, self.settings, self.devices)
+            self._workers = WorkerThreads(self._stages, self.settings, self.devices)
             self._workers.start()
             self.jobs.open()
             self._switch_token = SWITCH_INTERVAL.hold(self.settings.switch_interval)
@@ -228,8 +231,9 @@ class Engine:
             LOG.warning("shutdown: workers still running, left behind: %s", ", ".join(left))
         if workers is None or not any(workers.is_device_worker(name) for name in left):
             self.srs.clear()          # (a device worker left behind may still read its parameters' device copies)
-            for device in self.devices:     # its budget and its plans' layouts end with it: the process's backends
-                device.backend.set_memory_budget(0)     # are left unplanned, at their card's memory
+            for device in self.devices:     # its plans' layouts end with it: the devices (the process's backends)
+                with kernel_region(device.identity):      # are left unplanned, at their card's memory, between
+                    device.backend.release_plan()           # regions (another engine's may be running)
         SWITCH_INTERVAL.release(self._switch_token)
         self._switch_token = None
 
@@ -267,11 +271,13 @@ class Engine:
         """Load the parameters of job's kind and payload now (its provider's
         srs_key and load_srs; nothing is proved): {"key", "seconds",
         "bytes", "already_loaded"}. EngineError when no provider serves the
-        kind; what load_srs raises; HostMemoryError when the set's memory
-        plan does not fit."""
+        kind or the engine has not started; what load_srs raises;
+        HostMemoryError when the set's memory plan does not fit."""
         provider = self.registry.provider(job.kind)
         if self.cluster is not None:
             return self.cluster.preload(job)
+        if not hasattr(self, "plans"):
+            raise EngineError("preload: the engine has not started (its devices, and so its plans, are not known)")
         key = provider.srs_key(job)
         already = self.srs.loaded(key)
         start = time.monotonic()
@@ -312,6 +318,11 @@ class Engine:
         events = self.timeline.events()
         return recent_window(events, lanes, [(d.identity, d.label) for d in self.devices],
                              time.time() if now is None else now, seconds, whole=self.timeline.emitted == len(events))
+
+    def _drop_plan(self, key: str) -> None:
+        plans: SetPlans | None = getattr(self, "plans", None)      # (none before the engine starts)
+        if plans is not None:
+            plans.drop(key)
 
     def _release_on_devices(self, params: Parameters) -> None:
         for device in self.devices:

@@ -83,7 +83,7 @@ class SwitchInterval:
 SWITCH_INTERVAL = SwitchInterval()
 
 
-class Workers:
+class WorkerThreads:
     """The threads of an engine's stages: partition_workers synthesis
     workers (synth0, ...), gpu_workers_per_device device workers per device
     (gpu0.w0, gpu0.w1, ...) and one finalizer per device worker

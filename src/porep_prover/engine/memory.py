@@ -1,13 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Host memory: the budget, and the admission of partitions by the plans.
+"""Host memory's admission of partitions by the plans.
 
-The host budget (engine.memory_budget_gib) bounds the whole process: by
-default the host's memory, or its cgroup's limit where one is set and
-lower, less a margin (HOST_MARGIN_SHARE of it, at least HOST_MARGIN_MIN)
-for the kernel, other processes and what no plan names. Out of it come the
-process's own bytes, once, and what each loaded parameter set holds by its
-memory plan (engine.memory_plan: its SRS, circuit, staging arenas); the
-rest is for partitions in flight, each reserved from its synthesis's start
+The host budget (engine.memory_budget_gib; memory.budgets: by default the
+host's memory, or its cgroup's limit where lower, less a margin) bounds the
+whole process. Out of it come the process's own bytes, once, and what each
+loaded parameter set holds by its memory plan (memory.host_plan: its SRS,
+circuit, staging arenas); the rest is for partitions in flight, each reserved from its synthesis's start
 to its finalization's end. A synthesis waits until its partition fits; one
 that does not fit with nothing in flight is refused (HostMemoryError), never
 started: nothing is allocated past the budget. Where the budget is the
@@ -18,88 +16,21 @@ processes share the host).
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import HostMemoryError
+from ..memory.budgets import host_limit_bytes, host_margin
+# what the host has and has available, as the admission and the daemon's status read them
+from ..memory.budgets import host_available_bytes as host_available_bytes, host_memory_bytes as host_memory_bytes
+from ..memory.sizes import GIB
 
 if TYPE_CHECKING:
     from ..cuda.pinned import Arena      # page-locked host bytes a partition is laid out in
 
 LOG = logging.getLogger("porep_prover.engine")
 WAIT_NOTICE_SECONDS = 5.0        # a synthesis waiting this long for memory is logged (the GPU may idle for it)
-HOST_MARGIN_SHARE = 1 / 16       # of the host's memory, left out of the default budget
-HOST_MARGIN_MIN = 2 << 30
-GIB = 1 << 30
-
-
-def host_memory_bytes() -> int:
-    """The host's physical memory (16 GiB where the platform does not say)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 16 << 30
-
-
-def cgroup_limit_bytes(root: str = "/sys/fs/cgroup") -> int | None:
-    """The memory limit of this process's cgroup (v2 memory.max, or v1
-    memory.limit_in_bytes), None where there is none or it cannot be read."""
-    candidates = []
-    try:
-        with open("/proc/self/cgroup") as f:
-            for line in f:
-                parts = line.rstrip("\n").split(":", 2)
-                if len(parts) == 3 and parts[0] == "0" and parts[1] == "":
-                    candidates.append(os.path.join(root, parts[2].lstrip("/"), "memory.max"))
-                elif len(parts) == 3 and "memory" in parts[1].split(","):
-                    candidates.append(os.path.join(root, "memory", parts[2].lstrip("/"), "memory.limit_in_bytes"))
-    except OSError:
-        pass
-    candidates += [os.path.join(root, "memory.max"), os.path.join(root, "memory", "memory.limit_in_bytes")]
-    for path in candidates:
-        try:
-            with open(path) as f:
-                text = f.read().strip()
-        except OSError:
-            continue
-        if text.isdigit() and int(text) < 1 << 62:       # v1 writes a huge number for "no limit"
-            return int(text)
-        if text == "max":
-            return None
-    return None
-
-
-def host_limit_bytes() -> int:
-    """What this process may use of the host: its memory, or its cgroup's limit where lower."""
-    limit = cgroup_limit_bytes()
-    memory = host_memory_bytes()
-    return min(memory, limit) if limit else memory
-
-
-def host_margin(limit: int) -> int:
-    """The margin the default budget leaves of limit bytes."""
-    return max(HOST_MARGIN_MIN, int(limit * HOST_MARGIN_SHARE))
-
-
-def default_host_budget() -> int:
-    """The default host budget: host_limit_bytes() less its margin."""
-    limit = host_limit_bytes()
-    return max(0, limit - host_margin(limit))
-
-
-def host_available_bytes() -> int | None:
-    """MemAvailable from /proc/meminfo (what the kernel can hand out without
-    swapping), or None where there is no such file."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 class ArenaSource(Protocol):

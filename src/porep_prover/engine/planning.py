@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The engine's memory plans: one for each parameter set loaded, made when
-the set is loaded (engine.memory_plan.MemoryPlan, with each device's
-DevicePlan from its backend, the way chosen by engine.plan_choice), kept
-while it is, and the admission's holding of it.
+the set is loaded (memory.plan_set: the host plan, memory.host_plan, beside
+each device's plan under the budget the engine's settings give it,
+memory.device_plan, the way chosen among the ways the settings allow),
+kept while it is, and the admission's holding of it.
 
-A set is planned from its shape (engine.srs_shape): where its provider
+A set is planned from its shape (memory.workload.SrsShape): where its provider
 says the shape (srs_shape), before the set is loaded at all, else from the
 set once loaded. A set whose plan does not fit is refused
 (HostMemoryError: its job fails, nothing of it stays): alone under the
@@ -28,14 +29,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import HostMemoryError, PluginError
 from ..host_memory import is_mapped
+from ..memory.choice import DeviceAsk, Ways, plan_set
+from ..memory.host_plan import NO_SCRATCH, MemoryPlan, Synthesis, Workers
+from ..memory.workload import SrsShape, Workload
 from ..r1cs.system import R1CS
-from .memory_plan import NO_SCRATCH, HostWorkload, MemoryPlan, Synthesis, Workers
-from .plan_choice import Variant, Ways, choose_plan
-from .srs_shape import ShapeArrays, SrsShape
 
 if TYPE_CHECKING:
-    from ..backend.device_plan import DevicePlan, SrsArrays
+    from collections.abc import Sequence
+
     from ..groth16.keys import Parameters
+    from ..memory.device_plan import DevicePlan
     from .devices import ProvingDevice
     from .jobs import Job
     from .memory import MemoryAdmission
@@ -61,12 +64,18 @@ class Circuit:
 
 
 class SetPlans:
-    """The plans of the loaded sets by key, and the keys refused for good.
-    devices: the engine's (set when it starts)."""
+    """The plans of the loaded sets by key, and the keys refused for good,
+    for an engine's settings and devices (made as it starts): each device
+    planned under the budget engine.device_memory_gib gives it there
+    (Backend.device_budget; InvalidInputError here for a budget too small),
+    handed its plan of a set by for_device, never kept on the device."""
 
-    def __init__(self, settings: EngineSettings, admission: MemoryAdmission) -> None:
+    def __init__(self, settings: EngineSettings, admission: MemoryAdmission,
+                 devices: Sequence[ProvingDevice]) -> None:
         self.settings, self.admission = settings, admission
-        self.devices: list[ProvingDevice] = []
+        self.devices = tuple(devices)
+        self.asks = tuple(DeviceAsk(d.identity, d.backend, budget) for d in self.devices
+                          if (budget := d.backend.device_budget(settings.device_memory_bytes)) is not None)
         self._plans: dict[str, tuple[MemoryPlan, dict[str, DevicePlan]]] = {}
         self._unknown_circuit: set[str] = set()      # keys whose circuit is counted at its first partition
         self._refused: collections.OrderedDict[str, str] = collections.OrderedDict()   # key -> the refusal
@@ -125,25 +134,23 @@ class SetPlans:
         """The plan of the set of key by its shape, held by the admission (the
         key's plan and holding replaced); HostMemoryError when it does not
         fit, remembered where it does not fit alone (nothing is held then)."""
-        workers, r1cs = self.workers(), circuit.r1cs
-        workload = HostWorkload.of_shape(shape, r1cs)
-        if circuit.held is not None and r1cs is not None:
-            workload = dataclasses.replace(workload, circuit_bytes=max(r1cs.host_bytes, circuit.held))
-        tried: dict[bool, dict[str, DevicePlan]] = {}
-
-        def device_side(gathers: bool) -> Variant:
-            tried[gathers] = by_device = self._device_plans(shape.arrays(), r1cs, workers, gathers)
-            return Variant.of(by_device.values(), self._matvec(by_device, r1cs))
+        settings, r1cs = self.settings, circuit.r1cs
+        # the circuit's host bytes first (its device bytes make the queries' maps, which it then holds too)
+        held = None if r1cs is None else max(r1cs.host_bytes, circuit.held or 0)
+        matrices = r1cs.device_bytes if r1cs is not None and settings.matvec_on_device else 0
+        # A w, B w, C w asked of the devices where the settings ask it and every device can
+        matvec = settings.matvec_on_device and bool(self.devices) \
+            and all(d.backend.capabilities.evaluates_witness for d in self.devices)
         try:
-            choice = choose_plan(workload, workers, self.settings.memory_budget_bytes, self.ways(), device_side,
-                                 what, circuit.synthesis)
+            choice = plan_set(Workload(shape, held, matrices), self.workers(), settings.memory_budget_bytes,
+                              self.ways(), self.asks, matvec, what, circuit.synthesis)
         except HostMemoryError as exc:
             self._refuse(key, str(exc))
             raise
         chosen = choice.plan
         self.admission.hold(key, chosen.held_bytes, chosen.partition.total, what)
         with self._lock:
-            self._plans[key] = (chosen, tried[choice.gathers])
+            self._plans[key] = (chosen, dict(choice.by_device))
             if r1cs is None:
                 self._unknown_circuit.add(key)
         for line in chosen.describe():
@@ -158,29 +165,6 @@ class SetPlans:
             self._refused.move_to_end(key)
             while len(self._refused) > KEEP_REFUSALS:
                 self._refused.popitem(last=False)
-
-    def _device_plans(self, arrays: ShapeArrays, r1cs: R1CS | None, workers: Workers, gathers: bool
-                      ) -> dict[str, DevicePlan]:
-        """Each device's plan (by identity; none for a device that plans no
-        memory) of a set by its arrays' lengths and groups."""
-        matrices = r1cs if self.settings.matvec_on_device else None
-        by_device: dict[str, DevicePlan] = {}
-        # a plan reads a set's arrays' lengths and groups alone, so the set's shape stands for its points (which
-        # may not exist yet); tests/engine/test_engine_params.py holds the GPU's plan of a shape to its set's
-        srs = cast("SrsArrays", arrays)
-        for d in self.devices:
-            chosen = d.backend.device_plan(srs, matrices, workers.per_device, g2=workers.b_g2_on_device,
-                                           gathers=gathers)
-            if chosen is not None:
-                by_device[d.identity] = chosen
-        return by_device
-
-    def _matvec(self, by_device: dict[str, DevicePlan], r1cs: R1CS | None) -> bool:
-        """A w, B w, C w asked of the devices: where the settings ask it, every
-        device can, and the devices' plans were made with the circuit (a
-        device's plan without the circuit keeps no matrices)."""
-        return self.settings.matvec_on_device and bool(self.devices) and (r1cs is not None or not by_device) \
-            and all(d.backend.capabilities.evaluates_witness for d in self.devices)
 
     def get(self, key: str) -> MemoryPlan | None:
         with self._lock:

@@ -12,8 +12,9 @@ import os
 
 from ..backend import MsmOptions
 from ..config import MAX_THREADS, resolve_threads
+from ..memory.budgets import default_host_budget
+from ..memory.sizes import GIB
 from .config import MAX_PARTITION_WORKERS, EngineConfig
-from .memory import default_host_budget
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,7 +27,7 @@ class EngineSettings:
     finalizer; synthesis_threads: those of each synthesis worker.
     memory_budget_bytes: host bytes the whole process may hold (the memory
     plans' budget); memory_budget_set: it is the setting's (else the host's
-    memory, or its cgroup's limit, less a margin: engine.memory, and the
+    memory, or its cgroup's limit, less a margin: memory.budgets, and the
     host's available memory counts too). device_memory_bytes: what
     the process may hold on each GPU (0: the card's memory).
     switch_interval: seconds of Python's switch interval while the engine
@@ -37,7 +38,7 @@ class EngineSettings:
     gather: prover.gather, where the devices keep no matrices: "device"
     (the witness crosses beside a, b, c and the queries' scalars are
     gathered from it on the device), "host", or "auto" (each set's plan
-    weighs both: engine.plan_choice).
+    weighs both: memory.choice).
     stage: prover.stage, with GPUs: "arena" (a partition synthesized
     straight into a device's page-locked arena), "prepare" (copied into
     one by prepare before its kernel region), or "auto" (each set's plan
@@ -100,9 +101,9 @@ class EngineSettings:
             # the cores shared among the synthesis workers: each worker's OpenMP team on every core would
             # oversubscribe them, and teams that spin while waiting stall one another
             synthesis_threads=get("engine.synthesis_threads") or max(1, min(_cores() // workers, MAX_THREADS)),
-            memory_budget_bytes=int(budget_gib * 2**30) if budget_gib else default_host_budget(),
+            memory_budget_bytes=int(budget_gib * GIB) if budget_gib else default_host_budget(),
             memory_budget_set=bool(budget_gib),
-            device_memory_bytes=int(get("engine.device_memory_gib") * 2**30),
+            device_memory_bytes=int(get("engine.device_memory_gib") * GIB),
             scheduler=get("engine.scheduler"),
             result_sinks=tuple(dict.fromkeys(get("engine.result_sinks"))),
             switch_interval=get("engine.switch_interval_ms") / 1e3,
@@ -123,7 +124,7 @@ class EngineSettings:
             overlap_msms=get("prover.overlap_msms"),
             srs_preload=tuple(get("srs.preload")),
             srs_idle_evict_seconds=get("srs.idle_evict_seconds"),
-            srs_budget_bytes=int(get("srs.budget_gib") * 2**30),
+            srs_budget_bytes=int(get("srs.budget_gib") * GIB),
             cluster=get("engine.cluster"),
         )
 

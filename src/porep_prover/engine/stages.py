@@ -41,7 +41,7 @@ from .memory import Reservation
 from .plugin_calls import PluginLane, Stopped
 
 if TYPE_CHECKING:
-    from ..backend.device_plan import DevicePlan
+    from ..memory.device_plan import DevicePlan
     from ..field.fr_array import FrArray
     import numpy as np
     from numpy.typing import NDArray
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from ..groth16.keys import Parameters
     from .job_table import JobTable
     from .memory import MemoryAdmission
-    from .memory_plan import MemoryPlan
+    from ..memory.host_plan import MemoryPlan
     from .planning import SetPlans
     from .registry import Registry, SynthesisProvider
     from .settings import EngineSettings
@@ -106,7 +106,7 @@ class Stages:
         self.settings, self.table, self.memory, self.srs, self.plans = settings, table, memory, srs, plans
         self.timeline, self.registry, self.stopped = timeline, registry, stopped
         # stand_in(name): a synthesis worker stalled in a provider's call asks for a stand-in (the
-        # engine's Workers set it); True when one started, and the stalled worker ends after its call
+        # engine's WorkerThreads set it); True when one started, and the stalled worker ends after its call
         self.stand_in: Callable[[str], bool] = lambda name: False
         self.cpu = get_backend("cpu")      # the host's backend: B_2, assembly, A's input rows
         self.ready: queue.Queue[SynthesizedPartition | Stop] = queue.Queue(maxsize=settings.synthesis_lookahead)
@@ -303,12 +303,13 @@ class Stages:
     def _kernel_region(self, device: ProvingDevice, name: str, task: PartitionTask, params: Parameters,
                        assignment: Assignment, plan: DevicePlan | None
                        ) -> tuple[MsmSums, float]:
-        """Prepare (host work: the backend's pinning, outside the lock), then the
-        kernel region under the device's lock, by the device's plan of the
-        set: its sums, and its seconds."""
+        """Prepare (host work: the backend's pinning, and the copies ahead
+        where the settings ask them and the plan has room, outside the lock),
+        then the kernel region under the device's lock, by the device's plan
+        of the set, handed to it: its sums, and its seconds."""
         backend, job = device.backend, task.job
         self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
-        staged = backend.prepare(assignment, ahead=self.settings.upload_ahead)
+        staged = backend.prepare(assignment, ahead=self.settings.upload_ahead and (plan is None or plan.ahead))
         self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
         try:
             b_g2 = device.kind != "cpu" and self.settings.b_g2_on_device

@@ -15,10 +15,9 @@ import numpy as np
 
 from ..config import resolve_threads
 from ..errors import EncodingError, InvalidInputError, LengthMismatchError, ScalarRangeError
+from ..memory.sizes import SCALAR_BYTES
 from . import _field
 from .constants import FR_LIMBS, R
-
-FR_BYTES = 32
 
 
 def limbs_array(value, width: int, kind: str) -> np.ndarray:
@@ -85,7 +84,7 @@ class FrArray:
                 raise InvalidInputError(f"element {i} is {type(v).__name__}, not int")
             if not 0 <= v < R:
                 raise ScalarRangeError(f"element {i} = {v} is outside [0, r)")
-        return cls.from_bytes(b"".join(v.to_bytes(FR_BYTES, "little") for v in values))
+        return cls.from_bytes(b"".join(v.to_bytes(SCALAR_BYTES, "little") for v in values))
 
     @classmethod
     def from_ints_mod(cls, values: Iterable[int]) -> "FrArray":
@@ -104,9 +103,9 @@ class FrArray:
         EncodingError for a length not a multiple of 32, ScalarRangeError for
         a value not below r, InvalidInputError for buf not bytes-like."""
         data = byte_view(buf, "FrArray.from_bytes")
-        if len(data) % FR_BYTES:
-            raise EncodingError(f"Fr bytes: length {len(data)} is not a multiple of {FR_BYTES}")
-        out = np.empty((len(data) // FR_BYTES, FR_LIMBS), dtype=np.uint64)
+        if len(data) % SCALAR_BYTES:
+            raise EncodingError(f"Fr bytes: length {len(data)} is not a multiple of {SCALAR_BYTES}")
+        out = np.empty((len(data) // SCALAR_BYTES, FR_LIMBS), dtype=np.uint64)
         bad = _field.fr_decode(data, out, resolve_threads(threads))
         if bad >= 0:
             raise ScalarRangeError(f"Fr bytes: element {bad} is not below r")
@@ -127,13 +126,13 @@ class FrArray:
     # ------------------------------------------------------------ conversion
 
     def to_bytes(self, threads: int | None = None) -> bytes:
-        out = bytearray(len(self) * FR_BYTES)
+        out = bytearray(len(self) * SCALAR_BYTES)
         _field.fr_encode(self.limbs, out, resolve_threads(threads))
         return bytes(out)
 
     def to_ints(self) -> list[int]:
         data = self.to_bytes()
-        return [int.from_bytes(data[i : i + FR_BYTES], "little") for i in range(0, len(data), FR_BYTES)]
+        return [int.from_bytes(data[i : i + SCALAR_BYTES], "little") for i in range(0, len(data), SCALAR_BYTES)]
 
     def copy(self) -> "FrArray":
         return FrArray(self.limbs.copy())

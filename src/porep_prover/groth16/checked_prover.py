@@ -14,6 +14,7 @@ from ..backend import get_backend
 from ..config import resolve_threads
 from ..errors import InvalidInputError
 from ..field.fr_array import FrArray
+from ..memory.workload import Workload
 from .keys import Parameters
 from .proof import Proof
 from .proof_check import bellman_suspects, check_proof
@@ -58,8 +59,11 @@ def prove(params: Parameters, r1cs: R1CS, witness: FrArray, backend: str = "cpu"
     if matvec == "device" and not be.capabilities.evaluates_witness:
         raise InvalidInputError(f"matvec='device': backend {be.name!r} does not evaluate A, B, C")
     clock = Stopwatch(timings)
-    # the device's memory plan for these parameters (one worker; B's G2 MSM in finish, on the host)
-    plan = be.device_plan(params, r1cs if matvec == "device" else None, workers=1, g2=False)
+    # the device's memory plan for these parameters at its card's memory (one worker; B's G2 MSM in finish, on
+    # the host)
+    budget = be.device_budget()
+    plan = None if budget is None else \
+        be.device_plan(Workload.of(params, r1cs, on_device=matvec == "device"), budget, workers=1, g2=False)
     on_device = matvec == "device" and (plan is None or plan.matrices)
     assignment = synthesize(params, r1cs, witness, threads, check, abc_on_device=on_device)
     clock.lap("synthesis")

@@ -24,6 +24,7 @@ from typing import Container
 
 from ..config import params_cache_bytes, params_cache_dir
 from ..errors import InvalidInputError
+from ..memory.sizes import GIB
 
 LOG = logging.getLogger("porep_prover.params_cache")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}")
@@ -106,8 +107,8 @@ class ParamsCache:
                 removed.append(entry)
         if removed:
             LOG.info("parameter cache %s: removed %d least recently used files (%.1f GiB) to keep within "
-                     "%.1f GiB: %s", self.folder, len(removed), sum(e.bytes for e in removed) / 2**30,
-                     bound / 2**30, ", ".join(e.name for e in removed))
+                     "%.1f GiB: %s", self.folder, len(removed), sum(e.bytes for e in removed) / GIB,
+                     bound / GIB, ", ".join(e.name for e in removed))
         return removed
 
     def remove(self, name: str) -> bool:

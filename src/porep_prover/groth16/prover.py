@@ -45,6 +45,7 @@ from ..errors import InvalidInputError
 from ..field.constants import R
 from ..field.fr_array import FrArray
 from ..host_memory import copy_in_slices
+from ..memory.sizes import SCALAR_BYTES, aligned
 from ..r1cs import _r1cs
 from .keys import Parameters, VerifyingKey
 from .proof import Proof
@@ -53,7 +54,7 @@ from ..r1cs.system import R1CS
 
 if TYPE_CHECKING:
     from ..backend.base import MsmOptions
-    from ..backend.device_plan import DevicePlan
+    from ..memory.device_plan import DevicePlan
 
 
 # ------------------------------------------------------------ what the stages hand each other
@@ -146,9 +147,6 @@ class MsmSums:
 # ------------------------------------------------------------ the stages
 
 
-ARENA_ALIGN = 256          # each array of an assignment laid out in an arena starts on it (as device allocations do)
-
-
 def assignment_layout(params: Parameters, abc_on_device: bool, gathers: bool = False) -> list[tuple[str, int]]:
     """The arrays synthesize lays a partition out in, in order (name, rows):
     with abc_on_device the witness alone; else a, b, c over the domain, the
@@ -164,7 +162,7 @@ def assignment_layout(params: Parameters, abc_on_device: bool, gathers: bool = F
 
 def assignment_bytes(params: Parameters, abc_on_device: bool, gathers: bool = False) -> int:
     """Bytes of an arena a partition of these parameters is laid out in (synthesize's arena)."""
-    return sum(_aligned(32 * rows) for _, rows in assignment_layout(params, abc_on_device, gathers))
+    return sum(aligned(SCALAR_BYTES * rows) for _, rows in assignment_layout(params, abc_on_device, gathers))
 
 
 def arena_witness(params: Parameters, abc_on_device: bool, arena: NDArray[np.uint8], gathers: bool = False
@@ -174,16 +172,12 @@ def arena_witness(params: Parameters, abc_on_device: bool, arena: NDArray[np.uin
     return _carve(arena, assignment_layout(params, abc_on_device, gathers))["witness"]
 
 
-def _aligned(nbytes: int) -> int:
-    return -(-nbytes // ARENA_ALIGN) * ARENA_ALIGN
-
-
 def _carve(arena: NDArray[np.uint8], layout: list[tuple[str, int]]) -> dict[str, FrArray]:
     """FrArrays over consecutive aligned stretches of arena, one for each (name, rows) of layout."""
     out, at = {}, 0
     for name, rows in layout:
-        out[name] = FrArray(arena[at:at + 32 * rows].view(np.uint64).reshape(rows, 4))
-        at += _aligned(32 * rows)
+        out[name] = FrArray(arena[at:at + SCALAR_BYTES * rows].view(np.uint64).reshape(rows, 4))
+        at += aligned(SCALAR_BYTES * rows)
     return out
 
 

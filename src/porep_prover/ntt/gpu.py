@@ -19,6 +19,7 @@ from ..cuda.modules import register_module
 from ..errors import InvalidInputError
 from ..field.constants import FR_GENERATOR, FR_SNARKJS_NQR, FR_TWO_ADICITY, R
 from ..field.fr_array import FrArray
+from ..memory.costs import split_lengths
 from .flavor import Flavor
 
 if TYPE_CHECKING:
@@ -76,14 +77,6 @@ def _powers(base: int, count: int, factor: int = 1) -> list[int]:
         out.append(x)
         x = x * base % R
     return out
-
-
-def split_lengths(count: int) -> tuple[int, int, int]:
-    """(lo_bits, lo's entries, hi's entries) of two tables whose products
-    lo[e & (2^lo_bits - 1)] hi[e >> lo_bits] cover the exponents e < count:
-    about sqrt(count) entries each."""
-    lo_bits = (max(1, (count - 1).bit_length()) + 1) // 2
-    return lo_bits, 1 << lo_bits, max(1, -(-count >> lo_bits))
 
 
 class Twiddles(NamedTuple):

@@ -231,6 +231,14 @@ class R1CS:
         maps = sum(v.nbytes for v in self._query_index.values())
         return self.a.host_bytes + self.b.host_bytes + self.c.host_bytes + masks + maps
 
+    @property
+    def device_bytes(self) -> int:
+        """Device bytes its evaluation on a device keeps resident (r1cs.gpu):
+        each matrix's CSR arrays and the queries' uint32 maps (made here if
+        not yet)."""
+        maps = 4 * (len(self.query_index("a")) + len(self.query_index("b")))
+        return self.a.host_bytes + self.b.host_bytes + self.c.host_bytes + maps
+
     def density(self) -> Density:
         if self._density is None:
             a_mask = self.a.column_mask(self.num_variables)

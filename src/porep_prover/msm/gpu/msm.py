@@ -162,7 +162,7 @@ class GpuMsm:
         pass over the points: each pass's points (a streamed array's chunk,
         uploaded once) serve every set in turn before the next, so the
         transfer of a streamed array is divided by the sets' number (two
-        partitions' regions sharing a pass: backend.device_plan's pairs)."""
+        partitions' regions sharing a pass: memory.device_plan's pairs)."""
         n = len(points)
         for scalars in scalar_sets:
             if len(scalars) != n:

@@ -14,17 +14,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import InvalidInputError
+# a window's cost beside its additions and the windows of a c-bit split: the cost model the device's memory plan
+# weighs too (memory.costs)
+from ...memory.costs import BUCKET_COST as BUCKET_COST, KEY_COST as KEY_COST, windows_of as windows_of
 
 FILL_SPAN = 32 << 20     # bytes of entries one fill part writes at a time: well inside an H200's 50 MB L2
 MAX_FILL_PARTS = 4       # each part reads all of its window's keys again
 OVERLAP_GROUPS = 4       # stretches of whole windows the plain MSM is filled and added up in
 OVERLAP_ENTRIES = 1 << 29  # from this many sorted entries (full scalars: about windows x points) the fill runs beside
 MAX_CHUNK = 256          # entries an accumulating thread adds at most
-# What a window costs beside its additions, in bucket additions (G1 / G2 on an H200, from the
-# scale-1 partition's phases): the sort's passes over one window's keys, per point, and the
-# reduction, per bucket
-KEY_COST: dict[int, float] = {1: 0.06, 2: 0.02}
-BUCKET_COST: dict[int, float] = {1: 2.7, 2: 2.9}
 COMPACT_SHARE = 0.5      # windows above the first keep keys only for the wide scalars when at most this share is
 REPEAT_SHARE = 1 / 64    # the sort groups a warp's atomics by key when repeated keys may be more than this share
 
@@ -36,11 +34,6 @@ def fill_parts(n: int, windows: int = 1) -> int:
     FILL_SPAN, at most MAX_FILL_PARTS (G1 2^24 with tables on an H200: the
     fill 12.1 ms in 2 parts, 11.0 in 4)."""
     return max(1, min(MAX_FILL_PARTS, -(-4 * n * windows // FILL_SPAN)))
-
-
-def windows_of(c: int) -> int:
-    """Windows of signed c-bit digits of a 255-bit scalar (the last takes the carry)."""
-    return 255 // c + 1
 
 
 def window_bits(n: int) -> int:

@@ -1,48 +1,44 @@
 # SPDX-License-Identifier: Apache-2.0
 """A device's memory, one object (DeviceMemory, a cuda.device.Device's
-`memory`): the budget the process may hold there, work buffers from the
-device's pool, uploads through the staging buffers or from pinned arenas,
-copies made ahead of a kernel region, the page-locked host memory streamed
-arrays are read from, and the resident store (cuda.resident.ResidentStore:
-resident arrays, the chunk ring, the MSM pass size).
+`memory`): work buffers from the device's pool, uploads through the
+staging buffers or from pinned arenas, copies made ahead of a kernel
+region, the page-locked host memory streamed arrays are read from, and
+the resident store (cuda.resident.ResidentStore: resident arrays, the
+chunk ring, the MSM pass size).
 
-The budget bounds everything: every device buffer is counted by the driver
-layer against the context's limit, and one that would pass the budget
-less MARGIN (the context, the kernel modules) fails as the card running
-out would (after the work buffers' pool gave back what it kept, and then
-the resident arrays not in use were dropped: DeviceMemoryError). So a
-large card stands in for a small one.
-
-How the memory is laid out for a kernel region (what is streamed, in what
-chunks, the pass size, the resident arrays' budget) is a Layout a caller
-hands follow() (the GPU backend, from the region's plan): this object
-lays itself out by it, once for each new layout, between regions.
+Each kernel region lays the memory out by its own Layout as it starts
+(lay_out: memory.layout, from the region's plan, or the card's unplanned
+layout): what is streamed, in what chunks, the pass size, the resident
+arrays' budget, and the budget that bounds everything. Every device
+buffer is counted by the driver layer against the context's limit, the
+layout's budget less MARGIN, and one that would pass it fails as the card
+running out would (after the work buffers' pool gave back what it kept,
+and then the resident arrays not in use were dropped: DeviceMemoryError).
+So a large card stands in for a small one, region by region. What a
+layout leaves on the device (resident arrays, the ring) is what the next
+layout finds and re-places by its own; nothing of it decides the next.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from typing import TYPE_CHECKING, Protocol, TypeVar, overload
 
 import numpy as np
 
-from ..errors import DeviceMemoryError, InvalidInputError
+from ..errors import DeviceMemoryError
+from ..memory.layout import Layout
 from .pinned import HostPins, PinnedPool
 from .resident import STREAM_CHUNK, DeviceSide, ResidentStore
 from .staging import Staging
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable
-
     import numpy.typing as npt
 
     from . import DeviceInfo, Driver, _driver
 
 LOG = logging.getLogger(__name__)
-GIB = 1 << 30
-MARGIN = 3 << 29           # 1.5 GiB of a budget: the context, the kernel modules and the pool's slack
-RESERVE = 8 << 30          # device bytes left for work buffers when the resident budget is automatic
+RESERVE = 8 << 30          # device bytes left for work buffers when the resident budget is the device's own
 
 Item = TypeVar("Item", bound=np.generic)     # the item type of a downloaded array
 
@@ -50,18 +46,6 @@ Item = TypeVar("Item", bound=np.generic)     # the item type of a downloaded arr
 def host_key(raw: npt.NDArray[np.generic]) -> tuple[int, int]:
     """(address, bytes) of contiguous host bytes: how a copy made ahead is found again."""
     return raw.ctypes.data, raw.nbytes
-
-
-@dataclasses.dataclass(frozen=True)
-class Layout:
-    """How a device's memory is laid out for the kernel regions of one
-    parameter set: the limbs arrays streamed through the chunk ring (all
-    others resident), the ring's slot bytes, the most points an MSM pass
-    sorts (0: no limit) and the bytes resident arrays may take."""
-    streamed: tuple[npt.NDArray[np.generic], ...]
-    chunk_bytes: int
-    pass_points: int
-    resident_budget: int
 
 
 class MemoryOwner(DeviceSide, Protocol):
@@ -78,10 +62,10 @@ class MemoryOwner(DeviceSide, Protocol):
 class DeviceMemory:
     """The memory of one device (see the module). device: its owner (a
     cuda.device.Device: its driver, context, lock and streams);
-    resident_bytes: the resident arrays' own budget when no layout says
-    (None: what is free at start less RESERVE); async_free: free gives the
-    pool's buffers back in their stream's order without waiting for the
-    device (config.gpu_async_free)."""
+    resident_bytes: the resident arrays' own budget where a layout names
+    none (None: what is free at start less RESERVE); async_free: free
+    gives the pool's buffers back in their stream's order without waiting
+    for the device (config.gpu_async_free)."""
 
     def __init__(self, device: MemoryOwner, resident_bytes: int | None, async_free: bool = False) -> None:
         self.device = device
@@ -95,77 +79,60 @@ class DeviceMemory:
         self.staging = Staging(self.drv, self.ctx, self.stream)
         self.pinned = PinnedPool(self.drv, self.ctx)
         self.pins = HostPins(self.drv, self.ctx)
-        self.default_resident_budget = resident_bytes if resident_bytes is not None \
-            else max(0, self.ctx.mem_info()[0] - RESERVE)
+        free, self.card_bytes = self.ctx.mem_info()
+        self.default_resident_budget = resident_bytes if resident_bytes is not None else max(0, free - RESERVE)
         self.resident = ResidentStore(self, self.default_resident_budget)
-        self.budget = 0              # bytes the process may hold on the device (set_budget; 0: not set yet)
-        self.layout: Layout | None = None
-        self._layout_key: Hashable | None = None
+        self.layout: Layout | None = None     # the layout of the region running or last run (None: none yet)
         self._ahead: dict[tuple[int, int], _driver.DeviceBuffer] = {}   # (host address, bytes) -> its copy
         self.copy_wait_seen_ms = 0.0          # the ring's waits when the last kernel region ended
         self.async_free = async_free
 
-    # ------------------------------------------------------------ the budget and the layout
+    # ------------------------------------------------------------ the layout
 
-    def set_budget(self, nbytes: int = 0) -> None:
-        """Bound what this process holds on the device to nbytes (0: the
-        card's memory) and drop the layout in use: until the next follow(),
-        MSMs run in one pass, nothing is streamed and the resident store
-        keeps its own budget. InvalidInputError for a budget at or below
-        the margin."""
-        total = self.ctx.mem_info()[1]
-        if nbytes < 0 or 0 < nbytes <= MARGIN:
-            raise InvalidInputError(f"a device-memory budget of {nbytes / GIB:.2f} GiB: more than "
-                                    f"{MARGIN / GIB:.1f} GiB (the context's margin), or 0 for the card's")
-        if nbytes > total:
-            LOG.warning("a device-memory budget of %.1f GiB on a card of %.1f GiB: the card's", nbytes / GIB,
-                        total / GIB)
+    def lay_out(self, layout: Layout, again: bool = False) -> bool:
+        """Lay the memory out by layout for the kernel region that starts,
+        unless it is laid out so already (again: even so, whatever the
+        resident store was set to since); whether it changed. The driver's
+        limit becomes the layout's (a budget below what is held lets the
+        pool's kept memory and the resident arrays not in use go at once);
+        the resident store streams the layout's arrays in its chunks, sorts
+        its passes and keeps its resident budget (what it holds past that
+        budget goes now, least recently used first); the peak and the
+        dropped bytes count from here. Waits for the device first (a new
+        layout re-places what kernels read): call it between kernel
+        regions, the device's lock held."""
         with self.lock:
-            self.budget = min(nbytes, total) if nbytes else total
-            self.ctx.limit = self.budget - MARGIN
+            if layout == self.layout and not again:
+                return False
+            self.device.synchronize()
+            self.ctx.limit = layout.limit
             if self.ctx.allocated > self.ctx.limit:
                 # a smaller budget than what is held: what it no longer has room for goes now, by choice,
-                # rather than at the next region's first allocation, counted there as a plan that did not hold
-                self.device.synchronize()
+                # rather than at the region's first allocation, counted there as a plan that did not hold
                 if self.pooled:
                     self.ctx.trim_pool()
                 self.resident.release_resident()
-            self.follow(None, None, again=True)
-
-    def follow(self, key: Hashable | None, layout: Layout | None, again: bool = False) -> bool:
-        """Lay the memory out by layout (None: unplanned: one pass an MSM,
-        nothing streamed, the resident store under its own budget), unless
-        the layout of key is the one in use (again: even so, whatever the
-        store was set to since); whether it changed. Waits for the device
-        first (a new layout re-places what kernels read): call it between
-        kernel regions."""
-        with self.lock:
-            if not again and self._layout_key == key and (key is not None or self.layout is None):
-                return False
-            self.device.synchronize()
             store = self.resident
-            if layout is None:
-                store.pass_points, store.budget = 0, self.default_resident_budget
-                store.stream_arrays([])
-            else:
-                store.pass_points, store.budget = layout.pass_points, layout.resident_budget
-                store.stream_arrays(list(layout.streamed), layout.chunk_bytes or STREAM_CHUNK)
-            # what the last layout kept resident past this one's budget goes now (least recently used
-            # first), not at a region's allocation; the peak and the dropped bytes count from here
+            store.pass_points = layout.pass_points
+            store.budget = self.default_resident_budget if layout.resident is None else layout.resident
+            store.stream_arrays(list(layout.streamed), layout.chunk_bytes or STREAM_CHUNK)
             store.fit_budget()
             store.dropped = 0
-            self.layout, self._layout_key = layout, key
+            self.layout = layout
             self.ctx.reset_peak()
             return True
 
-    def status(self, planned: int | None) -> dict[str, int | None]:
-        """Bytes: budget, planned (the plan's peak, as the caller knows it),
-        allocated now, peak (since the last layout), resident, streamed
-        (through the chunk ring so far), pinned (host bytes page-locked for
-        streaming) and dropped (resident bytes given up for want of memory
-        since the last layout: a plan that does not hold)."""
+    def status(self) -> dict[str, int | None]:
+        """Bytes: budget and planned (the layout's: the last region's plan,
+        None unplanned; before any region, the card's and None), allocated
+        now, peak (since the last layout), resident, streamed (through the
+        chunk ring so far), pinned (host bytes page-locked for streaming)
+        and dropped (resident bytes given up for want of memory since the
+        last layout: a plan that does not hold)."""
         ring = self.resident.ring
-        return {"budget": self.budget, "planned": planned, "allocated": self.ctx.allocated, "peak": self.ctx.peak,
+        layout = self.layout
+        budget, planned = (layout.budget, layout.planned) if layout is not None else (self.card_bytes, None)
+        return {"budget": budget, "planned": planned, "allocated": self.ctx.allocated, "peak": self.ctx.peak,
                 "resident": self.resident.resident_bytes(), "streamed": ring.uploaded if ring is not None else 0,
                 "pinned": self.pins.pinned_bytes(), "dropped": self.resident.dropped}
 

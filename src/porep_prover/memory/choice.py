@@ -2,27 +2,29 @@
 """The choice among the ways a parameter set can be proved: where the
 queries' scalars are gathered (prover.gather) and how a partition reaches
 the devices (prover.stage), each weighed by the host plan it gives
-(engine.memory_plan).
+(memory.host_plan) beside the devices' plans (memory.device_plan).
 
     Ways.of(prover.gather, prover.stage, devices)   -- "auto": both ways, where there are devices
-    choose_plan(workload, workers, budget, ways, device_side)
-        -> the way whose host plan admits the most partitions, then the quickest
+    plan_set(workload, workers, host budget, ways, devices, matvec)
+        -> each device planned under its budget for each way, then
+           choose_plan: the way whose host plan admits the most partitions, then the quickest
 
 The engine (engine.planning, as a set loads) and `porep-prover plan` (by a
-workload's statistics) both choose through choose_plan, so that the command
-shows the engine's choice for the same settings. Pure arithmetic on plans.
+workload's statistics or its provider's shape) both plan through plan_set,
+each device by its Planner (a GPU backend, or the command's DeviceModel:
+the same model), so that the command shows the engine's choice for the
+same settings. Pure arithmetic on plans.
 """
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple, Protocol
 
 from ..errors import HostMemoryError
-from .memory_plan import NO_SCRATCH, HostWorkload, MemoryPlan, Refusal, Synthesis, Workers, plan_or_refusal
-
-if TYPE_CHECKING:
-    from ..backend.device_plan import DevicePlan
+from .device_plan import DevicePlan
+from .host_plan import NO_SCRATCH, MemoryPlan, Refusal, Synthesis, Workers, plan_or_refusal
+from .workload import Workload
 
 AUTO = "auto"
 GATHERS = (AUTO, "host", "device")         # prover.gather's choices
@@ -77,13 +79,59 @@ class Ways:
 @dataclasses.dataclass(frozen=True)
 class Choice:
     """The way chosen: its plan, what its devices' plans were asked
-    (gathers) and whether its partitions are laid out in arenas."""
+    (gathers), whether its partitions are laid out in arenas, and its
+    devices' plans by the identity plan_set was given them under."""
     plan: MemoryPlan
     gathers: bool
     arenas: bool
+    by_device: Mapping[str, DevicePlan] = dataclasses.field(default_factory=dict)
 
 
-def choose_plan(workload: HostWorkload, workers: Workers, host_budget: int, ways: Ways,
+class Planner(Protocol):
+    """A device as plan_set plans it (a backend; DeviceModel for the command)."""
+
+    def device_plan(self, workload: Workload, budget: int, workers: int, g2: bool, gathers: bool
+                    ) -> DevicePlan | None:
+        """The device's plan of workload under budget bytes for workers
+        device workers, B's G2 MSM on it or not (g2), the queries' scalars
+        gathered on it where the plan finds it best (gathers); None where
+        the device plans no memory (the host)."""
+
+
+class DeviceAsk(NamedTuple):
+    """One device plan_set plans: its identity (what its plan is found by),
+    its planner, and its budget (memory.budgets.device_budget's)."""
+    identity: str
+    planner: Planner
+    budget: int
+
+
+def plan_set(workload: Workload, workers: Workers, host_budget: int, ways: Ways, devices: Sequence[DeviceAsk],
+             matvec: bool, what: str = "the parameter set", synthesis: Synthesis = NO_SCRATCH) -> Choice:
+    """The memory plan of a set, host and devices, as the engine makes it
+    and `porep-prover plan` shows it: for each of ways.gathers every device
+    planned under its budget (its plan of workload for workers.per_device
+    workers, B's G2 MSM where workers.b_g2_on_device), A w, B w, C w asked of
+    the devices where matvec and the devices can (the workload's matrices
+    counted, or no device plans memory, and every plan keeps them), then
+    choose_plan among the ways; the chosen way's device plans by identity.
+    HostMemoryError as choose_plan raises it; what a planner raises."""
+    tried: dict[bool, dict[str, DevicePlan]] = {}
+
+    def device_side(gathers: bool) -> Variant:
+        by_device: dict[str, DevicePlan] = {}
+        for ask in devices:
+            made = ask.planner.device_plan(workload, ask.budget, workers.per_device, workers.b_g2_on_device, gathers)
+            if made is not None:
+                by_device[ask.identity] = made
+        tried[gathers] = by_device
+        # a device's plan without the circuit keeps no matrices: A w, B w, C w on the devices only with it
+        return Variant.of(by_device.values(), matvec and (workload.matrix_bytes > 0 or not by_device))
+    chosen = choose_plan(workload, workers, host_budget, ways, device_side, what, synthesis)
+    return dataclasses.replace(chosen, by_device=tried[chosen.gathers])
+
+
+def choose_plan(workload: Workload, workers: Workers, host_budget: int, ways: Ways,
                 device_side: Callable[[bool], Variant], what: str = "the parameter set",
                 synthesis: Synthesis = NO_SCRATCH) -> Choice:
     """The way of ways whose host plan admits the most partitions, then
@@ -97,7 +145,7 @@ def choose_plan(workload: HostWorkload, workers: Workers, host_budget: int, ways
     return Choice(chosen, *tried[index])
 
 
-def best_plan(workload: HostWorkload, workers: Workers, host_budget: int, variants: list[Variant],
+def best_plan(workload: Workload, workers: Workers, host_budget: int, variants: list[Variant],
               what: str = "the parameter set", synthesis: Synthesis = NO_SCRATCH) -> tuple[int, MemoryPlan]:
     """(its index, the plan) of the variant of make_plan whose host side
     admits the most partitions (where host memory is short, a partition's

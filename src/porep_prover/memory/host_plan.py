@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""One plan for host and device memory: what proving a parameter set's
-partitions holds in host memory, item by item, beside each device's plan
-(backend.device_plan.DevicePlan), against one host budget.
+"""The host plan: what proving a parameter set's partitions holds in host
+memory, item by item, beside each device's plan (memory.device_plan), against
+one host budget; with them, one plan for host and device memory.
 
-    MemoryPlan = make_plan(HostWorkload, device plans, Workers, host budget)
+    MemoryPlan = make_plan(Workload, Workers, host budget, device plans)
 
 The engine makes one when a parameter set is first loaded (an immutable
 value kept with the set, shown in its log and by `porep-prover plan`), and
@@ -35,85 +35,11 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from ..errors import HostMemoryError
-from .srs_shape import ARRAYS, GROUPS, SrsShape
+from .sizes import CONTEXT_BYTES, GIB, PROCESS_BYTES, SCALAR_BYTES
+from .workload import ARRAYS, Workload
 
 if TYPE_CHECKING:
-    from ..backend.device_plan import DevicePlan
-    from ..groth16.keys import Parameters
-    from ..r1cs.system import R1CS
-
-GIB = 1 << 30
-ARENA_ALIGN = 256                # an arena's arrays start on it (groth16.prover.ARENA_ALIGN)
-SCALAR_BYTES = 32
-POINT_BYTES = {1: 96, 2: 192}
-PROCESS_BYTES = 1 << 30          # the interpreter, numpy, the native modules, the kernel cache's reads
-CONTEXT_BYTES = 512 << 20        # a CUDA context's host side (its driver state, staging buffers)
-
-
-@dataclasses.dataclass(frozen=True)
-class HostWorkload:
-    """A parameter set and its circuit as host memory sees them.
-
-    arrays: (name, group, points) of the SRS arrays; mapped: the points are a
-    file mapping (a .pmap), else anonymous memory; circuit_bytes: the
-    circuit's host bytes (None: not known before its first partition);
-    variables: the witness's length; domain: the H domain; a_count,
-    b_count: the a and b queries' points."""
-    arrays: tuple[tuple[str, int, int], ...]
-    mapped: bool
-    circuit_bytes: int | None
-    variables: int
-    domain: int
-    a_count: int
-    b_count: int
-
-    @classmethod
-    def of(cls, params: Parameters, mapped: bool, r1cs: R1CS | None = None) -> HostWorkload:
-        """From a loaded parameter set (and its circuit where the provider gives it)."""
-        return cls.of_shape(SrsShape.of(params, mapped), r1cs)
-
-    @classmethod
-    def of_shape(cls, shape: SrsShape, r1cs: R1CS | None = None) -> HostWorkload:
-        """From a parameter set's shape (loaded or not; and its circuit where the provider gives it)."""
-        arrays = tuple((name, GROUPS[name], shape.count(name)) for name in ARRAYS)
-        return cls(arrays, shape.mapped, r1cs.host_bytes if r1cs is not None else None, shape.inputs + shape.l,
-                   shape.h + 1, shape.a, shape.b_g1)
-
-    @classmethod
-    def estimated(cls, constraints: int, inputs: int, aux: int, a_density: float, b_density: float, mapped: bool,
-                  circuit_bytes: int | None) -> HostWorkload:
-        """A circuit known by its statistics alone (as
-        backend.device_plan.Workload.estimated: constraints, inputs with the
-        constant one, aux variables, the shares of them A and B read)."""
-        domain = 1 << max(1, (constraints + inputs - 1).bit_length())
-        a_count, b_count = inputs + round(a_density * aux), inputs + round(b_density * aux)
-        arrays = (("h", 1, domain - 1), ("l", 1, aux), ("a", 1, a_count), ("b_g1", 1, b_count), ("b_g2", 2, b_count))
-        return cls(arrays, mapped, circuit_bytes, inputs + aux, domain, a_count, b_count)
-
-    def array_bytes(self, name: str) -> int:
-        return next((POINT_BYTES[g] * n for a, g, n in self.arrays if a == name), 0)
-
-    @property
-    def srs_bytes(self) -> int:
-        return sum(POINT_BYTES[g] * n for _, g, n in self.arrays)
-
-    @property
-    def witness_bytes(self) -> int:
-        return SCALAR_BYTES * self.variables
-
-    @property
-    def host_assignment_bytes(self) -> int:
-        """A partition whose A w, B w, C w the host evaluates: a, b, c over the
-        domain, the witness (the l scalars are a view of it), A's and B's
-        query scalars (groth16.prover.HostAssignment)."""
-        return SCALAR_BYTES * (3 * self.domain + self.a_count + self.b_count) + self.witness_bytes
-
-    def arena_bytes(self, matvec: bool, gathers: bool = False) -> int:
-        """An arena a partition is laid out in (groth16.prover.assignment_bytes):
-        its arrays each aligned."""
-        rows = [self.variables] if matvec else [self.domain] * 3 + [self.variables] \
-            + ([] if gathers else [self.a_count, self.b_count])
-        return sum(-(-SCALAR_BYTES * n // ARENA_ALIGN) * ARENA_ALIGN for n in rows)
+    from .device_plan import DevicePlan
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,7 +177,7 @@ class Refusal:
     text: str
 
 
-def make_plan(workload: HostWorkload, workers: Workers, host_budget: int, devices: tuple[DevicePlan, ...] = (),
+def make_plan(workload: Workload, workers: Workers, host_budget: int, devices: tuple[DevicePlan, ...] = (),
               matvec: bool = False, what: str = "the parameter set", synthesis: Synthesis = NO_SCRATCH,
               gathers: bool = False) -> MemoryPlan:
     """The host plan of workload beside the devices' plans (none: no device
@@ -268,10 +194,10 @@ def make_plan(workload: HostWorkload, workers: Workers, host_budget: int, device
     return made
 
 
-def plan_or_refusal(workload: HostWorkload, workers: Workers, host_budget: int, devices: tuple[DevicePlan, ...],
+def plan_or_refusal(workload: Workload, workers: Workers, host_budget: int, devices: tuple[DevicePlan, ...],
                     matvec: bool, what: str, synthesis: Synthesis, gathers: bool) -> MemoryPlan | Refusal:
     """make_plan's plan, or its refusal as a value (what a choice among
-    plans weighs: engine.plan_choice)."""
+    plans weighs: memory.choice)."""
     base = process_item(workers)
     gathers = gathers and not matvec
     held = _held(workload, workers, devices, matvec, gathers)
@@ -313,7 +239,7 @@ def process_item(workers: Workers) -> HostItem:
     return HostItem("process (interpreter, contexts)", PROCESS_BYTES + CONTEXT_BYTES * workers.devices)
 
 
-def _held(workload: HostWorkload, workers: Workers, devices: tuple[DevicePlan, ...], matvec: bool,
+def _held(workload: Workload, workers: Workers, devices: tuple[DevicePlan, ...], matvec: bool,
           gathers: bool = False) -> tuple[HostItem, ...]:
     """What the set holds while loaded (see the module)."""
     items = list(_srs(workload, workers, devices))
@@ -330,7 +256,7 @@ def _held(workload: HostWorkload, workers: Workers, devices: tuple[DevicePlan, .
     return tuple(items)
 
 
-def _srs(workload: HostWorkload, workers: Workers, devices: tuple[DevicePlan, ...]) -> list[HostItem]:
+def _srs(workload: Workload, workers: Workers, devices: tuple[DevicePlan, ...]) -> list[HostItem]:
     """The SRS's items: its anonymous points, or a mapping's page-locked copy and the page cache it relies on."""
     streamed = {name for d in devices for name in d.streamed}
     if not workers.b_g2_on_device:
@@ -353,7 +279,7 @@ def _srs(workload: HostWorkload, workers: Workers, devices: tuple[DevicePlan, ..
 
 
 def _refusal(what: str, budget: int, base: HostItem, held: tuple[HostItem, ...], partition: HostItem,
-             workers: Workers, devices: tuple[DevicePlan, ...], workload: HostWorkload,
+             workers: Workers, devices: tuple[DevicePlan, ...], workload: Workload,
              synthesis: HostItem | None, scalars_on_device: bool = False) -> Refusal:
     """What one partition needs, and one line: what does not fit, by its
     items, and the options (scalars_on_device: the queries' scalars are not
