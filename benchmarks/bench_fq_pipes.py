@@ -47,19 +47,19 @@ def main() -> int:
     want, base = None, None
     for label, module, kernel, extra in configs:
         k = gpu.device.kernel(module, kernel)
-        bx, by = gpu.device.upload(x), gpu.device.upload(y)
+        bx, by = gpu.memory.upload(x), gpu.memory.upload(y)
 
         def launch(k=k, bx=bx, by=by, extra=extra):
             k.launch((n // 256,), (256,), [bx, by, n, args.iters] + extra, gpu.device.stream)
         launch()
-        got = gpu.device.download_array(bx, (n, 6))
+        got = gpu.memory.download_array(bx, (n, 6))
         if want is None:
             want = got
         elif not np.array_equal(got, want):
             print(f"MISMATCH: {label}", file=sys.stderr)
             return 1
         ms = device_time(gpu, launch, args.reps)
-        gpu.device.free(bx, by)
+        gpu.memory.free(bx, by)
         rate = n * args.iters / ms / 1e6
         base = base or rate
         print(f"| {label} | {ms:.3f} | {rate:.1f} | {rate / base:.2f} |", flush=True)

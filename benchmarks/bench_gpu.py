@@ -128,11 +128,11 @@ def bench_field(gpu, args, rng):
                                         ("fq_sqr", 6, "msm_g1.sqr_mul", "g1_fq_sqr_chain"),
                                         ("fq_sqr", 6, "msm_g1.fq_inline", "g1_fq_sqr_chain")):
         x = rng.integers(0, 1 << 62, size=(n, words), dtype=np.uint64)
-        bx, by = gpu.device.upload(x), gpu.device.upload(x[::-1].copy())
+        bx, by = gpu.memory.upload(x), gpu.memory.upload(x[::-1].copy())
         k = gpu.device.kernel(module, kernel)
         kargs = [bx, n, iters] if "sqr" in kernel else [bx, by, n, iters]
         ms = device_time(gpu, lambda k=k, kargs=kargs: k.launch((n // 256,), (256,), kargs, gpu.device.stream), 5)
-        gpu.device.free(bx, by)
+        gpu.memory.free(bx, by)
         rate = n * iters / ms / 1e6
         row(name, 0, ms, None, n * iters * (FR_MUL if words == 4 else FQ_MUL) / IMAD_PER_S * 1e3,
             note=f"{rate:.1f} G products/s ({module})")
@@ -145,16 +145,16 @@ def bench_transfers(gpu, args, rng):
     pool = gpu.memory.staging._pool
     for label, use in (("threads", pool), ("1 thread", None)):
         gpu.memory.staging._pool = use
-        buf = gpu.device.upload(data)
-        up = host_time(lambda: gpu.device.free(gpu.device.upload(data)), 3)
-        down = host_time(lambda buf=buf: gpu.device.download_array(buf, (len(data),), np.uint8), 3)
-        gpu.device.free(buf)
+        buf = gpu.memory.upload(data)
+        up = host_time(lambda: gpu.memory.free(gpu.memory.upload(data)), 3)
+        down = host_time(lambda buf=buf: gpu.memory.download_array(buf, (len(data),), np.uint8), 3)
+        gpu.memory.free(buf)
         row("xfer", 30, up, None, len(data) / 4.2e12 * 2e3, note=f"{label}: up {len(data) / up / 1e6:.1f} GB/s, "
             f"down {len(data) / down / 1e6:.1f} GB/s")
     gpu.memory.staging._pool = pool
     # straight from page-locked pages, one DMA a copy (what a streamed chunk's upload is): a pinned
     # arena, and the array itself registered in place
-    dst = gpu.device.alloc(len(data))
+    dst = gpu.memory.alloc(len(data))
     arena = gpu.memory.pinned.acquire(len(data))
     arena.view[:] = data
     for label, src in (("from a pinned arena", arena.view), ("registered in place", data)):
@@ -168,18 +168,18 @@ def bench_transfers(gpu, args, rng):
         row("xfer", 30, up, None, len(data) / 4.2e12 * 2e3, note=f"{label}: up {len(data) / up / 1e6:.1f} GB/s")
     gpu.memory.pins.unpin(data)
     gpu.memory.pinned.release(arena)
-    gpu.device.free(dst)
+    gpu.memory.free(dst)
 
 
 def bench_ntt(gpu, args, rng):
     for log_n in range(args.min_log, min(args.max_log, 27) + 1, args.ntt_step):
         n = 1 << log_n
         xs = random_fr(n, rng)
-        src, dst = gpu.device.upload(xs.limbs), gpu.device.alloc(32 * n)
+        src, dst = gpu.memory.upload(xs.limbs), gpu.memory.alloc(32 * n)
         dev = device_time(gpu, lambda src=src, dst=dst, log_n=log_n:
                           gpu.ntt_ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
         call = host_time(lambda xs=xs: gpu.ntt(xs, False, False, 1), max(1, args.reps // 2)) if log_n <= 26 else None
-        gpu.device.free(src, dst)
+        gpu.memory.free(src, dst)
         note = ""
         if args.check and log_n <= 22:
             note = "= cpu" if pp.ntt(xs, backend="gpu") == pp.ntt(xs, backend="cpu") else "MISMATCH"
@@ -191,7 +191,7 @@ def bench_ntt_tune(gpu, args, rng):
     (a GpuNtt of each NttTuning)."""
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 27)}):
         xs = random_fr(1 << log_n, rng)
-        src, dst = gpu.device.upload(xs.limbs), gpu.device.alloc(32 << log_n)
+        src, dst = gpu.memory.upload(xs.limbs), gpu.memory.alloc(32 << log_n)
         for module in args.ntt_modules.split(","):
             for block_log in (int(b) for b in args.block_logs.split(",")):
                 for threads in (int(t) for t in args.thread_counts.split(",")):
@@ -203,7 +203,7 @@ def bench_ntt_tune(gpu, args, rng):
                         ops.close()
                     row("ntt", log_n, dev, None, ntt_floor_ms(log_n),
                         note=f"{module} block 2^{block_log} x {threads} threads")
-        gpu.device.free(src, dst)
+        gpu.memory.free(src, dst)
 
 
 def bench_h(gpu, args, rng):
@@ -211,14 +211,14 @@ def bench_h(gpu, args, rng):
         n = 1 << log_n
         for flavor in ("bellman", "snarkjs"):
             host = [random_fr(n, rng) for _ in range(3)]
-            bufs = [gpu.device.upload(x.limbs) for x in host]
+            bufs = [gpu.memory.upload(x.limbs) for x in host]
 
             def run(bufs=bufs, log_n=log_n, flavor=flavor):
                 gpu.ntt_ops.h_device(*bufs, log_n, flavor)
             dev = device_time(gpu, run, max(1, args.reps // 2))
             call = host_time(lambda host=host, flavor=flavor: gpu.h_poly(*(x.copy() for x in host), 1, flavor), 1) \
                 if log_n <= 25 else None
-            gpu.device.free(*bufs)
+            gpu.memory.free(*bufs)
             shape = "6 NTTs + product, finish" if flavor == "bellman" else "6 NTTs + combine"
             row(f"h_{flavor[:4]}", log_n, dev, call, 7 * ntt_floor_ms(log_n), note=f"{shape} (floor: 7 NTTs)")
 
@@ -246,13 +246,13 @@ def bench_msm(gpu, ops, args, rng, cls, group):
         n = 1 << log_n
         pts = random_points(cls, n, log_n)
         sc = random_fr(n, rng)
-        buf = gpu.device.upload(sc.limbs)
+        buf = gpu.memory.upload(sc.limbs)
         dev, phases = msm_device_time(ops, pts, buf, args.reps if log_n < 24 else 3)
         call = host_time(lambda pts=pts, sc=sc: ops.msm(pts, sc), 2 if log_n < 24 else 1)
         note = phases
         if args.check and log_n <= 18:
             note += " = cpu" if ops.msm(pts, sc)[0] == pp.msm(pts, sc, backend="cpu") else " MISMATCH"
-        gpu.device.free(buf)
+        gpu.memory.free(buf)
         gpu.release_resident()
         row(f"msm_g{group}", log_n, dev, call, msm_floor_ms(log_n, group), note=note)
 
@@ -265,7 +265,7 @@ def bench_msm_tables(gpu, args, rng, cls, group):
     for log_n in range(max(args.min_log, 16), top + 1, args.step):
         n = (1 << log_n) - (log_n == 27)        # 2^27 - 1: the H query of a 2^27 domain
         pts = random_points(cls, n, log_n)
-        buf = gpu.device.upload(random_fr(n, rng).limbs)
+        buf = gpu.memory.upload(random_fr(n, rng).limbs)
         dev, phases = msm_device_time(tuned_msm(gpu, args), pts, buf, 3)
         row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group), note=phases)
         for copies in [int(k) if k else None for k in args.table_copies.split(",")]:
@@ -273,7 +273,7 @@ def bench_msm_tables(gpu, args, rng, cls, group):
                 ops = tuned_msm(gpu, args, table_bits=bits)
                 ops.tables, ops.table_copies = True, copies
                 t = time.perf_counter()
-                with gpu.device.holding(pts.limbs):
+                with gpu.memory.resident.holding(pts.limbs):
                     table = window_table(ops, pts)
                 made_s = time.perf_counter() - t
                 if table is None:
@@ -285,7 +285,7 @@ def bench_msm_tables(gpu, args, rng, cls, group):
                     note=f"table c={table.c} sets={table.sets} copies={table_copies(table.c, table.sets)} "
                          f"made in {made_s:.2f}s {phases}")
                 gpu.release_points(pts)
-        gpu.device.free(buf)
+        gpu.memory.free(buf)
         gpu.release_resident()
 
 
@@ -300,10 +300,10 @@ def bench_msm_sort(gpu, args, rng):
              "small": FrArray(np.take(FrArray.from_ints([0, 1, 2, 3]).limbs, rng.integers(0, 4, size=n), axis=0))}
     ops = tuned_msm(gpu, args)
     for kind, sc in kinds.items():
-        buf = gpu.device.upload(sc.limbs)
+        buf = gpu.memory.upload(sc.limbs)
         dev, phases = msm_device_time(ops, pts, buf, 3)
         row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} {phases}")
-        gpu.device.free(buf)
+        gpu.memory.free(buf)
     gpu.release_resident()
 
 
@@ -313,7 +313,7 @@ def bench_msm_fill(gpu, args, rng):
     every window's entries)."""
     for log_n in sorted({min(args.max_log, 24), min(args.max_log, 26)}):
         pts = random_points(G1Array, 1 << log_n, log_n)
-        buf = gpu.device.upload(random_fr(1 << log_n, rng).limbs)
+        buf = gpu.memory.upload(random_fr(1 << log_n, rng).limbs)
         for tables in (False, True):
             for parts in (1, 2, 4, 8, 16):
                 ops = tuned_msm(gpu, args, fill_parts=parts)
@@ -321,7 +321,7 @@ def bench_msm_fill(gpu, args, rng):
                 dev, phases = msm_device_time(ops, pts, buf, args.reps)
                 row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1),
                     note=f"{'table' if tables else 'plain'} fill in {parts} parts {phases}")
-        gpu.device.free(buf)
+        gpu.memory.free(buf)
         gpu.release_resident()
 
 
@@ -355,12 +355,12 @@ def bench_msm_shape(gpu, args, rng):
                    ("porep auto width, every key", narrow, dict(compact_share=0.0)),
                    ("porep full width, wide keys listed", narrow, dict(window_bits=window_bits(n)))]
         for kind, sc, choices in shapes:
-            buf = gpu.device.upload(sc.limbs)
+            buf = gpu.memory.upload(sc.limbs)
             ops = tuned_msm(gpu, args, **choices)
             dev, phases = msm_device_time(ops, pts, buf, args.reps)
             most = choices.get("max_chunk", MAX_CHUNK)
             row("msm_g1", log_n, dev, None, msm_floor_ms(log_n, 1), note=f"{kind} chunk<={most} {phases}")
-            gpu.device.free(buf)
+            gpu.memory.free(buf)
         gpu.release_resident()
 
 
@@ -376,7 +376,7 @@ def bench_msm_overlap(gpu, args, rng):
     cases += [(G2Array, 2, 24)] if args.min_log <= 24 <= args.max_log else []
     for cls, group, log_n in cases:
         pts = random_points(cls, 1 << log_n, log_n)
-        buf = gpu.device.upload(random_fr(1 << log_n, rng).limbs)
+        buf = gpu.memory.upload(random_fr(1 << log_n, rng).limbs)
         for tables in (False, True) if group == 1 else (False,):
             for name, shape in shapes:
                 ops = tuned_msm(gpu, args, **shape)
@@ -384,16 +384,16 @@ def bench_msm_overlap(gpu, args, rng):
                 dev, phases = msm_device_time(ops, pts, buf, args.reps)
                 row(f"msm_g{group}", log_n, dev, None, msm_floor_ms(log_n, group),
                     note=f"{'table' if tables else 'plain'} {name} {phases}")
-        gpu.device.free(buf)
+        gpu.memory.free(buf)
         gpu.release_resident()
     for nbytes in (256 << 20, 1 << 30, 3 << 30, 6 << 30):
         times = []
         for _ in range(5):
             gpu.device.synchronize()
             t = time.perf_counter()
-            work = gpu.device.alloc(nbytes)
+            work = gpu.memory.alloc(nbytes)
             t1 = time.perf_counter()
-            gpu.device.free(work)
+            gpu.memory.free(work)
             times.append(((t1 - t) * 1e3, (time.perf_counter() - t1) * 1e3))
         alloc_ms, free_ms = (statistics.median(x) for x in zip(*times))
         print(f"alloc {nbytes >> 20} MiB: cuMemAlloc {alloc_ms:.3f} ms, cuMemFree {free_ms:.3f} ms", flush=True)
@@ -436,9 +436,9 @@ def bench_batch_affine(gpu, args, rng):
     way), on the same points; the floor is 9 products an addition."""
     for log_n in range(max(args.min_log, 16), min(args.max_log, 26) + 1, args.step):
         n = 1 << log_n
-        pts = gpu.device.upload(random_points(G1Array, n, log_n).limbs)
+        pts = gpu.memory.upload(random_points(G1Array, n, log_n).limbs)
         pairs = n // 2
-        pref, out = gpu.device.alloc(48 * pairs), gpu.device.alloc(96 * pairs)   # affine pair sums: the larger output
+        pref, out = gpu.memory.alloc(48 * pairs), gpu.memory.alloc(96 * pairs)   # affine pair sums: the larger output
         floor = lambda adds: adds * 9 * FQ_MUL / IMAD_PER_S * 1e3  # noqa: E731
         k = gpu.device.kernel("batch_affine", "g1_affine_pair_sums")
         for per in (16, 64, 256, 1024):
@@ -455,7 +455,7 @@ def bench_batch_affine(gpu, args, rng):
                              k.launch(grid, (64,), [pts, n, per, out], gpu.device.stream), args.reps)
             row("xyzz", log_n, ms, None, floor(adds),
                 note=f"runs of {per}: {adds / ms / 1e6:.2f} G additions/s, {ms * 1e6 / adds:.3f} ns each")
-        gpu.device.free(pts, pref, out)
+        gpu.memory.free(pts, pref, out)
 
 
 def bench_groth16(gpu, args, rng):

@@ -140,7 +140,7 @@ def h_phases(be, synth) -> dict:
         out[name], t = (now - t) * 1e3, now
 
     try:
-        w = DeviceScalars(be.device, be.device.upload(synth.witness.limbs), len(synth.witness))
+        w = DeviceScalars(be.memory, be.memory.upload(synth.witness.limbs), len(synth.witness))
         held.append(w)
         lap("upload")
         abc = be.r1cs_ops.evaluate(r1cs, w, n, synth.check)

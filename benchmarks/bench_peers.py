@@ -204,9 +204,9 @@ def bench_msm(gpu, lib, args, rng, cls, logs) -> bool:
         points, scalars = random_points(cls, n, log_n), random_fr(n, rng)
         ours = gpu.msm(points, scalars, 1)[0]                      # uploads the points: resident from here
         call = host_time(lambda points=points, scalars=scalars: gpu.msm(points, scalars, 1), args.reps)
-        buf = gpu.device.upload(scalars.limbs)
+        buf = gpu.memory.upload(scalars.limbs)
         device = device_time(gpu, lambda points=points, buf=buf: gpu.msm_ops.msm_device(points, buf), args.reps)
-        gpu.device.free(buf)
+        gpu.memory.free(buf)
         gpu.release_resident()                                     # the device's memory to sppark's copy
         if gpu.memory.pooled:                                             # and what the work buffers' pool keeps
             gpu.device.synchronize()
@@ -248,10 +248,10 @@ def bench_ntt(gpu, lib, args, rng, logs) -> bool:
     for log_n in logs:
         n = 1 << log_n
         xs = random_fr(n, rng)
-        src, dst = gpu.device.upload(xs.limbs), gpu.device.alloc(32 * n)
+        src, dst = gpu.memory.upload(xs.limbs), gpu.memory.alloc(32 * n)
         device = device_time(gpu, lambda src=src, dst=dst, log_n=log_n:
                              gpu.ntt_ops.forward(src, dst, log_n, FR_GENERATOR, None), args.reps)
-        gpu.device.free(src, dst)
+        gpu.memory.free(src, dst)
         ours = gpu.ntt(xs, False, False, 1)
         call = host_time(lambda xs=xs: gpu.ntt(xs, False, False, 1), args.call_reps)
         peer = xs.limbs.copy()                                     # sppark's fr_t: Montgomery, as ours

@@ -25,10 +25,10 @@ CPU = get_backend("cpu")
 @pytest.mark.parametrize("n", [1, 255, 4097])
 def test_fr_products_match_cpu(gpu, n, rng):
     a, b = random_fr(n, rng), random_fr(n, rng)
-    bufs = [gpu.device.upload(a.limbs), gpu.device.upload(b.limbs), gpu.device.alloc(32 * n)]
+    bufs = [gpu.memory.upload(a.limbs), gpu.memory.upload(b.limbs), gpu.memory.alloc(32 * n)]
     gpu.device.launch("ntt", "fr_mul_vec", n, [bufs[2], bufs[0], bufs[1], n])
-    got = FrArray(gpu.device.download_array(bufs[2], (n, 4)))
-    gpu.device.free(*bufs)
+    got = FrArray(gpu.memory.download_array(bufs[2], (n, 4)))
+    gpu.memory.free(*bufs)
     assert got == a * b
 
 
@@ -61,10 +61,10 @@ def test_products_match_python(gpu, field, module, n, iters, rng):
     edge = [0, 1, m - 1, r_mont, m - r_mont, k * (1 + (1 << half)), k << half, (1 << half) - 1]
     x = (edge + [rng.randrange(m) for _ in range(n)])[:n]
     y = ([rng.randrange(m) for _ in range(n)][::-1] + edge)[-n:]
-    bx, by = gpu.device.upload(_ints_to_limbs(x, words)), gpu.device.upload(_ints_to_limbs(y, words))
+    bx, by = gpu.memory.upload(_ints_to_limbs(x, words)), gpu.memory.upload(_ints_to_limbs(y, words))
     gpu.device.kernel(module, kernel).launch((3,), (96,), [bx, by, n, iters], gpu.device.stream)
-    got = _limbs_to_ints(gpu.device.download_array(bx, (n, words)))
-    gpu.device.free(bx, by)
+    got = _limbs_to_ints(gpu.memory.download_array(bx, (n, words)))
+    gpu.memory.free(bx, by)
     r_inv = pow(1 << (64 * words), -1, m)
     assert got == [a * pow(b * r_inv, iters, m) % m for a, b in zip(x, y)]
 
@@ -80,11 +80,11 @@ def test_products_on_both_pipes_match_python(gpu, fp64_warps, rng):
     edge = [0, 1, P - 1, (1 << 384) % P, (1 << 336) - 1, P - ((1 << 288) - 1), ((1 << 48) - 1) << 288]
     x = (edge + [rng.randrange(P) for _ in range(n)])[:n]
     y = ([rng.randrange(P) for _ in range(n)][::-1] + edge)[-n:]
-    bx, by = gpu.device.upload(_ints_to_limbs(x, 6)), gpu.device.upload(_ints_to_limbs(y, 6))
+    bx, by = gpu.memory.upload(_ints_to_limbs(x, 6)), gpu.memory.upload(_ints_to_limbs(y, 6))
     gpu.device.kernel("fq_pipes", "fq_mul_chain_mixed").launch((4,), (128,), [bx, by, n, iters, fp64_warps],
                                                                gpu.device.stream)
-    got = _limbs_to_ints(gpu.device.download_array(bx, (n, 6)))
-    gpu.device.free(bx, by)
+    got = _limbs_to_ints(gpu.memory.download_array(bx, (n, 6)))
+    gpu.memory.free(bx, by)
     r_inv = pow(1 << 384, -1, P)
     assert got == [a * pow(b * r_inv, iters, P) % P for a, b in zip(x, y)]
 
@@ -99,10 +99,10 @@ def test_squares_match_python(gpu, module, n, iters, rng):
     r_mont = (1 << 384) % P
     edge = [0, 1, 2, P - 1, P - 2, r_mont, P - r_mont, (1 << 380) - 1, (P >> 1), ((1 << 32) - 1) << 320]
     x = (edge + [rng.randrange(P) for _ in range(n)])[:n]
-    bx = gpu.device.upload(_ints_to_limbs(x, 6))
+    bx = gpu.memory.upload(_ints_to_limbs(x, 6))
     gpu.device.kernel(module, f"g{module[5]}_fq_sqr_chain").launch((3,), (96,), [bx, n, iters], gpu.device.stream)
-    got = _limbs_to_ints(gpu.device.download_array(bx, (n, 6)))
-    gpu.device.free(bx)
+    got = _limbs_to_ints(gpu.memory.download_array(bx, (n, 6)))
+    gpu.memory.free(bx)
     r_inv = pow(1 << 384, -1, P)
     want = []
     for v in x:
@@ -127,10 +127,10 @@ def test_sums_of_products_match_python(gpu, module, n, rng):
         for i, v in enumerate(edge[:n]):
             col[i] = v if k % 2 == 0 or i == 0 else edge[(i + k) % len(edge)]
         cols.append(col)
-    bufs = [gpu.device.upload(_ints_to_limbs(col, 6)) for col in cols]
+    bufs = [gpu.memory.upload(_ints_to_limbs(col, 6)) for col in cols]
     gpu.device.kernel(module, f"g{module[5]}_fq_mul2_vec").launch((3,), (96,), bufs + [n], gpu.device.stream)
-    got = _limbs_to_ints(gpu.device.download_array(bufs[0], (n, 6)))
-    gpu.device.free(*bufs)
+    got = _limbs_to_ints(gpu.memory.download_array(bufs[0], (n, 6)))
+    gpu.memory.free(*bufs)
     r_inv = pow(1 << 384, -1, P)
     x, y, z, w = cols
     assert got == [(a * b + c * d) * r_inv % P for a, b, c, d in zip(x, y, z, w)]
@@ -139,9 +139,9 @@ def test_sums_of_products_match_python(gpu, module, n, rng):
 @pytest.mark.parametrize("nbytes", [1, 1000, (1 << 20) + 1, 3 * (32 << 20) + 12345])
 def test_staged_transfers_roundtrip(gpu, nbytes, rng):
     data = np.frombuffer(rng.randbytes(nbytes), dtype=np.uint8)
-    buf = gpu.device.upload(data)
-    back = gpu.device.download_array(buf, (nbytes,), np.uint8)
-    gpu.device.free(buf)
+    buf = gpu.memory.upload(data)
+    back = gpu.memory.download_array(buf, (nbytes,), np.uint8)
+    gpu.memory.free(buf)
     assert np.array_equal(back, data)
 
 
@@ -154,22 +154,22 @@ def test_work_buffers_are_pooled_and_give_way(gpu, rng):
         pytest.skip("the device has no memory pools")
     size = 1 << 30
     data = np.frombuffer(rng.randbytes(3 * (1 << 20) + 17), dtype=np.uint8)
-    buf = gpu.device.work_alloc(size)
+    buf = gpu.memory.work_alloc(size)
     assert buf.pooled
     buf.upload(data, 12345, gpu.device.stream)
-    assert np.array_equal(gpu.device.download_array(buf, (12345 + len(data),), np.uint8)[12345:], data)
-    gpu.device.free(buf)
+    assert np.array_equal(gpu.memory.download_array(buf, (12345 + len(data),), np.uint8)[12345:], data)
+    gpu.memory.free(buf)
     gpu.device.synchronize()
     kept = gpu.device.ctx.mem_info()[0]
-    again = gpu.device.work_alloc(size)                  # served from the pool: nothing more taken from the device
+    again = gpu.memory.work_alloc(size)                  # served from the pool: nothing more taken from the device
     assert gpu.device.ctx.mem_info()[0] >= kept - (64 << 20)
-    gpu.device.free(again)
+    gpu.memory.free(again)
     gpu.device.synchronize()
     limit, gpu.device.ctx.limit = gpu.device.ctx.limit, 0     # the card itself, not the budget, is what runs short
     try:
-        big = gpu.device.try_alloc(gpu.device.ctx.mem_info()[0] + size // 2)   # only with the pool's gigabyte back
+        big = gpu.memory.try_alloc(gpu.device.ctx.mem_info()[0] + size // 2)   # only with the pool's gigabyte back
         assert big is not None
-        gpu.device.free(big)
+        gpu.memory.free(big)
     finally:
         gpu.device.ctx.limit = limit
 
@@ -282,9 +282,9 @@ def test_prepared_partition_is_pinned_and_equal(gpu, rng):
             assert got == want and got.limbs.ctypes.data != want.limbs.ctypes.data
             assert gpu.memory.pinned.contains(got.limbs.reshape(-1).view(np.uint8))
             assert not gpu.memory.pinned.contains(want.limbs.reshape(-1).view(np.uint8))
-        buf = gpu.device.upload(staged.assignment.l_scalars.limbs)      # the direct (DMA) path
-        back = gpu.device.download_array(buf, (3001, 4))
-        gpu.device.free(buf)
+        buf = gpu.memory.upload(staged.assignment.l_scalars.limbs)      # the direct (DMA) path
+        back = gpu.memory.download_array(buf, (3001, 4))
+        gpu.memory.free(buf)
         assert np.array_equal(back, synth.l_scalars.limbs)
     finally:
         gpu.release_prepared(staged)
@@ -298,15 +298,15 @@ def test_prepared_ahead_copies_are_handed_over_once(gpu, rng):
     staged = gpu.prepare(synth, ahead=True)
     try:
         assert len(staged.ahead) == 6 and len(gpu.memory._ahead) == 6
-        first = gpu.device.upload(staged.assignment.b_scalars.limbs)     # the copy made ahead
-        second = gpu.device.upload(staged.assignment.b_scalars.limbs)    # a fresh upload: the copy went once
+        first = gpu.memory.upload(staged.assignment.b_scalars.limbs)     # the copy made ahead
+        second = gpu.memory.upload(staged.assignment.b_scalars.limbs)    # a fresh upload: the copy went once
         assert first is not second and len(gpu.memory._ahead) == 5
         for buf in (first, second):
-            assert np.array_equal(gpu.device.download_array(buf, (1001, 4)), synth.b_scalars.limbs)
-        gpu.device.free(first, second)
-        part = gpu.device.upload(staged.assignment.a_scalars.limbs[:1000])   # not what was copied: uploaded in full
-        assert np.array_equal(gpu.device.download_array(part, (1000, 4)), synth.a_scalars.limbs[:1000])
-        gpu.device.free(part)
+            assert np.array_equal(gpu.memory.download_array(buf, (1001, 4)), synth.b_scalars.limbs)
+        gpu.memory.free(first, second)
+        part = gpu.memory.upload(staged.assignment.a_scalars.limbs[:1000])   # not what was copied: uploaded in full
+        assert np.array_equal(gpu.memory.download_array(part, (1000, 4)), synth.a_scalars.limbs[:1000])
+        gpu.memory.free(part)
     finally:
         gpu.release_prepared(staged)
     assert gpu.memory._ahead == {} and staged.ahead == []
@@ -383,14 +383,14 @@ def test_matvec_on_device_matches_cpu(gpu, tabled, rng):
     want = r1cs.evaluate(witness, 2, length=n)
     want[0].limbs[m:m + k] = witness.limbs[:k]
     from porep_prover.cuda.arrays import DeviceScalars
-    w = DeviceScalars(gpu.device, gpu.device.upload(witness.limbs), len(witness))
+    w = DeviceScalars(gpu.memory, gpu.memory.upload(witness.limbs), len(witness))
     bufs = gpu.r1cs_ops.evaluate(r1cs, w, n, check=True)
     w.close()
     try:
         for buf, expect in zip(bufs, want):
-            assert np.array_equal(gpu.device.download_array(buf, (n, 4)), expect.limbs)
+            assert np.array_equal(gpu.memory.download_array(buf, (n, 4)), expect.limbs)
     finally:
-        gpu.device.free(*bufs)
+        gpu.memory.free(*bufs)
 
 
 @pytest.mark.parametrize("make", [square_chain, porep_like], ids=["square_chain", "porep_like"])
@@ -432,9 +432,9 @@ def test_witness_kept_on_the_device_gives_every_query_s_scalars(gpu, rng):
     h, w = gpu.h_and_witness(r1cs, witness, 1)
     alone, again = gpu.h_and_witness(r1cs, witness, 1)
     try:
-        assert np.array_equal(gpu.device.download_array(h.buffer, (n - 1, 4)),
-                              gpu.device.download_array(alone.buffer, (n - 1, 4)))
-        assert np.array_equal(gpu.device.download_array(w.buffer, (len(witness), 4)), witness.limbs)
+        assert np.array_equal(gpu.memory.download_array(h.buffer, (n - 1, 4)),
+                              gpu.memory.download_array(alone.buffer, (n - 1, 4)))
+        assert np.array_equal(gpu.memory.download_array(w.buffer, (len(witness), 4)), witness.limbs)
         tail = w[k:]                                      # a view: the L query's scalars, not a copy
         assert len(tail) == r1cs.num_aux and tail.address() == w.address(k)
         pts = random_points(G1Array, rng, r1cs.num_aux)
@@ -444,7 +444,7 @@ def test_witness_kept_on_the_device_gives_every_query_s_scalars(gpu, rng):
         for q in "ab":
             got = gpu.take(w, r1cs.query_index(q, np.uint32))
             try:
-                assert np.array_equal(gpu.device.download_array(got.buffer, (len(got), 4)),
+                assert np.array_equal(gpu.memory.download_array(got.buffer, (len(got), 4)),
                                       query_scalars(r1cs, witness, q, 2).limbs)
             finally:
                 got.close()

@@ -234,8 +234,9 @@ def test_window_tables_follow_the_caller_s_options_over_the_msm_side_s():
     from porep_prover.msm.gpu.table import window_table
     from porep_prover.curve.points import G1Array
     made = []
-    gpu = types.SimpleNamespace(resident_budget=1 << 40, resident=lambda points: None,
-                                resident_derived=lambda limbs, tag, nbytes, make: made.append((tag, nbytes)) or tag)
+    resident = types.SimpleNamespace(budget=1 << 40, resident=lambda points: None,
+                                     resident_derived=lambda limbs, tag, size, make: made.append((tag, size)) or tag)
+    gpu = types.SimpleNamespace(memory=types.SimpleNamespace(resident=resident))
     n = int(np.random.default_rng().integers(3000, 5000))
     points = G1Array.zeros(n)
     ops = types.SimpleNamespace(gpu=gpu, tables=True, table_copies=None, tuning=types.SimpleNamespace(table_bits=None))
@@ -259,8 +260,9 @@ def test_a_window_table_of_4_bit_windows():
     from porep_prover.msm.gpu.plan import MsmTuning, table_copies, table_plan
     from porep_prover.msm.gpu.table import window_table
     made = []
-    gpu = types.SimpleNamespace(resident_budget=1 << 40, resident=lambda points: None,
-                                resident_derived=lambda limbs, tag, nbytes, make: made.append((tag, nbytes)) or tag)
+    resident = types.SimpleNamespace(budget=1 << 40, resident=lambda points: None,
+                                     resident_derived=lambda limbs, tag, size, make: made.append((tag, size)) or tag)
+    gpu = types.SimpleNamespace(memory=types.SimpleNamespace(resident=resident))
     points = G1Array.zeros(1000)
     ops = types.SimpleNamespace(gpu=gpu, tables=True, table_copies=None, tuning=MsmTuning(table_bits=4))
     for copies, sets, held in ((None, 1, 63), (5, 11, 5)):

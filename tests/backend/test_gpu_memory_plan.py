@@ -52,11 +52,11 @@ def test_msm_in_passes_matches_cpu(planned, cls, streamed, onto, rng, monkeypatc
     if streamed:
         store.stream_arrays([pts.limbs], pts.limbs.shape[1] * 8 * rng.randrange(1000, 4000))
         assert store.is_streamed(pts) and not store.is_resident(pts.limbs)
-    spans = [(a, b) for a, b, _ in planned.device.point_chunks(pts)]
+    spans = [(a, b) for a, b, _ in planned.memory.resident.point_chunks(pts)]
     assert spans[0][0] == 0 and spans[-1][1] == n and all(b == c for (_, b), (c, _) in zip(spans, spans[1:]))
     assert len(spans) > 1 and max(b - a for a, b in spans) <= store.pass_points
     assert planned.msm(pts, sc, 1)[0] == want
-    on_device = DeviceScalars(planned.device, planned.device.upload(sc.limbs), n)
+    on_device = DeviceScalars(planned.memory, planned.memory.upload(sc.limbs), n)
     try:
         assert planned.msm(pts, on_device, 1)[0] == want
     finally:

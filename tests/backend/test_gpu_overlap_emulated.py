@@ -55,15 +55,15 @@ class EmulatedNtt:
 
 class EmulatedBackend:
     """What a GpuRegion reads of a GpuBackend, over the emulated device:
-    its device, its memory (the chunk ring's waits), its MSM and NTT sides,
-    and no memory plan to lay out."""
+    its device, its memory (the device's frees, the chunk ring's waits),
+    its MSM and NTT sides, and no memory plan to lay out."""
 
     region = GpuBackend.region
 
     def __init__(self, dev):
         self.device, self.msm_ops, self.ntt_ops = dev, GpuMsm(dev, MsmTuning(groups=3)), EmulatedNtt(dev)
         self.waited_ms = 0.0
-        self.memory = types.SimpleNamespace(copy_wait_seen_ms=0.0,
+        self.memory = types.SimpleNamespace(copy_wait_seen_ms=0.0, free=lambda *bufs: dev.memory.free(*bufs),
                                             resident=types.SimpleNamespace(copy_wait_ms=lambda: self.waited_ms))
 
     def _lay_out(self, plan, arrays):

@@ -11,6 +11,7 @@ import pathlib
 import random
 import re
 import sys
+import threading
 import types
 
 import numpy as np
@@ -116,7 +117,21 @@ class Kernel:
         self.fn(grid, block, *[a.ptr if isinstance(a, Buffer) else a for a in args])
 
 
-class InPasses:
+class OwnMemory:
+    """A stand-in device whose memory (cuda.kernel_host.KernelMemory: its
+    buffers) and resident arrays are its own methods: memory and
+    memory.resident are the device itself."""
+
+    @property
+    def memory(self):
+        return self
+
+    @property
+    def resident(self):
+        return self
+
+
+class InPasses(OwnMemory):
     """A stand-in device that runs every point array in passes of `per`
     points (as a streamed array's chunks, or passes over a resident copy):
     chunk(start, stop) gives a pass's points."""
@@ -139,8 +154,10 @@ class InPasses:
         raise NotImplementedError
 
 
-class Device:
-    """What GpuMsm asks of a GpuBackend, with the kernels emulated in order."""
+class Device(OwnMemory):
+    """What GpuMsm asks of a GpuBackend's device, with the kernels emulated
+    in order; its memory is its own (OwnMemory): buffers, and no resident
+    arrays (the MSMs here read buffers they are given)."""
 
     pooled = False                      # work buffers as alloc's (cuda.second_stream frees them after a wait)
 
@@ -151,8 +168,7 @@ class Device:
         self.stream, self.aux_stream, self.side_fill = Stream(self.order), Stream(self.order), Stream(self.order)
         self.drv = types.SimpleNamespace(Event=Event)
         self.ctx, self.launches, self.grouped = None, [], set()
-        # its memory as a cuda.device_memory.DeviceMemory tells it (cuda.second_stream reads whether it pools)
-        self.memory = types.SimpleNamespace(pooled=self.pooled)
+        self.lock = threading.RLock()
 
     def side_fill_stream(self):
         return self.side_fill
@@ -166,7 +182,17 @@ class Device:
     def free(self, *bufs):
         pass
 
-    work_alloc = alloc
+    work_alloc = try_alloc = alloc
+
+    def take_ahead(self, raw):
+        return None                     # no copies made ahead here
+
+    @contextlib.contextmanager
+    def holding(self, *arrays):
+        yield
+
+    def in_one_pass(self, points):
+        return True
 
     def kernel(self, module, name):
         return Kernel(self, name)

@@ -51,11 +51,12 @@ class Buffer:
 
 
 class FixedBaseDevice:
-    """What GpuFixedBase asks of a GPU backend, its kernels over real points."""
+    """What GpuFixedBase asks of a GPU backend's device, its kernels over real points; its memory its own."""
 
     def __init__(self):
         self.buffers, self.next, self.launches = [], 1 << 20, []
         self.stream = object()
+        self.memory = self
 
     def alloc(self, nbytes):
         return Buffer(self, nbytes)

@@ -94,7 +94,7 @@ def test_memory_running_out_inside_an_msm_is_a_clean_error(gpu, rng):
     n = 1 << 16
     pts = random_points(G1Array, rng, n)
     sc = FrArray.from_ints([rng.randrange(R) for _ in range(n)])
-    gpu.device.resident(pts)
+    gpu.memory.resident.resident(pts)
     blockers = _fill_device(gpu, 4 << 20)      # the MSM's buffers need ~30 MB
     try:
         with pytest.raises(DeviceMemoryError):
@@ -261,7 +261,7 @@ def test_resident_points_are_reused_and_released(gpu, rng):
 
 def test_device_memory_exhaustion_is_a_named_error(gpu, rng):
     with pytest.raises(DeviceMemoryError):
-        gpu.device.alloc(2 * gpu.info.memory_bytes)
+        gpu.memory.alloc(2 * gpu.info.memory_bytes)
     pts, sc = random_points(G1Array, rng, 500), random_fr(500, rng)   # the device still works
     assert gpu.msm(pts, sc, 1)[0] == CPU.msm(pts, sc, 2)[0]
 
@@ -336,7 +336,7 @@ def test_msm_shared_matches_the_msms_apart(gpu, apart, n, rng, monkeypatch):
         monkeypatch.setattr(gpu.memory.resident, "budget", l_pts.limbs.nbytes + a_pts.limbs.nbytes + rows.nbytes - 1)
         assert gpu.msm_ops.msm_shared([(l_pts, None), (a_pts, rows)], sc) is None
     # DeviceScalars and an FrArray both taken
-    on_device = DeviceScalars(gpu.device, gpu.device.upload(sc.limbs), len(sc)) if n > 5 else sc
+    on_device = DeviceScalars(gpu.memory, gpu.memory.upload(sc.limbs), len(sc)) if n > 5 else sc
     try:
         got_l, got_a = gpu.msm_shared([(l_pts, None), (a_pts, rows)], on_device, 1)
     finally:
@@ -372,7 +372,7 @@ def test_msm_shared_refuses_bad_rows(gpu, rng):
         gpu.msm_shared([(pts, np.arange(n, dtype=np.int64))], sc, 1)
     with pytest.raises(LengthMismatchError):
         gpu.msm_shared([(pts[:50], None)], sc, 1)
-    on_device = DeviceScalars(gpu.device, gpu.device.upload(sc.limbs), len(sc))
+    on_device = DeviceScalars(gpu.memory, gpu.memory.upload(sc.limbs), len(sc))
     try:
         with pytest.raises(InvalidInputError, match="past the 100 rows"):
             gpu.r1cs_ops.put(on_device, rows, n)
@@ -388,19 +388,19 @@ def test_batch_affine_sums_match_cpu(gpu, rng):
     pairs, per, run = 333, 32, 10
     pts = G1Array.generator().scale([rng.randrange(1, R) for _ in range(2 * pairs)])
     runs = -(-2 * pairs // run)
-    src, pref, out = gpu.device.upload(pts.limbs), gpu.device.alloc(48 * pairs), gpu.device.alloc(96 * pairs)
-    proj, dst = gpu.device.alloc(192 * runs), gpu.device.alloc(96 * runs)
+    src, pref, out = gpu.memory.upload(pts.limbs), gpu.memory.alloc(48 * pairs), gpu.memory.alloc(96 * pairs)
+    proj, dst = gpu.memory.alloc(192 * runs), gpu.memory.alloc(96 * runs)
     try:
         mod = "batch_affine"
         gpu.device.kernel(mod, "g1_affine_pair_sums").launch((-(-pairs // (per * 64)),), (64,),
                                                              [src, pairs, per, pref, out], gpu.device.stream)
-        got = G1Array(gpu.device.download_array(out, (pairs, 12)))
+        got = G1Array(gpu.memory.download_array(out, (pairs, 12)))
         gpu.device.kernel(mod, "g1_xyzz_run_sums").launch((-(-runs // 64),), (64,), [src, 2 * pairs, run, proj],
                                                           gpu.device.stream)
         gpu.fixed_base_ops.normalize(1, proj, runs, pref, dst)
-        got_runs = G1Array(gpu.device.download_array(dst, (runs, 12)))
+        got_runs = G1Array(gpu.memory.download_array(dst, (runs, 12)))
     finally:
-        gpu.device.free(src, pref, out, proj, dst)
+        gpu.memory.free(src, pref, out, proj, dst)
     assert got == G1Array(pts.limbs[0::2]) + G1Array(pts.limbs[1::2])
     want_runs = [CPU.batch_sum(G1Array(pts.limbs[k * run:(k + 1) * run]), 1).limbs[0] for k in range(runs)]
     assert got_runs == G1Array(np.array(want_runs))

@@ -80,11 +80,12 @@ class Kernel:
 
 
 class Device:
-    """What GpuNtt asks of a GpuBackend, launches recorded (nothing computed)."""
+    """What GpuNtt asks of a GpuBackend's device, launches recorded (nothing computed); its memory its own."""
 
     def __init__(self):
         self.lock, self.stream, self.passes, self.kernels = contextlib.nullcontext(), object(), [], {}
         self.twiddle_args, self.allocs, self.freed, self.launched = [], [], [], []
+        self.memory = self
 
     def kernel(self, module, name):
         assert name == "ntt_pass"

@@ -330,7 +330,7 @@ class GpuLane:
         out: list[G1Point | G2Point] = []
         on_device = scalars                # the scatter reads them on the device: uploaded once
         if not isinstance(scalars, DeviceScalars) and any(rows is not None for _, rows in sets):
-            on_device = DeviceScalars(self.device, self.device.upload(scalars.limbs), len(scalars))
+            on_device = DeviceScalars(self.device.memory, self.device.memory.upload(scalars.limbs), len(scalars))
         try:
             for points, rows in sets:
                 if rows is None:
@@ -358,7 +358,7 @@ class GpuLane:
     def upload_scalars(self, values: FrArray) -> DeviceScalars:
         """values' device copy, uploaded on this lane's stream (the copy made
         ahead where prepare made one); owned."""
-        return DeviceScalars(self.device, self.device.upload(values.limbs), len(values))
+        return DeviceScalars(self.device.memory, self.device.memory.upload(values.limbs), len(values))
 
     def release_scalars(self, values: Scalars) -> None:
         if isinstance(values, DeviceScalars):     # h_scalars' of a domain of 1 are on the host
@@ -383,7 +383,7 @@ class GpuLane:
         if n < 2:
             raise InvalidInputError("h_and_witness needs a domain of at least 2")
         r1cs.check_witness(witness)
-        w = DeviceScalars(backend.device, backend.device.upload(witness.limbs), len(witness))
+        w = DeviceScalars(backend.memory, backend.memory.upload(witness.limbs), len(witness))
         if self.region is not None:
             self.region.after_main()
         try:
@@ -425,14 +425,14 @@ class GpuRegion:
     def join(self) -> None:
         """Main waits for side (the third stream is joined into the second
         by each MSM's accumulation); H's other buffers and those the second
-        stream kept (SecondStream.free_later) freed (Device.free waits for
+        stream kept (SideBuffers.free_later) freed (DeviceMemory.free waits for
         the device: the transforms have ended). Joining again is harmless."""
         if self.second is None:
             return
         self.backend.device.stream.wait(self._event(self.second.stream))
         held, self.held = self.held, []
-        self.backend.device.free(*held)
-        self.second.free_later()
+        self.backend.memory.free(*held)
+        self.second.memory.free_later()
 
 
 @contextlib.contextmanager

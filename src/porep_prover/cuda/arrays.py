@@ -15,20 +15,21 @@ if TYPE_CHECKING:
 
 
 class FreesBuffers(Protocol):
-    """A device (cuda.device.Device, or one seen from its second stream) that takes buffers back."""
+    """A device's memory (cuda.device_memory.DeviceMemory, or the second stream's buffers) that takes buffers
+    back."""
 
     def free(self, *bufs: _driver.DeviceBuffer | None) -> None: ...
 
 
 class WorkDevice(FreesBuffers, Protocol):
-    """A device that hands out an operation's work buffers (Device.work_alloc) and takes them back."""
+    """A device's memory that hands out an operation's work buffers (DeviceMemory.work_alloc) and takes them back."""
 
     def work_alloc(self, nbytes: int) -> _driver.DeviceBuffer: ...
 
 
 class WorkBuffers:
     """The device work buffers of one operation on the backend's stream (its
-    pool's, Device.work_alloc), given back together when it ends (or one
+    pool's, DeviceMemory.work_alloc), given back together when it ends (or one
     early)."""
 
     def __init__(self, gpu: WorkDevice) -> None:

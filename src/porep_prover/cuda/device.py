@@ -1,22 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """One CUDA device as the kernels' host code uses it (msm/gpu/msm.py, ntt/gpu.py,
-r1cs/gpu.py; the cuda.kernel_host.KernelHost protocol): its context and
-streams, the kernel modules (cuda.modules) compiled by NVRTC for the
-device's own arch and cached on disk, launches, and its memory, one object
-(cuda.device_memory.DeviceMemory: the budget, work buffers, uploads, copies made
-ahead, the resident store and the chunk ring), whose calls a kernel host
-makes are passed to it. The GPU backend (backend/gpu.py) owns one Device
-and composes the kernels' host code on it.
+r1cs/gpu.py; the cuda.kernel_host.KernelHost protocol). It owns its
+context and streams, the kernel modules (cuda.modules) compiled by NVRTC
+for the device's own arch and cached on disk, their launches, the lock of
+its tables, and its memory, one object the host code reaches as it is
+(memory: cuda.device_memory.DeviceMemory, its work buffers, uploads,
+copies made ahead, layouts, and its resident store and chunk ring). The
+GPU backend (backend/gpu.py) owns one Device and composes the kernels'
+host code on it.
 """
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from .._version import __version__
 from . import DeviceInfo, devices, driver
@@ -26,15 +24,11 @@ from .device_memory import DeviceMemory
 from .modules import INCLUDE, MODULES, VARIANTS
 
 if TYPE_CHECKING:
-    import numpy.typing as npt
-
     from ..config import GpuEnvironment
     from . import _driver
-    from .resident import Points
 
 LOG = logging.getLogger(__name__)
 THREADS = 256
-
 
 
 class Device:
@@ -61,7 +55,6 @@ class Device:
         self._modules: dict[str, _driver.Module] = {}
         self._kernels: dict[tuple[str, str], _driver.Kernel] = {}
         self.memory = DeviceMemory(self, environment.resident_bytes, environment.async_free)
-        self.download_array = self.memory.download_array      # its overloads, typed as they are there
 
     # ------------------------------------------------------------ kernels
 
@@ -101,52 +94,6 @@ class Device:
             if self._side_fill is None:
                 self._side_fill = self.drv.Stream(self.ctx, self.ctx.stream_priorities()[0])
             return self._side_fill
-
-    # ------------------------------------------------------------ memory: its object's (cuda.device_memory)
-
-    @property
-    def resident_budget(self) -> int:
-        return self.memory.resident.budget
-
-    @property
-    def pass_points(self) -> int:
-        return self.memory.resident.pass_points
-
-    def alloc(self, nbytes: int) -> _driver.DeviceBuffer:
-        return self.memory.alloc(nbytes)
-
-    def try_alloc(self, nbytes: int) -> _driver.DeviceBuffer | None:
-        return self.memory.try_alloc(nbytes)
-
-    def work_alloc(self, nbytes: int) -> _driver.DeviceBuffer:
-        return self.memory.work_alloc(nbytes)
-
-    def free(self, *bufs: _driver.DeviceBuffer | None) -> None:
-        self.memory.free(*bufs)
-
-    def upload(self, data: npt.NDArray[np.generic]) -> _driver.DeviceBuffer:
-        return self.memory.upload(data)
-
-
-    def holding(self, *arrays: npt.NDArray[np.generic] | None) -> AbstractContextManager[None]:
-        return self.memory.resident.holding(*arrays)
-
-    def resident(self, points: Points) -> _driver.DeviceBuffer:
-        return self.memory.resident.resident(points)
-
-    def resident_array(self, limbs: npt.NDArray[np.generic]) -> _driver.DeviceBuffer:
-        return self.memory.resident.resident_array(limbs)
-
-    def resident_derived(self, limbs: npt.NDArray[np.generic], tag: Hashable, nbytes: int,
-                         make: Callable[[_driver.DeviceBuffer], object]) -> _driver.DeviceBuffer | None:
-        return self.memory.resident.resident_derived(limbs, tag, nbytes, make)
-
-    def in_one_pass(self, points: Points) -> bool:
-        return self.memory.resident.in_one_pass(points)
-
-    def point_chunks(self, points: Points, stream: _driver.Stream | None = None
-                     ) -> Iterator[tuple[int, int, _driver.DeviceBuffer | int]]:
-        return self.memory.resident.point_chunks(points, stream)
 
     def close(self) -> None:
         """Free everything this device object holds: its memory (cuda.device_memory), modules, streams."""

@@ -8,7 +8,7 @@ device: the arrays the kernel region uploads (a, b, c and the MSM scalars)
 are copied into page-locked memory, so inside the region each upload is a
 single DMA at the link's speed instead of a host copy through the staging
 buffers. Arenas are reused across partitions (page-locking memory is slow)
-and found again by address, so Device.upload sends a pinned source
+and found again by address, so DeviceMemory.upload sends a pinned source
 directly. The GPU backend's prepare (backend/gpu.py) lays a partition's
 arrays out in one arena.
 """

@@ -23,7 +23,7 @@ from ..memory.costs import split_lengths
 from .flavor import Flavor
 
 if TYPE_CHECKING:
-    from ..cuda.kernel_host import DeviceBuffer, Kernel, KernelHost
+    from ..cuda.kernel_host import BufferHost, DeviceBuffer, Kernel
 
 register_module("ntt", pathlib.Path(__file__).resolve().parent / "kernels" / "ntt.cu")    # this package's kernels
 
@@ -101,7 +101,7 @@ class GpuNtt:
     table (2 GiB a direction at 2^27): what a device-memory plan that needs
     the room sets (set_compact_twiddles)."""
 
-    def __init__(self, gpu: KernelHost, tuning: NttTuning = NttTuning()):
+    def __init__(self, gpu: BufferHost, tuning: NttTuning = NttTuning()):
         if not isinstance(tuning, NttTuning):
             raise InvalidInputError(f"GpuNtt: tuning is an NttTuning, not {type(tuning).__name__}")
         self.gpu = gpu
@@ -123,7 +123,7 @@ class GpuNtt:
             self.compact_twiddles = compact
             tables, self._twiddles = list(self._twiddles.values()), {}
         for tw in tables:
-            self.gpu.free(*tw.buffers())
+            self.gpu.memory.free(*tw.buffers())
 
     def twiddles(self, nqr: int, log_n: int, inverse: bool) -> Twiddles:
         """A direction's twiddles w_N^e for e < N/2 with N >= n, w_N =
@@ -135,7 +135,7 @@ class GpuNtt:
             if have is not None and have.log_big >= log_n:
                 return have
             if have is not None:
-                self.gpu.free(*have.buffers())
+                self.gpu.memory.free(*have.buffers())
             log_big = max(log_n, 1)
             w = pow(nqr, (R - 1) >> log_big, R)
             if inverse:
@@ -145,9 +145,9 @@ class GpuNtt:
             if self.compact_twiddles:
                 made = Twiddles(lo, hi, lo_bits, log_big)
             else:
-                table = self.gpu.alloc(32 * count)
+                table = self.gpu.memory.alloc(32 * count)
                 self.gpu.launch("ntt", "fr_powers", count, [table, count, lo, hi, lo_bits])
-                self.gpu.free(lo, hi)
+                self.gpu.memory.free(lo, hi)
                 made = Twiddles(table, 0, 0, log_big)
             self._twiddles[key] = made
             return made
@@ -157,7 +157,7 @@ class GpuNtt:
         lo_bits, lo_len, hi_len = split_lengths(count)
         lo = FrArray.from_ints(_powers(base, lo_len, factor))
         hi = FrArray.from_ints(_powers(pow(base, 1 << lo_bits, R), hi_len))
-        return self.gpu.upload(lo.limbs), self.gpu.upload(hi.limbs), lo_bits
+        return self.gpu.memory.upload(lo.limbs), self.gpu.memory.upload(hi.limbs), lo_bits
 
     def scale(self, base: int, factor: int, log_n: int) -> tuple[DeviceBuffer, DeviceBuffer, int]:
         """Tables for x_i *= factor base^i, i < 2^log_n (cached)."""
@@ -245,16 +245,16 @@ class GpuNtt:
         if n <= 1:
             return values.copy()
         gpu = self.gpu
-        src, dst = gpu.upload(values.limbs), gpu.alloc(32 * n)
+        src, dst = gpu.memory.upload(values.limbs), gpu.memory.alloc(32 * n)
         try:
             shift = FR_GENERATOR if coset else None
             if inverse:
                 self.inverse(src, dst, log_n, FR_GENERATOR, shift)
             else:
                 self.forward(src, dst, log_n, FR_GENERATOR, shift)
-            return FrArray(gpu.download_array(dst, (n, 4)))
+            return FrArray(gpu.memory.download_array(dst, (n, 4)))
         finally:
-            gpu.free(src, dst)
+            gpu.memory.free(src, dst)
 
     def h_poly(self, a: FrArray, b: FrArray, c: FrArray, flavor: Flavor) -> FrArray:
         """As CpuBackend.h_poly (bellman: n - 1 coefficients; snarkjs: n coset values)."""
@@ -262,14 +262,14 @@ class GpuNtt:
         if n == 1:  # constant polynomials: the coset values are the values; H = 0 has no coefficients
             return a * b - c if flavor == Flavor.SNARKJS else FrArray.zeros(0)
         gpu = self.gpu
-        bufs = [gpu.upload(x.limbs) for x in (a, b, c)]
+        bufs = [gpu.memory.upload(x.limbs) for x in (a, b, c)]
         try:
             a_buf, b_buf, c_buf = bufs
             out = self.h_device(a_buf, b_buf, c_buf, n.bit_length() - 1, flavor)
-            values = gpu.download_array(out, (n, 4))
+            values = gpu.memory.download_array(out, (n, 4))
             return FrArray(values if flavor == Flavor.SNARKJS else values[: n - 1])
         finally:
-            gpu.free(*bufs)
+            gpu.memory.free(*bufs)
 
     def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, flavor: Flavor, hold: list[DeviceBuffer] | None = None
                   ) -> FrArray | DeviceScalars:
@@ -277,7 +277,7 @@ class GpuNtt:
         n = len(a)
         if n == 1:
             return self.h_poly(a, b, c, flavor)
-        return self.h_owned([self.gpu.upload(x.limbs) for x in (a, b, c)], n, flavor, hold)
+        return self.h_owned([self.gpu.memory.upload(x.limbs) for x in (a, b, c)], n, flavor, hold)
 
     def h_owned(self, bufs: Sequence[DeviceBuffer], n: int, flavor: Flavor, hold: list[DeviceBuffer] | None = None
                 ) -> DeviceScalars:
@@ -291,14 +291,14 @@ class GpuNtt:
             a, b, c = bufs
             out = self.h_device(a, b, c, n.bit_length() - 1, flavor)
         except BaseException:
-            gpu.free(*bufs)
+            gpu.memory.free(*bufs)
             raise
         others = [x for x in bufs if x is not out]
         if hold is not None:
             hold.extend(others)
         else:
-            gpu.free(*others)
-        return DeviceScalars(gpu, out, n if flavor == Flavor.SNARKJS else n - 1)
+            gpu.memory.free(*others)
+        return DeviceScalars(gpu.memory, out, n if flavor == Flavor.SNARKJS else n - 1)
 
     def h_device(self, a: DeviceBuffer, b: DeviceBuffer, c: DeviceBuffer, log_n: int, flavor: Flavor) -> DeviceBuffer:
         """The H pipeline on device buffers of 2^log_n elements (log_n >= 1): the

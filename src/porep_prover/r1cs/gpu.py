@@ -35,13 +35,13 @@ class GpuR1cs:
 
     def _resident(self, array: NDArray[np.generic] | None) -> DeviceBuffer | int:
         """The device copy of array, or a null address for an empty or absent one."""
-        return self.gpu.resident_array(array) if array is not None and len(array) else 0
+        return self.gpu.memory.resident.resident_array(array) if array is not None and len(array) else 0
 
     def matvec_into(self, matrix: SparseMatrix, w_buf: DeviceBuffer | int, out_buf: DeviceBuffer) -> None:
         """out_buf[:rows] = matrix w (out_buf zeroed beyond by the caller)."""
         gpu = self.gpu
         arrays = (matrix.indptr, matrix.col, matrix.coeff.limbs, matrix.coeff_id)   # coeff_id may be None
-        with gpu.holding(*arrays):   # uploading one must not evict another
+        with gpu.memory.resident.holding(*arrays):   # uploading one must not evict another
             gpu.launch("r1cs", "r1cs_matvec", matrix.rows,
                        [*(self._resident(a) for a in arrays), matrix.rows, w_buf, out_buf], block=128)
 
@@ -56,7 +56,7 @@ class GpuR1cs:
         bufs: list[DeviceBuffer] = []
         try:
             for matrix in (r1cs.a, r1cs.b, r1cs.c):
-                buf = gpu.alloc(32 * length)
+                buf = gpu.memory.alloc(32 * length)
                 bufs.append(buf)
                 buf.zero(gpu.stream)
                 self.matvec_into(matrix, witness.address(), buf)
@@ -68,7 +68,7 @@ class GpuR1cs:
                               stream=gpu.stream)
             return bufs
         except BaseException:
-            gpu.free(*bufs)
+            gpu.memory.free(*bufs)
             raise
 
     def take(self, values: DeviceScalars, index: NDArray[np.uint32]) -> DeviceScalars:
@@ -98,22 +98,22 @@ class GpuR1cs:
         with args(out, bad); the first entry it finds out of range (in *bad)
         raises InvalidInputError(refused(entry))."""
         gpu = self.gpu
-        buffer = gpu.alloc(max(32, 32 * length))
-        out = DeviceScalars(gpu, buffer, length)
+        buffer = gpu.memory.alloc(max(32, 32 * length))
+        out = DeviceScalars(gpu.memory, buffer, length)
         if kernel == "r1cs_put":
             buffer.zero(gpu.stream)
         if not len(index):
             return out
-        bad = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))
+        bad = gpu.memory.upload(np.array([NONE_FAILED], dtype=np.uint32))
         try:
-            with gpu.holding(index):
+            with gpu.memory.resident.holding(index):
                 gpu.launch("r1cs", kernel, len(index), args(out, bad))
-            first = int(gpu.download_array(bad, (1,), np.uint32)[0])
+            first = int(gpu.memory.download_array(bad, (1,), np.uint32)[0])
         except BaseException:
             out.close()
             raise
         finally:
-            gpu.free(bad)
+            gpu.memory.free(bad)
         if first != NONE_FAILED:
             out.close()
             raise InvalidInputError(refused(first))
@@ -121,13 +121,13 @@ class GpuR1cs:
 
     def _check(self, bufs: Sequence[DeviceBuffer], m: int) -> None:
         gpu = self.gpu
-        first = gpu.upload(np.array([NONE_FAILED], dtype=np.uint32))
+        first = gpu.memory.upload(np.array([NONE_FAILED], dtype=np.uint32))
         try:
             gpu.launch("r1cs", "r1cs_unsatisfied", m, [*bufs, m, first])
-            bad = int(gpu.download_array(first, (1,), np.uint32)[0])
+            bad = int(gpu.memory.download_array(first, (1,), np.uint32)[0])
         finally:
-            gpu.free(first)
+            gpu.memory.free(first)
         if bad != NONE_FAILED:
-            a, b, c = (FrArray(gpu.download_array(buf, (bad + 1, 4))[bad:]) for buf in bufs)
+            a, b, c = (FrArray(gpu.memory.download_array(buf, (bad + 1, 4))[bad:]) for buf in bufs)
             raise UnsatisfiedError(f"constraint {bad} is not satisfied: A.w * B.w != C.w "
                                    f"({a[0]:#x} * {b[0]:#x} != {c[0]:#x})", constraint=bad)

@@ -150,7 +150,7 @@ class GpuBuckets:
         gpu.launch(mod, f"g{group}_msm_reduce", windows * segments, [sums, nb, windows, segments, partial],
                    block=SMALL_THREADS)
         partial = self.fold(mod, group, partial, windows, segments, proj, alloc)
-        return gpu.download_array(partial, (windows, proj // 8), np.uint64)
+        return gpu.memory.download_array(partial, (windows, proj // 8), np.uint64)
 
     def fold(self, mod: str, group: int, partial: DeviceBuffer, groups: int, per_group: int, proj: int,
              alloc: Callable[[int], DeviceBuffer]) -> DeviceBuffer:
@@ -172,17 +172,17 @@ class GpuBuckets:
         gpu, group = self.gpu, points.GROUP
         mod, proj = self.tuning.module(group), proj_bytes(points)
         rows: list[NDArray[np.uint64]] = []
-        with gpu.holding(points.limbs):   # its resident copy stays while chunks run
-            for start, stop, pts in gpu.point_chunks(points):
+        with gpu.memory.resident.holding(points.limbs):   # its resident copy stays while chunks run
+            for start, stop, pts in gpu.memory.resident.point_chunks(points):
                 count = stop - start
                 block = SMALL_THREADS
                 grid = max(1, min(-(-count // block), gpu.info.multiprocessors * 8))
                 launched = grid * block
-                with WorkBuffers(gpu) as bufs:
+                with WorkBuffers(gpu.memory) as bufs:
                     partial = bufs.alloc(proj * launched)
                     gpu.kernel(mod, f"g{group}_msm_sum").launch((grid,), (block,), [pts, count, partial], gpu.stream)
                     total = self.fold(mod, group, partial, 1, launched, proj, bufs.alloc)
-                    rows.append(gpu.download_array(total, (1, proj // 8), np.uint64))
+                    rows.append(gpu.memory.download_array(total, (1, proj // 8), np.uint64))
         extra = np.concatenate(rows)
         _curve.xyzz_windows(group, np.zeros((0, extra.shape[1]), np.uint64), 0, 1, 0, extra, out.limbs)
         return out

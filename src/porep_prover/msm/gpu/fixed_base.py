@@ -20,7 +20,7 @@ from ...field.fr_array import FrArray
 from .. import _cpu as msm_cpu
 
 if TYPE_CHECKING:
-    from ...cuda.kernel_host import DeviceBuffer, KernelHost
+    from ...cuda.kernel_host import BufferHost, DeviceBuffer, Launches
     from ...curve.points import G1Array, G2Array
 
 WINDOWS, DIGITS = 32, 256
@@ -53,7 +53,7 @@ def touched(rows: int, width: int) -> np.ndarray:
     return out
 
 
-def normalize(gpu: KernelHost, group: int, proj: DeviceBuffer, count: int, pref: DeviceBuffer,
+def normalize(gpu: Launches, group: int, proj: DeviceBuffer, count: int, pref: DeviceBuffer,
               dst: DeviceBuffer | int) -> None:
     """dst = the count xyzz points of proj made affine on gpu (fb_normalize: one
     field inversion a run of PER points); pref: work space of one field element
@@ -66,7 +66,7 @@ def normalize(gpu: KernelHost, group: int, proj: DeviceBuffer, count: int, pref:
 class GpuFixedBase:
     """The fixed-base side of one GPU backend (its cuda.device.Device supplies alloc / launch / kernel / upload)."""
 
-    def __init__(self, gpu: KernelHost):
+    def __init__(self, gpu: BufferHost):
         self.gpu = gpu
         self._tables: dict[tuple[int, bytes], DeviceBuffer] = {}
 
@@ -76,7 +76,7 @@ class GpuFixedBase:
         if key not in self._tables:
             scalars = FrArray.from_ints((d << (8 * j)) % R for j in range(WINDOWS) for d in range(DIGITS))
             points = cpu_products(base, scalars, resolve_threads(None))
-            self._tables[key] = self.gpu.upload(points.limbs)
+            self._tables[key] = self.gpu.memory.upload(points.limbs)
         return self._tables[key]
 
     def fixed_base(self, base: G1Array | G2Array, scalars: FrArray) -> G1Array | G2Array:
@@ -91,17 +91,17 @@ class GpuFixedBase:
         width = out.limbs.shape[1] * 8          # affine bytes; xyzz is twice that, a field half
         for start in range(0, n, CHUNK):
             count = min(CHUNK, n - start)
-            sc = gpu.upload(scalars.limbs[start:start + count])
+            sc = gpu.memory.upload(scalars.limbs[start:start + count])
             proj = pref = dst = None
             try:
-                proj = gpu.alloc(2 * width * count)         # xyzz: four coordinates
-                pref = gpu.alloc(width // 2 * count)        # one field element each
-                dst = gpu.alloc(width * count)
+                proj = gpu.memory.alloc(2 * width * count)         # xyzz: four coordinates
+                pref = gpu.memory.alloc(width // 2 * count)        # one field element each
+                dst = gpu.memory.alloc(width * count)
                 gpu.launch(mod, f"g{group}_fb_mul", count, [sc, count, table, proj], block=64)
                 self.normalize(group, proj, count, pref, dst)
-                out.limbs[start:start + count] = gpu.download_array(dst, (count, out.limbs.shape[1]))
+                out.limbs[start:start + count] = gpu.memory.download_array(dst, (count, out.limbs.shape[1]))
             finally:
-                gpu.free(sc, proj, pref, dst)
+                gpu.memory.free(sc, proj, pref, dst)
         self._spot_check(base, scalars, out)
         return out
 
@@ -121,8 +121,8 @@ class GpuFixedBase:
         host = out.limbs.reshape(-1).view(np.uint8)
         sc = proj = pref = dst = None
         try:
-            sc, proj = gpu.alloc(32 * size), gpu.alloc(2 * width * size)
-            pref, dst = gpu.alloc(width // 2 * size), gpu.alloc(width * size)
+            sc, proj = gpu.memory.alloc(32 * size), gpu.memory.alloc(2 * width * size)
+            pref, dst = gpu.memory.alloc(width // 2 * size), gpu.memory.alloc(width * size)
             for start in range(0, n, CHUNK):
                 count = min(CHUNK, n - start)
                 # on the stream, after the last chunk's kernels have read the buffers
@@ -133,7 +133,7 @@ class GpuFixedBase:
                 if done is not None:
                     done(start + count)
         finally:
-            gpu.free(sc, proj, pref, dst)
+            gpu.memory.free(sc, proj, pref, dst)
         self._spot_check(base, scalars, out)
         return out
 

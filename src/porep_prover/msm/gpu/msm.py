@@ -84,7 +84,7 @@ class Accumulation:
         """The window sums (sets x xyzz rows) of every pass's entries; None where no pass had one."""
         if self.sums is None:
             return None
-        with WorkBuffers(msm.gpu) as bufs:
+        with WorkBuffers(msm.gpu.memory) as bufs:
             return msm.buckets.reduce(msm.tuning.module(group), group, self.sums, self.nb, self.sets,
                                       self.proj_bytes, bufs.alloc)
 
@@ -174,12 +174,14 @@ class GpuMsm:
             raise InvalidInputError(f"GPU MSM of {n} points: at most 2^28 - 1 per call")
         partials: list[list[tuple[NDArray[np.uint64], int]]] = [[] for _ in scalar_sets]
         totals = np.zeros((len(scalar_sets), 3), dtype=np.int64)
-        with self.gpu.holding(points.limbs), WorkBuffers(self.gpu) as kept:   # its resident copy stays while chunks run
-            one_pass = self.gpu.in_one_pass(points)
+        resident = self.gpu.memory.resident
+        # the points' resident copy stays while their chunks run
+        with resident.holding(points.limbs), WorkBuffers(self.gpu.memory) as kept:
+            one_pass = resident.in_one_pass(points)
             table = window_table(self, points, options) if one_pass else None
             # more than one pass (or a streamed array): a set of buckets a scalar set, kept across the passes
             shared = None if one_pass else [Accumulation(kept.alloc) for _ in scalar_sets]
-            for start, stop, pts in self.gpu.point_chunks(points):
+            for start, stop, pts in resident.point_chunks(points):
                 for k, scalars in enumerate(scalar_sets):
                     got, used, counts = self._chunk(points, pts, scalars, start, stop, table,
                                                     shared[k] if shared else None)
@@ -207,12 +209,12 @@ class GpuMsm:
         if isinstance(scalars, DeviceScalars):
             sc: DeviceBuffer | int = scalars.address(start)
         else:
-            sc = uploaded = self.gpu.upload(scalars.limbs[start:stop])
+            sc = uploaded = self.gpu.memory.upload(scalars.limbs[start:stop])
         try:
             return self._pippenger(points.GROUP, pts, sc, stop - start, proj_bytes(points), table, into)
         finally:
             if uploaded is not None:
-                self.gpu.free(uploaded)
+                self.gpu.memory.free(uploaded)
 
     def msm_shared(self, sets: Sequence[tuple[G1Array | G2Array, NDArray[np.uint32] | None]],
                    scalars: FrArray | DeviceScalars) -> list[G1Point | G2Point] | None:
@@ -224,10 +226,11 @@ class GpuMsm:
         len(scalars), kept resident like a query index: P_i = points[rows[i]],
         or no term where rows[i] is NO_ROW. scalars: DeviceScalars or an
         FrArray. None where the arrays cannot be resident at once, one is
-        streamed, or the scalars are more than a pass (Device.pass_points):
+        streamed, or the scalars are more than a pass (ResidentStore.pass_points):
         the caller takes the MSMs apart. No window tables here (the witness's
         scalars, mostly narrow, leave most windows empty)."""
-        gpu, n = self.gpu, len(scalars)
+        memory, n = self.gpu.memory, len(scalars)
+        resident = memory.resident
         for points, rows in sets:
             if rows is None and len(points) != n:
                 raise LengthMismatchError(f"msm_shared: {len(points)} points but {n} scalars")
@@ -236,22 +239,23 @@ class GpuMsm:
         if not sets or n == 0:
             return [point_type(p).identity() for p, _ in sets]
         arrays = [p.limbs for p, _ in sets] + [r for _, r in sets if r is not None]
-        if n >= 1 << 28 or sum(a.nbytes for a in arrays) > gpu.resident_budget \
-                or (gpu.pass_points and n > gpu.pass_points) or not all(gpu.in_one_pass(p) for p, _ in sets):
+        if n >= 1 << 28 or sum(a.nbytes for a in arrays) > resident.budget \
+                or (resident.pass_points and n > resident.pass_points) \
+                or not all(resident.in_one_pass(p) for p, _ in sets):
             return None
-        with gpu.holding(*arrays):              # uploading one must not evict another
-            targets = [Target(p.GROUP, gpu.resident(p), 0 if r is None else gpu.resident_array(r),
+        with resident.holding(*arrays):              # uploading one must not evict another
+            targets = [Target(p.GROUP, resident.resident(p), 0 if r is None else resident.resident_array(r),
                               proj_bytes(p)) for p, r in sets]
             uploaded = None
             if isinstance(scalars, DeviceScalars):
                 sc: DeviceBuffer | int = scalars.address()
             else:
-                sc = uploaded = gpu.upload(scalars.limbs)
+                sc = uploaded = memory.upload(scalars.limbs)
             try:
                 sums, c, _ = self._pippenger_targets(targets, sc, n, self.tuning.window_bits, 0)
             finally:
                 if uploaded is not None:
-                    gpu.free(uploaded)
+                    memory.free(uploaded)
         return [self._finish(point_type(p), p.GROUP, [] if rows is None else [(rows, c)])
                 for (p, _), rows in zip(sets, sums)]
 
@@ -273,9 +277,10 @@ class GpuMsm:
     def msm_device(self, points: G1Array | G2Array, scalars_buf: DeviceBuffer | int) -> G1Point | G2Point:
         """sum scalars[i] points[i] with the scalars already on the device and the
         points resident (what the benchmarks time as device-resident)."""
-        with self.gpu.holding(points.limbs):
+        resident = self.gpu.memory.resident
+        with resident.holding(points.limbs):
             table = window_table(self, points)
-            got, c, _ = self._pippenger(points.GROUP, self.gpu.resident(points), scalars_buf, len(points),
+            got, c, _ = self._pippenger(points.GROUP, resident.resident(points), scalars_buf, len(points),
                                         proj_bytes(points), table)
         return self._finish(point_type(points), points.GROUP, [(got, c)] if got is not None else [])
 
@@ -327,13 +332,13 @@ class GpuMsm:
         gpu, group = self.gpu, targets[0].group
         mod = self.tuning.module(group)
         mark, collect = self._marker()
-        with WorkBuffers(gpu) as bufs:
+        with WorkBuffers(gpu.memory) as bufs:
             alloc = bufs.alloc
             canon, counters = alloc(32 * n), alloc(4 * COUNTERS)
             counters.zero(gpu.stream)
             gpu.launch(mod, f"g{group}_msm_classify", n, [sc, classify_pts, n, canon, counters])
             mark("classify")
-            tally = gpu.download_array(counters, (COUNTERS,), np.uint32).astype(np.int64)
+            tally = gpu.memory.download_array(counters, (COUNTERS,), np.uint32).astype(np.int64)
             split = tally[:3]
             lengths = tally[3:REPEATS]
             c = c or window_bits_for(lengths, n, group)
@@ -352,7 +357,7 @@ class GpuMsm:
             offsets, total_buf = alloc(4 * keys_n), alloc(4)
             self.sort.scan(mod, group, counts, offsets, keys_n, total_buf, alloc)
             mark("scan")
-            total = int(gpu.download_array(total_buf, (1,), np.uint32)[0])
+            total = int(gpu.memory.download_array(total_buf, (1,), np.uint32)[0])
             bufs.free(canon)                            # the keys carry what fill needs
             if total == 0:
                 return [None] * len(targets), c, split

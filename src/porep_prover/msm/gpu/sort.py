@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from .plan import MsmTuning, copies_of, fill_parts, grouped, stretch_cuts, wide_rows, windows_of
 
 if TYPE_CHECKING:
-    from ...cuda.kernel_host import DeviceBuffer, KernelHost, Stream
+    from ...cuda.kernel_host import DeviceBuffer, Launches, Stream
 
 THREADS = 256
 REPEATS = 3 + 256        # msm_classify's tally: zeros, ones, full, the scalars of each bit length, the repeats
@@ -57,7 +57,7 @@ class GpuSort:
     another stream) under tuning (plan.MsmTuning): the host side of
     msm_digits, msm_place and the scan."""
 
-    def __init__(self, gpu: KernelHost, tuning: MsmTuning):
+    def __init__(self, gpu: Launches, tuning: MsmTuning):
         self.gpu, self.tuning = gpu, tuning
 
     def digits(self, mod: str, group: int, canon: DeviceBuffer, n: int, c: int, lengths: NDArray[np.int64],

@@ -65,17 +65,17 @@ def window_table(ops: TableOps, points: G1Array | G2Array, options: TableOptions
     under options' tables and table_copies (a caller's MsmOptions) when given;
     made on first use and kept with the points; None where tables are off, a
     table would not help (no copy) or does not fit. The caller holds points
-    (Device.holding)."""
+    (ResidentStore.holding)."""
     n, gpu = len(points), ops.gpu
     tables, most = (ops.tables, ops.table_copies) if options is None else (options.tables, options.table_copies)
     if not tables or n < 2:
         return None
     c, sets = table_plan(n, points.GROUP, most, ops.tuning.table_bits)
     copies, nbytes = table_copies(c, sets), points.limbs.nbytes
-    if copies == 0 or (copies + 1) * n >= 1 << 31 or (copies + 1) * nbytes > gpu.resident_budget:
+    if copies == 0 or (copies + 1) * n >= 1 << 31 or (copies + 1) * nbytes > gpu.memory.resident.budget:
         return None
-    gpu.resident(points)             # first: the table must fit beside its points
-    buf = gpu.resident_derived(points.limbs, ("msm_table", c, sets), copies * nbytes,
+    gpu.memory.resident.resident(points)             # first: the table must fit beside its points
+    buf = gpu.memory.resident.resident_derived(points.limbs, ("msm_table", c, sets), copies * nbytes,
                                lambda dst: _make_table(ops, points, c * sets, copies, dst))
     return Table(buf, c, sets) if buf is not None else None
 
@@ -86,8 +86,8 @@ def _make_table(ops: TableOps, points: G1Array | G2Array, shift: int, copies: in
     (fixed_base.normalize)."""
     gpu, group, n = ops.gpu, points.GROUP, len(points)
     width = points.limbs.shape[1] * 8
-    per, points_buf = min(n, TABLE_CHUNK), gpu.resident(points)
-    proj, pref = gpu.try_alloc(2 * width * per), gpu.try_alloc(width // 2 * per)
+    per, points_buf = min(n, TABLE_CHUNK), gpu.memory.resident.resident(points)
+    proj, pref = gpu.memory.try_alloc(2 * width * per), gpu.memory.try_alloc(width // 2 * per)
     try:
         if proj is None or pref is None:   # a table is worth making only with memory to spare
             raise DeviceMemoryError(f"window table of {n} points: no room for its work buffers")
@@ -98,4 +98,4 @@ def _make_table(ops: TableOps, points: G1Array | G2Array, shift: int, copies: in
                 ops.shift(group, src, count, shift, proj)
                 normalize(gpu, group, proj, count, pref, dst.view(width * ((k - 1) * n + start)))
     finally:
-        gpu.free(proj, pref)
+        gpu.memory.free(proj, pref)
