@@ -42,9 +42,8 @@ from ..groth16 import load_params
 from ..memory.host_plan import process_item
 from .cluster import Cluster, ClusterWork
 from .config import EngineConfig, load_config
-from .devices import ProvingDevice, discover
+from .devices import ProvingDevice, discover, release_parameters
 from .inline import default_registry
-from .interlock import kernel_region
 from .job_table import JobTable
 from .jobs import Job, JobHandle, JobResult, check_timeout
 from .lifecycle import JOIN_SECONDS, STOP_GRACE_SECONDS, SWITCH_INTERVAL, WorkerThreads
@@ -91,10 +90,10 @@ class Engine:
         self.timeline = Timeline(settings.timeline_events)
         self.devices: list[ProvingDevice] = list(devices) if devices else []
         self.memory = MemoryAdmission(settings.memory_budget_bytes, settings.memory_budget_set)
-        # the memory plans of the loaded sets (engine.planning), made for the engine's devices as it starts
-        self.plans: SetPlans
+        self.plans: SetPlans       # the loaded sets' memory plans (engine.planning), made for the devices at start
         self.srs = SrsManager(settings.srs_budget_bytes, settings.srs_idle_evict_seconds,
-                              on_evict=self._release_on_devices, on_drop=self._drop_plan)
+                              on_evict=lambda params: release_parameters(self.devices, params),
+                              on_drop=self._drop_plan)
         self.notifications = Notifications(self.registry.enabled_sinks(settings.result_sinks), plugins,
                                            settings.sink_timeout)
         self.jobs = JobTable(self.registry.scheduler(settings.scheduler), self.notifications, self.timeline,
@@ -231,9 +230,8 @@ class Engine:
             LOG.warning("shutdown: workers still running, left behind: %s", ", ".join(left))
         if workers is None or not any(workers.is_device_worker(name) for name in left):
             self.srs.clear()          # (a device worker left behind may still read its parameters' device copies)
-            for device in self.devices:     # its plans' layouts end with it: the devices (the process's backends)
-                with kernel_region(device.identity):      # are left unplanned, at their card's memory, between
-                    device.backend.release_plan()           # regions (another engine's may be running)
+            if hasattr(self, "plans"):
+                self.plans.close()    # its plans' layouts end with it: the devices are left unplanned
         SWITCH_INTERVAL.release(self._switch_token)
         self._switch_token = None
 
@@ -320,11 +318,5 @@ class Engine:
                              time.time() if now is None else now, seconds, whole=self.timeline.emitted == len(events))
 
     def _drop_plan(self, key: str) -> None:
-        plans: SetPlans | None = getattr(self, "plans", None)      # (none before the engine starts)
-        if plans is not None:
-            plans.drop(key)
-
-    def _release_on_devices(self, params: Parameters) -> None:
-        for device in self.devices:
-            for points in (params.h, params.l, params.a, params.b_g1, params.b_g2):
-                device.backend.release_points(points)
+        if hasattr(self, "plans"):          # (none before the engine starts)
+            self.plans.drop(key)

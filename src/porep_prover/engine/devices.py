@@ -4,10 +4,14 @@ device of its own (same interlock, so the engine runs without a GPU)."""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from .. import cuda
 from ..backend import Backend, get_backend, gpu_available, gpu_backend
 from ..errors import EngineError
+
+if TYPE_CHECKING:
+    from ..groth16.keys import Parameters
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,3 +55,10 @@ def discover(names: list[str]) -> list[ProvingDevice]:
             out.append(gpu_device(i))
     unique = {d.identity: d for d in out}
     return list(unique.values())
+
+
+def release_parameters(devices: list[ProvingDevice], params: Parameters) -> None:
+    """A parameter set's copies on the devices dropped (the SRS manager evicted it)."""
+    for device in devices:
+        for points in (params.h, params.l, params.a, params.b_g1, params.b_g2):
+            device.backend.release_points(points)

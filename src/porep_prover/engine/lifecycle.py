@@ -112,7 +112,7 @@ class WorkerThreads:
             for w in range(self.settings.gpu_workers_per_device):
                 self._device.append(self._spawn(f"{device.label}.w{w}", self.stages.device_loop, device))
         for i in range(max(1, len(self._device))):
-            self._finalizers.append(self._spawn(f"finalize_{i}", self.stages.finalizer_loop))
+            self._finalizers.append(self._spawn(f"finalize_{i}", self.stages.finalizers.loop))
 
     def stand_in(self, stalled: str) -> bool:
         """A synthesis worker in place of `stalled`, the calling thread (which

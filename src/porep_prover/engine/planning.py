@@ -33,6 +33,7 @@ from ..memory.choice import DeviceAsk, Ways, plan_set
 from ..memory.host_plan import NO_SCRATCH, MemoryPlan, Synthesis, Workers
 from ..memory.workload import SrsShape, Workload
 from ..r1cs.system import R1CS
+from .interlock import kernel_region
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -192,6 +193,15 @@ class SetPlans:
             self._plans.pop(key, None)
             self._unknown_circuit.discard(key)
         self.admission.release_held(key)
+
+    def close(self) -> None:
+        """The engine stops: each device laid out unplanned, at its card's
+        memory (Backend.release_plan), between regions (another engine's may
+        be running on it: its interlock held), so that nothing of these plans
+        outlives them."""
+        for device in self.devices:
+            with kernel_region(device.identity):
+                device.backend.release_plan()
 
 
 def _circuit(provider: SynthesisProvider, job: Job, call: ProviderCall) -> Circuit:

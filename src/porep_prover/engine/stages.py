@@ -7,7 +7,7 @@
                                             prepare (no lock), then the kernel region under the
                                             device's lock: H, the MSMs h / l / a / b_1
       ──> proved queue
-    finalizers (one per device worker)      B_2 MSM, assembly, verification (no lock)
+    finalizers (one per device worker)      B_2 MSM, assembly, verification (no lock; Finalizers)
       ──> the job table (the job concludes once its last partition is in)
 
 Each loop runs on a thread of its own and calls providers through a lane of
@@ -111,12 +111,14 @@ class Stages:
         self.cpu = get_backend("cpu")      # the host's backend: B_2, assembly, A's input rows
         self.ready: queue.Queue[SynthesizedPartition | Stop] = queue.Queue(maxsize=settings.synthesis_lookahead)
         self.proved: queue.SimpleQueue[ProvedPartition | Stop] = queue.SimpleQueue()
+        self.finalizers = Finalizers(self)
 
-    def _lane(self, name: str) -> PluginLane:
+    def lane(self, name: str) -> PluginLane:
+        """The provider lane of a device worker or a finalizer called name."""
         return PluginLane(f"{name}.provider", self.settings.provider_timeout)
 
     @contextlib.contextmanager
-    def _params(self, provider: SynthesisProvider, job: Job, lane: PluginLane) -> Iterator[tuple[str, Parameters]]:
+    def params(self, provider: SynthesisProvider, job: Job, lane: PluginLane) -> Iterator[tuple[str, Parameters]]:
         """(the set's key, a lease on the job's parameters), loaded through the
         lane when absent and planned (the provider's srs_key too is a call on
         the lane, within its limit)."""
@@ -183,7 +185,7 @@ class Stages:
         try:
             provider = self.registry.provider(job.kind)
             asked = time.time()
-            with self._params(provider, job, lane) as (key, params):
+            with self.params(provider, job, lane) as (key, params):
                 srs_load = time.time() - asked
                 plan = self.plans.get(key)
                 matvec = plan is not None and plan.matvec_on_device
@@ -264,7 +266,7 @@ class Stages:
     # ------------------------------------------------------------ devices
 
     def device_loop(self, name: str, device: ProvingDevice) -> None:
-        lane = self._lane(name)
+        lane = self.lane(name)
         try:
             while self._device_step(name, device, lane):
                 pass
@@ -284,7 +286,7 @@ class Stages:
             partition.reservation.release()
             return True
         try:
-            with self._params(partition.provider, task.job, lane) as (key, params):
+            with self.params(partition.provider, task.job, lane) as (key, params):
                 sums, seconds = self._kernel_region(device, name, task, params, partition.assignment,
                                                     self.plans.for_device(key, device.identity))
         except Stopped:
@@ -321,12 +323,21 @@ class Stages:
         finally:
             backend.release_prepared(staged)
 
-    # ------------------------------------------------------------ finalizers
 
-    def finalizer_loop(self, name: str) -> None:
-        lane = self._lane(name)
+class Finalizers:
+    """The finalizers of an engine's stages (one a device worker): B_2
+    unless the kernel region did it, the proof's assembly and its check,
+    the partition's memory released either way, its proof handed to the
+    job table."""
+
+    def __init__(self, stages: Stages) -> None:
+        self.stages = stages
+
+    def loop(self, name: str) -> None:
+        """Proved partitions finalized until STOP comes out of the proved queue."""
+        lane = self.stages.lane(name)
         try:
-            while (proved := self.proved.get()) is not STOP:
+            while (proved := self.stages.proved.get()) is not STOP:
                 with contextlib.suppress(Stopped):
                     self._finalize(proved, name, lane)
                 del proved          # an idle finalizer holds no partition
@@ -339,31 +350,31 @@ class Stages:
         partition, device = proved.partition, proved.device
         task, job = partition.task, partition.task.job
         try:
-            if not self.table.is_active(job.id):
+            if not self.stages.table.is_active(job.id):
                 return
-            self.timeline.emit("FINALIZE_START", job.id, task.index, name, device.identity)
-            with self._params(partition.provider, job, lane) as (_, params):
-                proof = finish(self.cpu, params, partition.assignment, proved.sums, self.settings.threads)
-                if self.settings.verify:
+            self.stages.timeline.emit("FINALIZE_START", job.id, task.index, name, device.identity)
+            with self.stages.params(partition.provider, job, lane) as (_, params):
+                proof = finish(self.stages.cpu, params, partition.assignment, proved.sums, self.stages.settings.threads)
+                if self.stages.settings.verify:
                     # a proof that fails raises what is at fault: the witness, the device or the key
                     suspects = bellman_suspects(params, lambda: self._circuit(partition, lane), device.backend,
                                                 proved.sums)
-                    check_proof(params.vk, partition.public, proof, suspects, self.settings.threads)
-            end = self.timeline.emit("FINALIZE_END", job.id, task.index, name, device.identity).t
+                    check_proof(params.vk, partition.public, proof, suspects, self.stages.settings.threads)
+            end = self.stages.timeline.emit("FINALIZE_END", job.id, task.index, name, device.identity).t
         except Stopped:
             raise
         except Exception as exc:  # noqa: BLE001
-            self.table.failed(task, exc, name)
+            self.stages.table.failed(task, exc, name)
             return
         except BaseException as exc:
-            _fail_up(self.table, task, exc, name, None)
+            _fail_up(self.stages.table, task, exc, name, None)
             raise
         finally:
             partition.reservation.release()
         try:
-            self.table.partition_proved(task, proof, partition.public, _timings(job, proved, end), name)
+            self.stages.table.partition_proved(task, proof, partition.public, _timings(job, proved, end), name)
         except BaseException as exc:
-            _fail_up(self.table, task, exc, name, None)
+            _fail_up(self.stages.table, task, exc, name, None)
             raise
 
     def _circuit(self, partition: SynthesizedPartition, lane: PluginLane) -> tuple[R1CS, FrArray]:
@@ -373,8 +384,8 @@ class Stages:
             return partition.assignment.r1cs, partition.assignment.witness
         task, provider = partition.task, partition.provider
         return lane.call(f"synthesize of provider {type(provider).__name__} (job {task.job.id} partition "
-                         f"{task.index})", self.stopped, provider.synthesize, task.job, task.index,
-                         self.settings.synthesis_threads)
+                         f"{task.index})", self.stages.stopped, provider.synthesize, task.job, task.index,
+                         self.stages.settings.synthesis_threads)
 
 
 def _fail_up(table: JobTable, task: PartitionTask, exc: BaseException, worker: str,
