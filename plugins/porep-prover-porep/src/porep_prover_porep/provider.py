@@ -62,7 +62,12 @@ class PorepProvider:
 
     @staticmethod
     def srs_key(job) -> str:
+        """The key of the parameters the job needs, its output read and
+        checked first (once a process): a damaged or foreign output is
+        refused (VanillaProofError) before any parameters are loaded or made."""
         p = Payload.of(job.payload)
+        if p.source is not None:
+            p.output(job.partitions)
         return f"porep:{p.proof.sector_size}:{canonical_path(p.proof, p.params) or 'insecure'}"
 
     @staticmethod
