@@ -158,7 +158,7 @@ def labels(const uint8_t[::1] replica_id not None, const uint32_t[:, ::1] table 
 def poseidon(int arity, const uint8_t[:, :, ::1] inputs not None, uint8_t[:, ::1] out not None, bint plain=False):
     """out[i] = Poseidon_arity(inputs[i]) for inputs (n, arity, 32), out (n, 32)."""
     if not poseidon_arity_supported(arity):
-        raise InvalidInputError(f"Poseidon of arity {arity}: 2, 8 and 11 are built")
+        raise InvalidInputError(f"Poseidon of arity {arity}: 2, 4, 8 and 11 are built")
     if inputs.shape[1] != arity or inputs.shape[2] != 32 or out.shape[1] != 32:
         raise InvalidInputError(f"Poseidon of arity {arity} takes (n, {arity}, 32) and (n, 32) arrays")
     _check_rows("out", out.shape[0], inputs.shape[0])
@@ -174,7 +174,7 @@ def poseidon(int arity, const uint8_t[:, :, ::1] inputs not None, uint8_t[:, ::1
 def round_constants(int arity):
     """The Grain round constants of an arity, canonical little-endian, concatenated."""
     if not poseidon_arity_supported(arity):
-        raise InvalidInputError(f"Poseidon of arity {arity}: 2, 8 and 11 are built")
+        raise InvalidInputError(f"Poseidon of arity {arity}: 2, 4, 8 and 11 are built")
     cdef size_t n = poseidon_round_constants(arity, NULL, 0)
     buf = bytearray(32 * n)
     cdef uint8_t[::1] view = buf

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Poseidon as neptune and Filecoin use it (arities 2, 8 and 11), in native code.
+"""Poseidon as neptune and Filecoin use it (arities 2, 8 and 11, and 4 for
+the PoSt sub-trees of rust-fil-proofs' test shapes), in native code.
 
 Elements are 32-byte domain values (canonical little-endian Fr). `hash_batch` takes a
 batch (n, arity, 32) and returns (n, 32), on all cores; `hash_one` one preimage.
 The constants are neptune's: Grain LFSR round constants, the Cauchy MDS matrix,
-8 full rounds and 55 / 57 / 57 partial ones; the Merkle domain tag 2^arity - 1.
+8 full rounds and 55 / 56 / 57 / 57 partial ones; the Merkle domain tag 2^arity - 1.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from porep_prover.errors import InvalidInputError
 
 from . import _native
 
-ARITIES = (2, 8, 11)
-PARTIAL_ROUNDS = {2: 55, 8: 57, 11: 57}
+ARITIES = (2, 4, 8, 11)
+PARTIAL_ROUNDS = {2: 55, 4: 56, 8: 57, 11: 57}
 FULL_ROUNDS = 8
 
 
@@ -36,10 +37,10 @@ def hash_batch(arity: int, preimages, plain: bool = False) -> np.ndarray:
 
 
 def hash_one(elements: list[bytes]) -> bytes:
-    """Poseidon of one preimage of 2, 8 or 11 domain elements."""
+    """Poseidon of one preimage of 2, 4, 8 or 11 domain elements."""
     if len(elements) not in ARITIES or any(not isinstance(e, (bytes, bytearray)) or len(e) != 32
                                            for e in elements):
-        raise InvalidInputError(f"a preimage of {len(elements)} elements: 2, 8 or 11 of 32 bytes each")
+        raise InvalidInputError(f"a preimage of {len(elements)} elements: 2, 4, 8 or 11 of 32 bytes each")
     return hash_batch(len(elements), np.frombuffer(b"".join(elements), np.uint8).reshape(1, -1, 32))[0].tobytes()
 
 

@@ -19,13 +19,14 @@ typedef struct {
     fr_t *sparse;                                   /* rp * (2t - 1): a00, v[t-1], w[t-1] */
 } params_t;
 
-static params_t PARAMS[3];
-static const int ARITIES[3] = {2, 8, 11};
-static const int PARTIAL_ROUNDS[3] = {55, 57, 57};
+#define N_ARITIES 4
+static params_t PARAMS[N_ARITIES];
+static const int ARITIES[N_ARITIES] = {2, 4, 8, 11};
+static const int PARTIAL_ROUNDS[N_ARITIES] = {55, 56, 57, 57};
 
 static params_t *params_of(int arity)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_ARITIES; i++)
         if (ARITIES[i] == arity && PARAMS[i].rc) return &PARAMS[i];
     return NULL;
 }
@@ -261,7 +262,7 @@ static int build(params_t *P, int arity, int rp)
 
 int poseidon_init(void)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_ARITIES; i++)
         if (!PARAMS[i].rc && build(&PARAMS[i], ARITIES[i], PARTIAL_ROUNDS[i]) != 0) {
             free(PARAMS[i].rc);
             PARAMS[i].rc = NULL;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Poseidon over BLS12-381's Fr as neptune defines it (Filecoin's tree and
- * column hashes): x^5 S-box, width t = arity + 1, 8 full rounds and 55 / 57 / 57
- * partial rounds for arity 2 / 8 / 11, round constants from the Grain LFSR
+ * column hashes): x^5 S-box, width t = arity + 1, 8 full rounds and 55 / 56 / 57 / 57
+ * partial rounds for arity 2 / 4 / 8 / 11, round constants from the Grain LFSR
  * (field 1, S-box 1, 255 bits, t, RF, RP), the Cauchy matrix 1/(i + t + j),
  * state[0] = the Merkle domain tag 2^arity - 1, the digest state[1].
  *
@@ -21,11 +21,11 @@
 
 #define POSEIDON_MAX_WIDTH 12
 
-/* Builds the constants of arities 2, 8 and 11 once; 0 on success, -1 when
+/* Builds the constants of arities 2, 4, 8 and 11 once; 0 on success, -1 when
  * memory ran out. Call before any other function here (not thread-safe). */
 int poseidon_init(void);
 
-/* 1 for the arities built: 2, 8, 11. */
+/* 1 for the arities built: 2, 4, 8, 11. */
 int poseidon_arity_supported(int arity);
 
 /* Round constants of an arity, (RF + RP) * t canonical elements; returns their count. */
