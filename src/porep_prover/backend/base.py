@@ -26,8 +26,7 @@ if TYPE_CHECKING:
     from ..cuda.arrays import DeviceScalars
     from ..cuda.pinned import Arena, PinnedPool as ArenaPool
     from ..memory.device_plan import DevicePlan
-    from ..memory.layout import PlannedSet
-    from ..memory.workload import Workload
+    from ..memory.workload import PointSets, Workload
     from ..r1cs.system import R1CS
 
 NO_ROW = 0xFFFFFFFF        # a row map's entry for a scalar without a point (msm_shared)
@@ -234,7 +233,7 @@ class Backend(Lane, Protocol):
     def memory_status(self) -> dict[str, int | None] | None:
         """The device's budget, plan and use in bytes (GpuBackend's keys); None on the host."""
 
-    def region(self, plan: DevicePlan | None = None, arrays: PlannedSet | None = None,
+    def region(self, plan: DevicePlan | None = None, arrays: PointSets | None = None,
                options: MsmOptions | None = None, overlap: bool = False
                ) -> contextlib.AbstractContextManager[Region]:
         """A kernel region's lanes (Region): the device's memory laid out by

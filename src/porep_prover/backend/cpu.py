@@ -20,8 +20,7 @@ from .base import NO_ROW, AssignmentT, Capabilities, MsmOptions, OneLane, Prepar
 
 if TYPE_CHECKING:
     from ..memory.device_plan import DevicePlan
-    from ..memory.layout import PlannedSet
-    from ..memory.workload import Workload
+    from ..memory.workload import PointSets, Workload
     from ..r1cs.system import R1CS
 
 
@@ -179,7 +178,7 @@ class CpuBackend:
     def memory_status(self) -> None:
         return None
 
-    def region(self, plan: DevicePlan | None = None, arrays: PlannedSet | None = None,
+    def region(self, plan: DevicePlan | None = None, arrays: PointSets | None = None,
                options: MsmOptions | None = None, overlap: bool = False) -> contextlib.nullcontext[OneLane]:
         # one stream of work, and no window tables on the host: no option applies
         return contextlib.nullcontext(OneLane(self))

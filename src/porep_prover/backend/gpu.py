@@ -67,8 +67,7 @@ if TYPE_CHECKING:
     from ..cuda import DeviceInfo, _driver
     from ..curve.points import G1Array, G1Point, G2Array, G2Point
     from ..memory.device_plan import DevicePlan
-    from ..memory.layout import PlannedSet
-    from ..memory.workload import Workload
+    from ..memory.workload import PointSets, Workload
     from ..r1cs.system import R1CS
 
 
@@ -148,14 +147,14 @@ class GpuBackend:
         it was set to since the last layout."""
         self._lay_out(None, None, again=True)
 
-    def _lay_out(self, plan: DevicePlan | None, arrays: PlannedSet | None, again: bool = False) -> None:
+    def _lay_out(self, plan: DevicePlan | None, arrays: PointSets | None, again: bool = False) -> None:
         """The device's memory laid out by plan for arrays (unplanned without
         a plan: the card's memory), and the NTT's twiddles as it chose;
         nothing where they are already, unless again (the lock held: a new
         layout re-places what kernels read)."""
         if plan is not None and arrays is None:
             raise InvalidInputError("a kernel region's plan needs the parameter set it was made for (arrays=)")
-        layout = unplanned(self.memory.card_bytes) if plan is None else layout_of(plan, cast("PlannedSet", arrays))
+        layout = unplanned(self.memory.card_bytes) if plan is None else layout_of(plan, cast("PointSets", arrays))
         with self.device.lock:
             if self.memory.lay_out(layout, again):
                 self.ntt_ops.set_compact_twiddles(layout.compact_twiddles)
@@ -250,7 +249,7 @@ class GpuBackend:
                    scalars: Scalars, threads: int) -> list[G1Point | G2Point]:
         return self.lane.msm_shared(sets, scalars, threads)
 
-    def region(self, plan: DevicePlan | None = None, arrays: PlannedSet | None = None,
+    def region(self, plan: DevicePlan | None = None, arrays: PointSets | None = None,
                options: MsmOptions | None = None, overlap: bool = False
                ) -> contextlib.AbstractContextManager[GpuRegion]:
         """A kernel region's lanes (GpuRegion), the device's memory laid out

@@ -31,7 +31,7 @@ from ..ntt.flavor import Flavor
 if TYPE_CHECKING:
     from ..backend.base import Backend, Lane, MsmOptions, Region, Scalars
     from ..memory.device_plan import DevicePlan
-    from ..memory.layout import PlannedSet
+    from ..memory.workload import PointSets
     from ..r1cs.system import R1CS
 
 
@@ -123,7 +123,7 @@ Step: TypeAlias = "HStep | TakeStep | UploadStep | MsmStep | SumStep"
 
 def run_region(be: Backend, steps: list[Step], threads: int, clock: Clock, options: MsmOptions | None = None,
                overlap: bool = False, host: Backend | None = None, plan: DevicePlan | None = None,
-               arrays: PlannedSet | None = None) -> dict[str, G1Point | G2Point]:
+               arrays: PointSets | None = None) -> dict[str, G1Point | G2Point]:
     """Run steps on be's region (plan: the device's memory plan for arrays,
     the parameter set the steps read; options: its MSMs'; overlap: side
     steps on the side lane where be has one), host steps on host. The first

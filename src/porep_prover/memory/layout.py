@@ -22,23 +22,17 @@ streamed, an MSM in one pass.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .sizes import MARGIN
+from .workload import PointSets
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .device_plan import DevicePlan
-
-
-class LimbsArray(Protocol):
-    """A point array by its limbs (curve.points.G1Array, G2Array)."""
-
-    @property
-    def limbs(self) -> NDArray[np.uint64]: ...
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -71,26 +65,7 @@ class Layout:
         return hash(self.key)
 
 
-class PlannedSet(Protocol):
-    """A parameter set as a layout reads it: its SRS point arrays by name."""
-
-    @property
-    def h(self) -> LimbsArray: ...
-
-    @property
-    def l(self) -> LimbsArray: ...  # noqa: E743 (the parameter set's own name)
-
-    @property
-    def a(self) -> LimbsArray: ...
-
-    @property
-    def b_g1(self) -> LimbsArray: ...
-
-    @property
-    def b_g2(self) -> LimbsArray: ...
-
-
-def layout_of(plan: DevicePlan, params: PlannedSet) -> Layout:
+def layout_of(plan: DevicePlan, params: PointSets) -> Layout:
     """The layout plan gives params' arrays (the set it was made for): what
     it streams, its chunks and passes, and for the resident arrays what it
     keeps resident and the slack the budget leaves beside its peak."""

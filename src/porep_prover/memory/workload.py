@@ -20,11 +20,15 @@ them, in one place.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sized
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
 
 from ..errors import InvalidInputError
 from .sizes import POINT_BYTES, SCALAR_BYTES, aligned
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 ARRAYS = ("h", "l", "a", "b_g1", "b_g2")
 GROUPS = {"h": 1, "l": 1, "a": 1, "b_g1": 1, "b_g2": 2}
@@ -37,27 +41,39 @@ class InputsKey(Protocol):
     def num_inputs(self) -> int: ...
 
 
-class SrsArrays(Protocol):
-    """A parameter set as a shape reads it (groth16.keys.Parameters): its SRS
-    point arrays' lengths and its verifying key's inputs."""
+class Points(Protocol):
+    """An SRS array (curve.points.G1Array, G2Array): its length and its limbs, a row a point."""
+
+    @property
+    def limbs(self) -> NDArray[np.uint64]: ...
+
+    def __len__(self) -> int: ...
+
+
+class PointSets(Protocol):
+    """A parameter set's SRS point arrays by name (groth16.keys.Parameters)."""
+
+    @property
+    def h(self) -> Points: ...
+
+    @property
+    def l(self) -> Points: ...  # noqa: E743 (the parameter set's own name)
+
+    @property
+    def a(self) -> Points: ...
+
+    @property
+    def b_g1(self) -> Points: ...
+
+    @property
+    def b_g2(self) -> Points: ...
+
+
+class SrsArrays(PointSets, Protocol):
+    """A parameter set as a shape reads it: its point arrays and its verifying key."""
 
     @property
     def vk(self) -> InputsKey: ...
-
-    @property
-    def h(self) -> Sized: ...
-
-    @property
-    def l(self) -> Sized: ...  # noqa: E743 (the parameter set's own name)
-
-    @property
-    def a(self) -> Sized: ...
-
-    @property
-    def b_g1(self) -> Sized: ...
-
-    @property
-    def b_g2(self) -> Sized: ...
 
 
 class Circuit(Protocol):
