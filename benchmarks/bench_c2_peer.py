@@ -155,7 +155,7 @@ def host_memory() -> dict[str, float]:
     """GiB: the process's RSS now (/proc/self/statm) and at its peak, the host's memory in use."""
     try:
         with open("/proc/self/statm") as f:
-            rss = int(f.read().split()[1]) * resource.getpagesize() / 2**30
+            rss = int(f.read().split()[1]) * resource.getpagesize() / GIB
     except (OSError, ValueError, IndexError):
         rss = float("nan")
     return {"rss_gib": rss, "rss_peak_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
@@ -194,8 +194,8 @@ def ours_row(be, params, r1cs, witness, threads, gib, reps, blinding, on_device)
                          "region_ms": (t3 - t2) * 1e3, "finish_ms": (t4 - t3) * 1e3, "whole_ms": (t4 - t0) * 1e3})
     status = be.memory_status()
     row = {"prover": "ours", "gib": gib, "budget": f"{gib:g} GiB" if gib else "the card's",
-           "matvec": "device" if dev else "host", **medians(runs), "device_peak_gib": status["peak"] / 2**30,
-           "pinned_gib": status["pinned"] / 2**30, **host_memory()}
+           "matvec": "device" if dev else "host", **medians(runs), "device_peak_gib": status["peak"] / GIB,
+           "pinned_gib": status["pinned"] / GIB, **host_memory()}
     return row, proofs
 
 
@@ -331,7 +331,7 @@ def run(args: argparse.Namespace, c2: SupraSealC2) -> int:
         print(f"scale {asked:g}'s parameters do not fit {folder}: scale {args.scale:g}", flush=True)
     be = get_backend("gpu")
     info = be.info
-    print(f"device: {info.name} ({info.arch}, {info.memory_bytes / 2**30:.0f} GiB); supraseal-c2 {c2.variant}",
+    print(f"device: {info.name} ({info.arch}, {info.memory_bytes / GIB:.0f} GiB); supraseal-c2 {c2.variant}",
           flush=True)
     report.set(device=info.name)
     params, r1cs, witness = partition_of(args, path, threads, report)
@@ -349,9 +349,9 @@ def run(args: argparse.Namespace, c2: SupraSealC2) -> int:
     vk, points = params.vk, {k: len(getattr(params, k)) for k in ("h", "l", "a", "b_g1", "b_g2")}
     del params                            # 47 GB at scale 1: the peer pins as much again
     gc.collect()
-    free = be.memory_status()["free"] / 2**30
+    free = be.memory_status()["free"] / GIB
     row, proofs["supraseal-c2"] = peer_row(c2, path, inputs, points, args.reps, blinding)
-    row.update(device_free_before_gib=free, device_free_after_gib=be.memory_status()["free"] / 2**30)
+    row.update(device_free_before_gib=free, device_free_after_gib=be.memory_status()["free"] / GIB)
     report.add(row)
     print_row(row)
     return 0 if compared(proofs, vk, witness[1:r1cs.num_inputs].to_ints(), report) else 1

@@ -236,9 +236,9 @@ def under_budget(be, params, r1cs, witness, threads, on_device, gib: float, reps
             "onto": getattr(getattr(be, "msm_ops", None), "onto", False),
             "matvec": "device" if dev else "host", "b_g2": "device" if g2 else "host",
             "ms": statistics.median(seconds) * 1e3, "finish_ms": finished * 1e3, "copy_wait_ms": waited,
-            "peak_gib": after["peak"] / 2**30, "streamed_gib": (after["streamed"] - before["streamed"]) / 2**30,
-            "dropped_gib": after["dropped"] / 2**30, "planned_gib": chosen.planned_bytes / 2**30,
-            "pinned_gib": after["pinned"] / 2**30, "host_used_gib": host_used_gib(),
+            "peak_gib": after["peak"] / GIB, "streamed_gib": (after["streamed"] - before["streamed"]) / GIB,
+            "dropped_gib": after["dropped"] / GIB, "planned_gib": chosen.planned_bytes / GIB,
+            "pinned_gib": after["pinned"] / GIB, "host_used_gib": host_used_gib(),
             "steps_ms": {k: v * 1e3 / reps for k, v in laps.items()},
             "rss_peak_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
 
@@ -247,7 +247,7 @@ def host_used_gib() -> float:
     """The host's memory in use now (its memory less what is available, every process), GiB; NaN where the
     platform does not say what is available."""
     available = host_available_bytes()
-    return float("nan") if available is None else (host_memory_bytes() - available) / 2**30
+    return float("nan") if available is None else (host_memory_bytes() - available) / GIB
 
 
 def switches(ap: argparse.ArgumentParser, name: str, spec: str) -> list[str]:
