@@ -17,9 +17,9 @@ from typing import Sequence
 from ..registered import tree_arities
 from .boolean import Boolean
 from .builder import Builder
-from .gadgets import add, alloc_num, equal, inputize, pack_into_inputs, reverse_bit_numbering, to_bits_le, \
-    uint64_bits
-from .hashes import create_label, poseidon, sha256_level, tree_level
+from .gadgets import add, reverse_bit_numbering, to_bits_le, uint64_bits
+from .hashes import create_label, poseidon, sha256_level
+from .por import Path, equal, inputize, num, pack_inputs, por, unknown_path
 from .system import TraceCS
 
 DRG_PARENTS, EXP_PARENTS = 6, 8
@@ -43,12 +43,6 @@ class Layout:
     def tree_arities(self) -> list[int]:
         """The arity of each level of a tree_c / tree_r_last path, leaf first."""
         return tree_arities(self.nodes, self.tree)
-
-
-@dataclass(frozen=True)
-class Path:
-    """A Merkle path's values: per level the index within the siblings and the siblings."""
-    levels: tuple[tuple[int, tuple[int, ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -80,27 +74,8 @@ class PartitionValues:
 # ---------------------------------------------------------------- gadget calls
 
 
-def _num(cs: TraceCS, leaves: list, data: list) -> list:
-    return [alloc_num(cs, data[0])]
-
-
-def _inputize(cs: TraceCS, leaves: list, data: list) -> list:
-    inputize(cs, leaves[0])
-    return []
-
-
 def _to_bits(cs: TraceCS, leaves: list, data: list) -> list:
     return to_bits_le(cs, leaves[0])
-
-
-def _equal(cs: TraceCS, leaves: list, data: list) -> list:
-    equal(cs, leaves[0], leaves[1])
-    return []
-
-
-def _pack_inputs(cs: TraceCS, leaves: list, data: list) -> list:
-    pack_into_inputs(cs, leaves)
-    return []
 
 
 def _uint64(cs: TraceCS, leaves: list, data: list) -> list:
@@ -111,35 +86,23 @@ def _encode(cs: TraceCS, leaves: list, data: list) -> list:
     return [add(cs, leaves[0], leaves[1])]
 
 
-def num(b: Builder, value: int | None) -> int:
-    return b.call("num", _num, [], [value])[0]
-
-
 def _bits(b: Builder, x: int) -> list[Boolean]:
     return b.call("to_bits_le", _to_bits, [x])
 
 # ---------------------------------------------------------------- the partition
 
 
-def _unknown_path(arities: Sequence[int]) -> Path:
-    return Path(tuple((None, (None,) * (a - 1)) for a in arities))        # type: ignore[misc]
+def _sha_level(b: Builder, cur: int, arity: int, index: int | None, siblings) -> tuple[list[Boolean], int]:
+    bit, parent = sha256_level(b, cur, index, siblings[0])
+    return [bit], parent
 
 
 def _inclusion(b: Builder, layout: Layout, leaf: int, path: Path, root: int, sha: bool) -> None:
-    """PoRCircuit with a private root: the path up from leaf, its index bits packed
-    into a public input, the root enforced equal."""
-    bits: list[Boolean] = []
-    cur = leaf
-    arities = [2] * layout.tree_d_depth if sha else layout.tree_arities
-    for arity, (index, siblings) in zip(arities, path.levels, strict=True):
-        if sha:
-            bit, cur = sha256_level(b, cur, index, siblings[0])
-            bits.append(bit)
-        else:
-            level_bits, cur = tree_level(b, cur, arity, index, siblings)
-            bits += level_bits
-    b.call("pack into inputs", _pack_inputs, bits)
-    b.call("equal", _equal, [cur, root])
+    """PoRCircuit with a private root, in tree_d (sha) or a Poseidon tree."""
+    if sha:
+        por(b, [2] * layout.tree_d_depth, leaf, path, root, _sha_level)
+    else:
+        por(b, layout.tree_arities, leaf, path, root)
 
 
 def _column(b: Builder, layout: Layout, column: ColumnValues, comm_c: int) -> list[int]:
@@ -151,9 +114,9 @@ def _column(b: Builder, layout: Layout, column: ColumnValues, comm_c: int) -> li
 def _challenge(b: Builder, layout: Layout, v: ChallengeValues | None, roots: dict[str, int],
                replica_bits: list[Boolean]) -> None:
     if v is None:
-        tree_path = _unknown_path(layout.tree_arities)
+        tree_path = unknown_path(layout.tree_arities)
         unknown_column = ColumnValues((None,) * layout.layers, tree_path)             # type: ignore[arg-type]
-        v = ChallengeValues(None, None, _unknown_path([2] * layout.tree_d_depth),     # type: ignore[arg-type]
+        v = ChallengeValues(None, None, unknown_path([2] * layout.tree_d_depth),     # type: ignore[arg-type]
                             (unknown_column,) * DRG_PARENTS, (unknown_column,) * EXP_PARENTS, tree_path, tree_path)
     with b.task(1):
         data_leaf = num(b, v.data_leaf)
@@ -164,7 +127,7 @@ def _challenge(b: Builder, layout: Layout, v: ChallengeValues | None, roots: dic
             parents.append(_column(b, layout, column, roots["comm_c"]))
     with b.task(1):
         node_bits = b.call("uint64", _uint64, [], [v.challenge])
-        b.call("pack into inputs", _pack_inputs, node_bits)
+        pack_inputs(b, node_bits)
     labels = []
     for layer in range(1, layout.layers + 1):
         with b.task(2):
@@ -185,15 +148,15 @@ def synthesize(b: Builder, layout: Layout, values: PartitionValues | None = None
     get = (lambda name: getattr(values, name)) if values is not None else (lambda name: None)
     with b.task(0):
         replica = num(b, get("replica_id"))
-        b.call("inputize", _inputize, [replica])
+        inputize(b, replica)
         replica_bits = reverse_bit_numbering(_bits(b, replica))
         roots = {}
         for name in ("comm_d", "comm_r"):
             roots[name] = num(b, get(name))
-            b.call("inputize", _inputize, [roots[name]])
+            inputize(b, roots[name])
         roots["comm_r_last"] = num(b, get("comm_r_last"))
         roots["comm_c"] = num(b, get("comm_c"))
-        b.call("equal", _equal, [roots["comm_r"], poseidon(b, [roots["comm_c"], roots["comm_r_last"]])])
+        equal(b, roots["comm_r"], poseidon(b, [roots["comm_c"], roots["comm_r_last"]]))
     challenges = values.challenges if values is not None else (None,) * layout.challenges
     if len(challenges) != layout.challenges:
         raise ValueError(f"{len(challenges)} challenges for a circuit of {layout.challenges}")
