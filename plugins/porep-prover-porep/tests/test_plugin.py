@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The plugin loads through its entry point and registers the "porep" provider; its
-registered seal proofs follow filecoin-proofs' constants."""
+"""The plugin loads through its entry point and registers the "porep",
+"winning-post" and "window-post" providers; its registered seal proofs follow
+filecoin-proofs' constants."""
 import pytest
 
 pytest.importorskip("porep_prover_porep.plugin")
@@ -10,10 +11,10 @@ from porep_prover.hooks import collect_registry, plugin_manager  # noqa: E402
 from porep_prover_porep.registered import REGISTERED, seal_proof  # noqa: E402
 
 
-def test_loaded_through_the_entry_point_registering_the_porep_provider():
+def test_loaded_through_the_entry_point_registering_its_providers():
     report = collect_registry(plugin_manager()).plugin_report()
     loaded = {p["name"]: p["registered"] for p in report["loaded"]}
-    assert loaded.get("porep") == ["provider porep"]
+    assert loaded.get("porep") == ["provider porep", "provider winning-post", "provider window-post"]
     assert "porep" not in {p["name"] for p in report.get("skipped", [])}
 
 

@@ -1,13 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The porep plugin's hooks: the synthesis provider of job kind "porep"
-(Filecoin's StackedDRG circuit over a commit-phase-1 output; provider.py)."""
+"""The porep plugin's hooks: the synthesis providers of job kinds "porep"
+(Filecoin's StackedDRG circuit over a commit-phase-1 output; provider.py),
+"winning-post" and "window-post" (Filecoin's FallbackPoSt circuit over a
+PoSt's vanilla proofs; post/provider.py)."""
 from __future__ import annotations
 
 from porep_prover import hookimpl
 
+from .post.provider import PostProvider
 from .provider import PorepProvider
 
 
 @hookimpl
 def porep_prover_register_synthesis_providers(registry) -> None:
     registry.add_provider(PorepProvider())
+    registry.add_provider(PostProvider("winning"))
+    registry.add_provider(PostProvider("window"))

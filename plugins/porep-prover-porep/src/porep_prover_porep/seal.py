@@ -96,6 +96,10 @@ class Sealed(PreCommit1):
     tree_r_last: MerkleTree
 
     @property
+    def comm_c(self) -> bytes:
+        return self.tree_c.root
+
+    @property
     def comm_r(self) -> bytes:
         return poseidon.hash_one([self.tree_c.root, self.tree_r_last.root])
 

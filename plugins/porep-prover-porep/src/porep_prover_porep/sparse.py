@@ -114,6 +114,10 @@ class SparseSector:
         return self.tree_d.root
 
     @property
+    def comm_c(self) -> bytes:
+        return self.tree_c.root
+
+    @property
     def comm_r(self) -> bytes:
         return poseidon.hash_one([self.tree_c.root, self.tree_r_last.root])
 

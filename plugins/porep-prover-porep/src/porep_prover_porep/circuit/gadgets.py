@@ -2,7 +2,7 @@
 """The small gadgets of bellperson and storage-proofs-core, allocation for
 allocation: numbers from data, inputize, to_bits_le (255 bits and the
 unpacking constraint), multipack's pack_bits and pack_into_inputs, UInt64
-from data, pick and the insertion permutations (insert_2, insert_8),
+from data, pick and the insertion permutations (insert_2, insert_4, insert_8),
 constraint::equal and add (encode), and the Merkle path levels of
 storage-proofs-core's PoR gadget (index bits, siblings, insertion, hash).
 """
@@ -102,10 +102,15 @@ def pick(cs: TraceCS, condition: Boolean, a: int, b: int) -> int:
 
 
 def insert(cs: TraceCS, element: int, bits: Sequence[Boolean], elements: Sequence[int]) -> list[int]:
-    """storage-proofs-core's insert for 2 and 8 children: element placed at the
-    position the bits give among the others (insert_2, insert_8)."""
+    """storage-proofs-core's insert for 2, 4 and 8 children: element placed at
+    the position the bits give among the others (insert_2, insert_4, insert_8)."""
     if len(elements) == 1:
         return [pick(cs, bits[0], elements[0], element), pick(cs, bits[0], element, elements[0])]
+    if len(elements) == 3:
+        b0, b1 = bits
+        a, b, c, d = element, *elements
+        return [pick(cs, b1, b, pick(cs, b0, b, a)), pick(cs, b1, c, pick(cs, b0, a, b)),
+                pick(cs, b1, pick(cs, b0, d, a), c), pick(cs, b1, pick(cs, b0, a, d), d)]
     assert len(elements) == 7 and len(bits) == 3
     b0, b1, b2 = bits
     a, b, c, d, e, f, g, h = element, *elements

@@ -12,7 +12,6 @@ encoding, the replica path and the challenged column.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..registered import tree_arities
 from .boolean import Boolean
