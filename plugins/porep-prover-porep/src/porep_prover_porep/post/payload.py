@@ -11,7 +11,7 @@ Payloads, every key checked (InvalidInputError naming it):
     the Python API's and bench batch's: the same, with vanilla_proofs also as
         bytes (the file's content) or a list of FallbackPoStSectorProofs'
         bytes, randomness also as 32 bytes, registered_proof also as a name,
-        and "params" (a .params file)
+        and "params" (a .params file); bench batch adds "seed", unused
 
 The file (or bytes) holds the request's vanilla proofs as bincode writes a
 Vec<Vec<u8>> (bincode.write_list), each a FallbackPoStSectorProof as
@@ -41,8 +41,8 @@ from .registered import REGISTERED_POST, PoStProof, post_proof
 U64 = (1 << 64) - 1
 MAX_FILE_BYTES = 256 << 20      # a full 32 GiB WindowPoSt partition's proofs are ~59 MB
 KEYS = {"vanilla_proofs", "registered_proof", "sector_size", "randomness", "partition_index", "sector_number",
-        "miner_id", "params"}
-PRELOAD_KEYS = {"sector_size", "registered_proof", "params"}
+        "miner_id", "params", "seed"}
+PRELOAD_KEYS = {"sector_size", "registered_proof", "params", "seed"}
 KEEP_READ = 4
 
 

@@ -5,6 +5,7 @@ them, and laid out in a partition's sector slots as filecoin-proofs'
 single_partition_vanilla_proofs lays them out.
 
     sector_proof(proof, replica, sector_id, randomness)   generate_single_vanilla_proof
+    SparseReplica(proof, leaf, comm_c)                    a replica for benchmarks and tests, any size
     verify(proof, sector_proofs, randomness, partition)   every check below, VanillaProofError naming the first
     slots(proof, sector_proofs)                           the circuit's values, a slot each
 
@@ -28,7 +29,7 @@ from .. import poseidon
 from ..circuit.por import Path
 from ..fr32 import R
 from ..proofs import MerkleProof
-from ..trees import path_index
+from ..trees import SparseTree, path_index
 from .bincode import FallbackSectorProof, SectorProof
 from .challenges import sector_challenges
 from .circuit import SlotValues
@@ -48,6 +49,17 @@ class Replica(Protocol):
 
     @property
     def comm_c(self) -> bytes: ...
+
+
+class SparseReplica:
+    """A replica for benchmarks and tests, never a sector (nothing sealed, no
+    storage proved): tree_r_last of the proof's shape whose every leaf is one
+    value (trees.SparseTree: only the opened paths are hashed, so any size is
+    opened in milliseconds) and a comm_c given; leaf and comm_c below r."""
+
+    def __init__(self, proof: PoStProof, leaf: bytes, comm_c: bytes):
+        self.tree_r_last = SparseTree("poseidon", proof.nodes, proof.tree, leaf, {})
+        self.comm_c = comm_c
 
 
 def sector_proof(proof: PoStProof, replica: Replica, sector_id: int, randomness: bytes, partition: int = 0,
