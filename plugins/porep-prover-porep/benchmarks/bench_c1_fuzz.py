@@ -152,15 +152,15 @@ def wire_cases(count: int, seed: int) -> collections.Counter:
                 payload = json.dumps({"c1": str(path), "miner_id": MINER, "sector_id": SECTOR}).encode()
                 wrapped = json.dumps({"SectorNum": SECTOR, "SectorSize": 2048,
                                       "Phase1Out": base64.b64encode(case).decode()}).encode()
-                calls = (("own", lambda: service.SubmitProof(own.SubmitProofRequest(
-                             kind="porep", partitions=1, payload=payload), timeout=60)),
-                         ("cuzk", lambda: wire.SubmitProof(cuzk.SubmitProofRequest(
+                calls = (("own", service.SubmitProof, own.SubmitProofRequest(kind="porep", partitions=1,
+                                                                             payload=payload)),
+                         ("cuzk", wire.SubmitProof, cuzk.SubmitProofRequest(
                              request_id=f"fuzz-{i}", proof_kind=cuzk.POREP_SEAL_COMMIT,
                              registered_proof=seal_proof("StackedDrg2KiBV1_1").number, sector_size=2048,
-                             sector_number=SECTOR, miner_id=MINER, vanilla_proof=wrapped), timeout=60)))
-                for name, call in calls:
+                             sector_number=SECTOR, miner_id=MINER, vanilla_proof=wrapped)))
+                for name, call, request in calls:
                     try:
-                        call()
+                        call(request, timeout=60)
                         counted[f"{name} OK"] += 1
                     except grpc.RpcError as exc:
                         counted[f"{name} {exc.code().name}"] += 1
