@@ -118,7 +118,7 @@ def test_payload_forms_and_refusals(sealed_2k, tmp_path):
         ({**obj, "partition_index": 1}, InvalidInputError, "one partition"),
         ({**obj, "registered_proof": 5}, InvalidInputError, "not a registered winning PoSt proof"),
         ({**obj, "sector_size": 4096}, InvalidInputError, "sector_size 4096"),
-        ({**obj, "seed": 1}, InvalidInputError, "unknown keys seed"),
+        ({**obj, "ticket": 1}, InvalidInputError, "unknown keys ticket"),
         ({**obj, "vanilla_proofs": bincode.write_list(items * 2)}, VanillaProofError, "2 sectors' vanilla proofs"),
         ({**obj, "vanilla_proofs": obj["vanilla_proofs"][:-3]}, VanillaProofError, "vanilla_proofs"),
         ({**obj, "vanilla_proofs": str(tmp_path / "missing")}, InvalidInputError, "cannot be read"),
