@@ -134,3 +134,9 @@ def test_payload_forms_and_refusals(sealed_2k, tmp_path):
     three["vanilla_proofs"] = bincode.write_list(bincode.read_list(three["vanilla_proofs"]) * 3)
     with pytest.raises(VanillaProofError, match="takes 1 to 2"):
         WINDOW.parse_payload(three, 1)
+
+
+def test_the_kinds_default_priorities():
+    """A job given no priority takes its kind's: WinningPoSt CRITICAL (4), WindowPoSt HIGH (3)."""
+    assert [Job(kind, 1).priority for kind in ("winning-post", "window-post", "porep")] == [4, 3, 0]
+    assert Job("winning-post", 1, priority=1).priority == 1

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 _SEQ = itertools.count()
 MAX_PARTITIONS = 1 << 16           # a job's partitions (a 32 GiB PoRep has 10)
+# the priority of a job of these kinds submitted with none (0; the wires' PRIORITY_UNSPECIFIED), on the daemons'
+# scale (LOW 1, NORMAL 2, HIGH 3, CRITICAL 4): a WinningPoSt must end inside its epoch, a WindowPoSt within its deadline
+KIND_PRIORITIES = {"winning-post": 4, "window-post": 3}
 MAX_TIMEOUT_SECONDS = 365 * 86400.0
 
 
@@ -36,7 +39,9 @@ class Job:
     """Work for the engine: `partitions` independent proofs of one circuit.
 
     kind: picks the synthesis provider (e.g. "inline", "r1cs-file").
-    priority: larger runs earlier under a priority scheduler.
+    priority: larger runs earlier under a priority scheduler; 0 (the
+        default): the kind's (KIND_PRIORITIES: CRITICAL, 4, for a
+        winning-post job, HIGH, 3, for a window-post one), else 0.
     payload: the provider's input (what to synthesize).
     only: the partitions to prove (indices from 0 to partitions - 1, at least
         one); None: every one. The others are taken as proved elsewhere
@@ -73,6 +78,8 @@ class Job:
                                     f"got {self.partitions!r}")
         if not isinstance(self.kind, str) or not self.kind:
             raise InvalidInputError(f"job kind must be a non-empty string, got {self.kind!r}")
+        if self.priority == 0:
+            self.priority = KIND_PRIORITIES.get(self.kind, 0)
         if self.only is not None:
             only = list(self.only) if isinstance(self.only, (set, frozenset, list, tuple, range)) else None
             if not only or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.partitions
