@@ -8,6 +8,7 @@ on and off."""
 import hashlib
 import json
 import os
+import struct
 import threading
 import types
 
@@ -32,8 +33,9 @@ SNAP_PARTITIONS = (1, 4, 16, 16, 16)     # storage-proofs-update's partition_cou
 # 14 enum, 11 message; a trailing + marks a repeated field
 INTERFACE = {
     "SubmitProofRequest": "1 request_id 9, 2 proof_kind 14, 3 sector_size 4, 4 registered_proof 4, 5 priority 14, "
-                          "10 vanilla_proof 12, 20 sector_number 4, 21 miner_id 4, 22 randomness 12, "
-                          "23 partition_index 13, 30 sector_key_cid 12, 31 new_sealed_cid 12, 32 new_unsealed_cid 12",
+                          "10 vanilla_proof 12, 11 vanilla_proofs 12+, 20 sector_number 4, 21 miner_id 4, "
+                          "22 randomness 12, 23 partition_index 13, 30 comm_r_old 12, 31 comm_r_new 12, "
+                          "32 comm_d_new 12",
     "SubmitProofResponse": "1 job_id 9, 2 queue_position 13, 3 assigned_gpu 9",
     "AwaitProofRequest": "1 job_id 9, 2 timeout_ms 4",
     "AwaitProofResponse": "1 job_id 9, 2 status 14, 3 proof 12, 4 error_message 9, 10 queue_wait_ms 4, "
@@ -108,26 +110,45 @@ def test_a_seal_commit_becomes_a_porep_job_of_its_registered_proofs_partitions(r
 
 
 def test_the_other_kinds_and_the_priorities(rng):
+    """A PoSt or SnapDeals request: its vanilla proofs (field 11, or a single one
+    in field 10) in one file as bincode writes a Vec<Vec<u8>>, its randomness
+    and partition (PoSt) or commitments (SnapDeals) as hex."""
     defaults = {pb.POREP_SEAL_COMMIT: pb.NORMAL, pb.SNAP_DEALS_UPDATE: pb.NORMAL, pb.WINDOW_POST_PARTITION: pb.HIGH,
                 pb.WINNING_POST: pb.CRITICAL}
     kinds = {pb.SNAP_DEALS_UPDATE: "snap-update", pb.WINDOW_POST_PARTITION: "window-post",
              pb.WINNING_POST: "winning-post"}
     for kind, name in kinds.items():
         for size, snap in zip(SIZES, SNAP_PARTITIONS):
-            randomness, cid = rng.randbytes(32), rng.randbytes(rng.randrange(0, 40))
-            job = wire_job(request(proof_kind=kind, registered_proof=3, sector_size=size, randomness=randomness,
-                                   new_sealed_cid=cid, partition_index=7, miner_id=1000))
+            randomness, comm = rng.randbytes(32), rng.randbytes(rng.randrange(0, 40))
+            proofs = [rng.randbytes(rng.randrange(1, 300)) for _ in range(rng.randrange(1, 5))]
+            job = wire_job(pb.SubmitProofRequest(proof_kind=kind, registered_proof=3, sector_size=size,
+                                                 randomness=randomness, comm_r_new=comm, partition_index=7,
+                                                 miner_id=1000, vanilla_proofs=proofs))
             assert (job.kind, job.partitions, job.priority) == \
                 (name, snap if kind == pb.SNAP_DEALS_UPDATE else 1, defaults[kind])
-            assert job.fields == {"registered_proof": 3, "sector_size": size, "sector_number": 0, "miner_id": 1000,
-                                  "randomness": randomness.hex(), "sector_key_cid": "", "new_sealed_cid": cid.hex(),
-                                  "new_unsealed_cid": "", "partition_index": 7}
+            fields = {"registered_proof": 3, "sector_size": size, "sector_number": 0, "miner_id": 1000}
+            if kind == pb.SNAP_DEALS_UPDATE:
+                fields |= {"comm_r_old": "", "comm_r_new": comm.hex(), "comm_d_new": ""}
+            else:
+                fields |= {"randomness": randomness.hex(), "partition_index": 7}
+            assert job.fields == fields and job.inbox_key == "vanilla_proofs"
+            assert job.data == struct.pack("<Q", len(proofs)) + b"".join(struct.pack("<Q", len(x)) + x
+                                                                         for x in proofs)
+            single = wire_job(request(proof_kind=kind, sector_size=size, vanilla_proof=proofs[0]))
+            assert single.data == struct.pack("<QQ", 1, len(proofs[0])) + proofs[0]
+            assert json.loads(job.payload_json("/x"))["vanilla_proofs"] == "/x"
         for priority in (pb.LOW, pb.NORMAL, pb.HIGH, pb.CRITICAL):
             assert wire_job(request(proof_kind=kind, sector_size=SIZES[0], priority=priority)).priority == priority
+        for bad in (pb.SubmitProofRequest(proof_kind=kind, sector_size=SIZES[0]),
+                    pb.SubmitProofRequest(proof_kind=kind, sector_size=SIZES[0], vanilla_proofs=[b"x", b""])):
+            with pytest.raises(InvalidInputError, match="vanilla_proofs is empty or holds an empty proof"):
+                wire_job(bad)
     with pytest.raises(InvalidInputError, match="sector_size 12345 is not a sector size"):
         wire_job(request(proof_kind=pb.SNAP_DEALS_UPDATE, sector_size=12345))
     with pytest.raises(InvalidInputError, match="randomness of 257 bytes: at most 256"):
         wire_job(request(proof_kind=pb.WINNING_POST, randomness=b"r" * 257))
+    with pytest.raises(InvalidInputError, match="comm_d_new of 300 bytes: at most 256"):
+        wire_job(request(proof_kind=pb.SNAP_DEALS_UPDATE, sector_size=SIZES[0], comm_d_new=b"c" * 300))
     for bad in (5, -3, 1 << 20):
         with pytest.raises(InvalidInputError, match=f"priority {bad} is not one of"):
             wire_job(request(proof_kind=pb.WINNING_POST, priority=bad))

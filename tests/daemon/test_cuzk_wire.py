@@ -337,7 +337,8 @@ TEXT = st.one_of(st.text(max_size=40), st.sampled_from(["", "porep-32g", "wpost-
 REQUESTS = st.builds(pb.SubmitProofRequest, request_id=TEXT, proof_kind=ENUM, sector_size=UINT64,
                      registered_proof=UINT64, priority=ENUM, vanilla_proof=st.binary(max_size=300),
                      sector_number=UINT64, miner_id=UINT64, randomness=st.binary(max_size=300),
-                     partition_index=st.integers(0, 2**32 - 1), sector_key_cid=st.binary(max_size=300))
+                     partition_index=st.integers(0, 2**32 - 1), comm_r_old=st.binary(max_size=300),
+                     vanilla_proofs=st.lists(st.binary(max_size=100), max_size=3))
 FINE = {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.NOT_FOUND}
 
 

@@ -31,6 +31,7 @@ import threading
 
 import grpc
 
+from ..engine.jobs import KIND_PRIORITIES
 from ..errors import CapacityError, EngineError, InputPathError, InvalidInputError, PorepProverError
 from . import jobs as daemon_jobs
 from .v1 import proving_pb2 as pb
@@ -101,9 +102,10 @@ def _within(request, **limits: int) -> None:
             raise InvalidInputError(f"{name} of {len(value)} characters: at most {limit}")
 
 
-def _priority(value: int) -> int:
+def _priority(value: int, kind: str) -> int:
+    """A request's priority; unspecified: the kind's (engine.jobs.KIND_PRIORITIES), else NORMAL."""
     if value == pb.PRIORITY_UNSPECIFIED:
-        return pb.PRIORITY_NORMAL
+        return KIND_PRIORITIES.get(kind, pb.PRIORITY_NORMAL)
     if value not in PRIORITIES:
         raise InvalidInputError(f"priority {value} is not one of LOW, NORMAL, HIGH, CRITICAL")
     return value
@@ -126,8 +128,8 @@ class ProvingService(proving_pb2_grpc.ProvingEngineServicer):
 
     def _submit(self, request: pb.SubmitProofRequest):
         _within(request, request_id=MAX_ID_CHARS, kind=MAX_ID_CHARS)
-        return self.daemon.jobs.submit(request.kind, request.partitions, _priority(request.priority),
-                                       request.payload, request.request_id)
+        return self.daemon.jobs.submit(request.kind, request.partitions,
+                                       _priority(request.priority, request.kind), request.payload, request.request_id)
 
     @_answers
     def SubmitProof(self, request, context):

@@ -24,24 +24,33 @@ HIGH for WindowPoSt, else NORMAL):
     WINDOW_POST_PARTITION  window-post   1
     WINNING_POST           winning-post  1
 
-The request's vanilla_proof bytes, unchanged, go to a file of the daemon's
-state folder (<state_dir>/cuzk-inputs/<sha256>.vanilla, mode 0600, on disk
-before the job is journaled; one file for equal bytes) whose path the
-payload carries, so that a 50 MB commit-phase-1 output is neither copied
-into the journal nor held in memory while its job waits. That folder is one
-of the daemon's input roots while the wire is on; a file goes once no
-unfinished job names it. The payload (a JSON object):
+A PoRep request's vanilla_proof bytes, unchanged, and the other kinds'
+vanilla_proofs (field 11; a single proof also taken from vanilla_proof) in
+one file as bincode writes a Vec<Vec<u8>> (a u64 little-endian count, then
+each proof's u64 length and bytes), go to a file of
+the daemon's state folder (<state_dir>/cuzk-inputs/<sha256>.vanilla, mode
+0600, on disk before the job is journaled; one file for equal bytes) whose
+path the payload carries, so that a 50 MB commit-phase-1 output or a 59 MB
+WindowPoSt partition is neither copied into the journal nor held in memory
+while its job waits. That folder is one of the daemon's input roots while
+the wire is on; a file goes once no unfinished job names it. The payload (a
+JSON object):
 
     porep:             {"vanilla_proof": PATH, "registered_proof": N, "sector_size": BYTES,
                         "sector_number": N, "miner_id": N}
-    the other kinds:   the same (sector_size as given) and "randomness", "sector_key_cid",
-                       "new_sealed_cid", "new_unsealed_cid" (hex; "" when not set), "partition_index": N
+    winning-post, window-post:
+                       {"vanilla_proofs": PATH, "registered_proof": N (RegisteredPoStProof),
+                        "sector_size": BYTES as given, "sector_number": N, "miner_id": N,
+                        "randomness": HEX, "partition_index": N}
+    snap-update:       {"vanilla_proofs": PATH, "registered_proof": N (RegisteredUpdateProof), the same
+                        sector fields, "comm_r_old", "comm_r_new", "comm_d_new": HEX (32 bytes or a CID's)}
 
-so the kind's provider declares payload_paths = ("vanilla_proof",) and reads
+so the kind's provider declares payload_paths naming that key and reads
 the file: for porep, rust-fil-proofs' SealCommitPhase1Output as JSON
 (filecoin-ffi's serialization), which curio sends to the reference engine
 wrapped as {"SectorNum": N, "SectorSize": BYTES, "Phase1Out": base64 of that
-JSON}, with the prover id made from miner_id as filecoin-ffi makes it. Each
+JSON}, with the prover id made from miner_id as filecoin-ffi makes it; for
+winning-post and window-post, filecoin-proofs-api's FallbackPoStSectorProofs. Each
 partition's proof is 192 bytes (A, B, C compressed); the job's result is
 answered as the reference engine returns it, the partitions' proofs
 concatenated in partition order. PreloadSRS and EvictSRS name a circuit

@@ -34,34 +34,36 @@ HIGH: Priority
 CRITICAL: Priority
 
 class SubmitProofRequest(_message.Message):
-    __slots__ = ("request_id", "proof_kind", "sector_size", "registered_proof", "priority", "vanilla_proof", "sector_number", "miner_id", "randomness", "partition_index", "sector_key_cid", "new_sealed_cid", "new_unsealed_cid")
+    __slots__ = ("request_id", "proof_kind", "sector_size", "registered_proof", "priority", "vanilla_proof", "vanilla_proofs", "sector_number", "miner_id", "randomness", "partition_index", "comm_r_old", "comm_r_new", "comm_d_new")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     PROOF_KIND_FIELD_NUMBER: _ClassVar[int]
     SECTOR_SIZE_FIELD_NUMBER: _ClassVar[int]
     REGISTERED_PROOF_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     VANILLA_PROOF_FIELD_NUMBER: _ClassVar[int]
+    VANILLA_PROOFS_FIELD_NUMBER: _ClassVar[int]
     SECTOR_NUMBER_FIELD_NUMBER: _ClassVar[int]
     MINER_ID_FIELD_NUMBER: _ClassVar[int]
     RANDOMNESS_FIELD_NUMBER: _ClassVar[int]
     PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
-    SECTOR_KEY_CID_FIELD_NUMBER: _ClassVar[int]
-    NEW_SEALED_CID_FIELD_NUMBER: _ClassVar[int]
-    NEW_UNSEALED_CID_FIELD_NUMBER: _ClassVar[int]
+    COMM_R_OLD_FIELD_NUMBER: _ClassVar[int]
+    COMM_R_NEW_FIELD_NUMBER: _ClassVar[int]
+    COMM_D_NEW_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     proof_kind: ProofKind
     sector_size: int
     registered_proof: int
     priority: Priority
     vanilla_proof: bytes
+    vanilla_proofs: _containers.RepeatedScalarFieldContainer[bytes]
     sector_number: int
     miner_id: int
     randomness: bytes
     partition_index: int
-    sector_key_cid: bytes
-    new_sealed_cid: bytes
-    new_unsealed_cid: bytes
-    def __init__(self, request_id: _Optional[str] = ..., proof_kind: _Optional[_Union[ProofKind, str]] = ..., sector_size: _Optional[int] = ..., registered_proof: _Optional[int] = ..., priority: _Optional[_Union[Priority, str]] = ..., vanilla_proof: _Optional[bytes] = ..., sector_number: _Optional[int] = ..., miner_id: _Optional[int] = ..., randomness: _Optional[bytes] = ..., partition_index: _Optional[int] = ..., sector_key_cid: _Optional[bytes] = ..., new_sealed_cid: _Optional[bytes] = ..., new_unsealed_cid: _Optional[bytes] = ...) -> None: ...
+    comm_r_old: bytes
+    comm_r_new: bytes
+    comm_d_new: bytes
+    def __init__(self, request_id: _Optional[str] = ..., proof_kind: _Optional[_Union[ProofKind, str]] = ..., sector_size: _Optional[int] = ..., registered_proof: _Optional[int] = ..., priority: _Optional[_Union[Priority, str]] = ..., vanilla_proof: _Optional[bytes] = ..., vanilla_proofs: _Optional[_Iterable[bytes]] = ..., sector_number: _Optional[int] = ..., miner_id: _Optional[int] = ..., randomness: _Optional[bytes] = ..., partition_index: _Optional[int] = ..., comm_r_old: _Optional[bytes] = ..., comm_r_new: _Optional[bytes] = ..., comm_d_new: _Optional[bytes] = ...) -> None: ...
 
 class SubmitProofResponse(_message.Message):
     __slots__ = ("job_id", "queue_position", "assigned_gpu")

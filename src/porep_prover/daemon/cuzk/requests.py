@@ -6,7 +6,7 @@ to (the package's docstring states the contract).
 
     job = wire_job(request)                      checked: InvalidInputError saying what is wrong
     served(job.kind, proof_kind, jobs)           Refusal UNIMPLEMENTED when no provider serves the kind
-    with inbox.holding(request.vanilla_proof) as path:
+    with inbox.holding(job.data) as path:
         jobs.submit(job.kind, job.partitions, job.priority, job.payload_json(path), request.request_id)
 """
 from __future__ import annotations
@@ -19,12 +19,14 @@ import json
 import logging
 import os
 import re
+import struct
 import threading
 import time
 
 import grpc
 
 from ...atomic import atomic_write, remove_stale
+from ...engine.jobs import KIND_PRIORITIES
 from ...errors import InvalidInputError
 from ..service import MAX_ID_CHARS, Refusal
 from . import proving_pb2 as pb
@@ -43,8 +45,7 @@ SECTOR_SIZES = {"2k": 2 << 10, "8m": 8 << 20, "512m": 512 << 20, "32g": 32 << 30
 SEAL_PROOF_SIZES = tuple(SECTOR_SIZES.values()) * 3
 POREP_PARTITIONS = {2 << 10: 1, 8 << 20: 1, 512 << 20: 1, 32 << 30: 10, 64 << 30: 10}    # filecoin-proofs'
 NON_INTERACTIVE = range(15, 20)
-DEFAULT_PRIORITY = {pb.WINNING_POST: pb.CRITICAL, pb.WINDOW_POST_PARTITION: pb.HIGH}    # else NORMAL
-MAX_FIELD_BYTES = 256        # randomness and each CID
+MAX_FIELD_BYTES = 256        # randomness and each commitment (raw, or a CID's bytes)
 CIRCUIT_ID = re.compile(f"({'|'.join(CIRCUITS)})-({'|'.join(SECTOR_SIZES)})")
 INBOX_NAME = re.compile(r"([0-9a-f]{64}\.vanilla)(\.tmp\d+)?")      # a file, or atomic_write's temporary
 SWEEP_SECONDS = 60.0         # the inbox is swept this often at most (at a submit)
@@ -57,47 +58,66 @@ def proof_kind_name(number: int) -> str:
 @dataclasses.dataclass(frozen=True)
 class WireJob:
     """The daemon job of a SubmitProofRequest: its kind, partitions,
-    priority (the daemon's number) and payload less the vanilla proof's path."""
+    priority (the daemon's number), payload less the path of the inbox
+    file, the key that path goes under and the file's bytes (data)."""
     kind: str
     partitions: int
     priority: int
     fields: dict
+    inbox_key: str = "vanilla_proof"
+    data: bytes = b""
 
-    def payload_json(self, vanilla_proof: str) -> bytes:
-        """The job's payload: the fields and the path of the file holding the vanilla proof."""
-        return json.dumps({"vanilla_proof": vanilla_proof, **self.fields}, separators=(",", ":")).encode()
+    def payload_json(self, path: str) -> bytes:
+        """The job's payload: the fields and the path of the file holding the vanilla proof(s)."""
+        return json.dumps({self.inbox_key: path, **self.fields}, separators=(",", ":")).encode()
+
+
+def vanilla_list(items) -> bytes:
+    """A request's vanilla_proofs in one file, as bincode writes a Vec<Vec<u8>>
+    (u64 little-endian count, then each one's u64 length and bytes): the form
+    the providers of the other kinds read."""
+    return struct.pack("<Q", len(items)) + b"".join(struct.pack("<Q", len(x)) + bytes(x) for x in items)
 
 
 def wire_job(request: pb.SubmitProofRequest) -> WireJob:
     """The job request becomes. InvalidInputError naming the field: a proof
     kind or priority this interface does not define, a registered seal proof
-    that is none (or non-interactive), a sector size that is not its, an
-    empty vanilla proof, a request_id, randomness or CID past its limit."""
+    that is none (or non-interactive), a sector size that is not its, no
+    vanilla proof, a request_id, randomness or commitment past its limit."""
     if request.proof_kind not in KINDS:
         raise InvalidInputError(f"invalid proof_kind: {request.proof_kind} (one of "
                                 f"{', '.join(f'{pb.ProofKind.Name(k)} = {k}' for k in KINDS)})")
     kind = KINDS[request.proof_kind]
     if len(request.request_id) > MAX_ID_CHARS:
         raise InvalidInputError(f"request_id of {len(request.request_id)} characters: at most {MAX_ID_CHARS}")
-    priority = request.priority or DEFAULT_PRIORITY.get(request.proof_kind, pb.NORMAL)
+    priority = request.priority or KIND_PRIORITIES.get(kind, pb.NORMAL)      # the reference engine's defaults
     if priority not in pb.Priority.values():
         raise InvalidInputError(f"priority {request.priority} is not one of LOW, NORMAL, HIGH, CRITICAL "
                                 "(1 to 4; 0: the proof kind's)")
-    if not request.vanilla_proof:
-        raise InvalidInputError(f"vanilla_proof is empty: a {proof_kind_name(request.proof_kind)} request "
-                                "carries its vanilla proof (for PoRep the commit-phase-1 output)")
     fields = {"registered_proof": request.registered_proof, "sector_size": request.sector_size,
               "sector_number": request.sector_number, "miner_id": request.miner_id}
     if kind == "porep":
+        if not request.vanilla_proof:
+            raise InvalidInputError("vanilla_proof is empty: a POREP_SEAL_COMMIT request carries its "
+                                    "commit-phase-1 output")
         size = _seal_proof_size(request.registered_proof, request.sector_size)
-        return WireJob(kind, POREP_PARTITIONS[size], priority, {**fields, "sector_size": size})
-    for name in ("randomness", "sector_key_cid", "new_sealed_cid", "new_unsealed_cid"):
+        return WireJob(kind, POREP_PARTITIONS[size], priority, {**fields, "sector_size": size},
+                       data=request.vanilla_proof)
+    proofs = list(request.vanilla_proofs) or ([request.vanilla_proof] if request.vanilla_proof else [])
+    if not proofs or not all(proofs):
+        raise InvalidInputError(f"vanilla_proofs is empty or holds an empty proof: a "
+                                f"{proof_kind_name(request.proof_kind)} request carries its vanilla proofs (field "
+                                "11; a single one also in vanilla_proof)")
+    names = ("comm_r_old", "comm_r_new", "comm_d_new") if kind == "snap-update" else ("randomness",)
+    for name in names:
         value = getattr(request, name)
         if len(value) > MAX_FIELD_BYTES:
             raise InvalidInputError(f"{name} of {len(value)} bytes: at most {MAX_FIELD_BYTES}")
         fields[name] = value.hex()
-    fields["partition_index"] = request.partition_index
-    return WireJob(kind, _partitions(kind, request.sector_size), priority, fields)
+    if kind != "snap-update":
+        fields["partition_index"] = request.partition_index
+    return WireJob(kind, _partitions(kind, request.sector_size), priority, fields, "vanilla_proofs",
+                   vanilla_list(proofs))
 
 
 def _seal_proof_size(registered_proof: int, sector_size: int) -> int:

@@ -56,7 +56,7 @@ class CuzkService(proving_pb2_grpc.ProvingEngineServicer):
         """(record, queue position) of the job request becomes (raises as JobBook.submit and wire_job)."""
         job = wire_job(request)
         served(job.kind, f"proof kind {proof_kind_name(request.proof_kind)}", self.daemon.jobs)
-        with self.inbox.holding(request.vanilla_proof) as path:
+        with self.inbox.holding(job.data) as path:
             record, _, position = self.daemon.jobs.submit(job.kind, job.partitions, job.priority,
                                                           job.payload_json(path), request.request_id)
         return record, position
