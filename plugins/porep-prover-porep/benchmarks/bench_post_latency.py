@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A WinningPoSt's latency while PoRep partitions fill the engine, on the CPU.
+
+An engine (CPU device, the priority scheduler, one synthesis worker) proves
+a 2 KiB WinningPoSt alone first (its own proving time: submitted to proved)
+and a 2 KiB PoRep partition (its kernel region, the partition's "region"),
+then is filled with --porep-jobs PoRep jobs (NORMAL, 2); once a region runs
+and the ready queue is full, a WinningPoSt is submitted with no priority (its
+kind's: CRITICAL, 4) and its latency measured, with when its synthesis
+started and how many PoRep regions started between its submission and its
+own. The bound the engine is held to: its own proving time plus one
+partition's region. Sectors are sealed here; parameters are the cache's
+INSECURE ones (made once: the 2 KiB PoRep's in about 80 s on 2 cores).
+Each --settings row is run on a fresh engine: "default" (the engine's
+defaults) and "tight" (one device worker, a ready queue of one).
+
+Usage:
+    python plugins/porep-prover-porep/benchmarks/bench_post_latency.py [--porep-jobs 5]
+        [--settings default,tight] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import secrets
+import time
+
+import porep_prover as pp
+from porep_prover.engine import Job
+from porep_prover.groth16 import verify
+from porep_prover.hooks import collect_registry, plugin_manager
+from porep_prover_porep import pieces, seal
+from porep_prover_porep.payload import prover_id_of
+from porep_prover_porep.post import bincode, vanilla
+from porep_prover_porep.post.registered import post_proof
+
+SETTINGS = {"default": [], "tight": ["engine.gpu_workers_per_device=1", "engine.synthesis_lookahead=1"]}
+WINNING = post_proof("StackedDrgWinning2KiBV1")
+MINER, SECTOR = 1000, 7
+
+
+def inputs():
+    """A 2 KiB sector sealed here: its commit-phase-1 output and a WinningPoSt payload of it."""
+    data = pieces.sector_data([pieces.random_piece(2048, secrets.randbelow(1 << 32))], 2048)
+    ticket, seed = secrets.token_bytes(32), secrets.token_bytes(32)
+    sealed = seal.precommit2(seal.precommit1("StackedDrg2KiBV1_1", data, prover_id_of(MINER), SECTOR, ticket))
+    c1 = seal.commit1(sealed, ticket, seed)
+    r = bytearray(secrets.token_bytes(32))
+    r[31] &= 0x3F
+    proof = vanilla.sector_proof(WINNING, sealed, SECTOR, bytes(r))
+    winning = {"vanilla_proofs": bincode.write_list([bincode.write(proof)]), "randomness": bytes(r).hex(),
+               "registered_proof": WINNING.number}
+    return {"c1": c1, "miner_id": MINER, "sector_id": SECTOR}, winning
+
+
+def events_of(engine, job_id: str, name: str) -> list[float]:
+    return [e.t for e in engine.timeline.events() if e.job == job_id and e.event == name]
+
+
+def run(name: str, porep: dict, winning: dict, porep_jobs: int) -> dict:
+    pm = plugin_manager()
+    config = pp.load_config(overrides=["engine.devices=cpu", "engine.partition_workers=1", "engine.scheduler=priority",
+                                       *SETTINGS[name]])
+    with pp.Engine(config, registry=collect_registry(pm), plugins=pm) as engine:
+        engine.prove(Job("winning-post", 1, winning))             # its parameters loaded
+        alone = engine.prove(Job("winning-post", 1, winning))
+        own = alone.timings[0].total
+        region = engine.prove(Job("porep", 1, porep, priority=2)).timings[0].gpu_compute
+        handles = [engine.submit(Job("porep", 1, porep, priority=2)) for _ in range(porep_jobs)]
+        lookahead = engine.settings.synthesis_lookahead
+        deadline = time.monotonic() + 600
+        while engine.status()["partitions_ready"] < lookahead and time.monotonic() < deadline:
+            time.sleep(0.05)
+        full_at = time.time()
+        job = Job("winning-post", 1, winning)
+        submitted = time.time()
+        result = engine.submit(job).result(timeout=3600)
+        latency = time.time() - submitted
+        for h in handles:
+            h.result(timeout=3600)
+        vk = engine.registry.provider("winning-post").load_srs(Job("winning-post", 1, {"sector_size": 2048})).vk
+        assert result.ok and verify(vk, result.public_inputs[0], result.proofs[0])
+        own_gpu = events_of(engine, job.id, "GPU_START")[0]
+        passed = sum(1 for h in handles for t in events_of(engine, h.job.id, "GPU_START") if submitted < t < own_gpu)
+        return {"settings": name, "priority": job.priority, "own_s": round(own, 3), "region_s": round(region, 3),
+                "bound_s": round(own + region, 3), "latency_s": round(latency, 3),
+                "synthesis_started_after_s": round(events_of(engine, job.id, "SYNTH_START")[0] - submitted, 3),
+                "porep_regions_before_its_own": passed, "ready_queue_full_s_before": round(submitted - full_at, 3),
+                "within_bound": latency <= own + region}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--porep-jobs", type=int, default=5)
+    parser.add_argument("--settings", default="default,tight")
+    parser.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results", "bench_post_latency.json"))
+    args = parser.parse_args()
+    porep, winning = inputs()
+    rows = []
+    for name in args.settings.split(","):
+        row = run(name, porep, winning, args.porep_jobs)
+        rows.append(row)
+        print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"date": time.strftime("%Y-%m-%d %H:%M"), "host": platform.node(), "cpus": os.cpu_count(),
+                       "porep_jobs": args.porep_jobs, "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
