@@ -67,12 +67,13 @@ def prover_id_of(miner_id: int) -> bytes:
             return bytes(out) + bytes(32 - len(out))
 
 
-def _uint(obj: dict, key: str, high: int = U64) -> int | None:
+def uint_of(obj: dict, key: str, high: int = U64, what: str = "porep payload") -> int | None:
+    """obj[key], an integer from 0 to high, or None when absent; InvalidInputError naming it (in what) otherwise."""
     value = obj.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
-        raise InvalidInputError(f"porep payload: {key} must be an integer from 0 to {high}, got {value!r:.60}")
+        raise InvalidInputError(f"{what}: {key} must be an integer from 0 to {high}, got {value!r:.60}")
     return value
 
 
@@ -118,7 +119,7 @@ class Payload:
             raise InvalidInputError(f"porep payload: unknown keys {', '.join(map(str, unknown))} (see "
                                     "porep_prover_porep.payload)")
         source = obj.get("vanilla_proof" if daemon else "c1")
-        size = _uint(obj, "sector_size")
+        size = uint_of(obj, "sector_size")
         proof = seal_proof_of(obj["registered_proof"]) if obj.get("registered_proof") is not None else None
         if proof is None:
             if source is None and size is None:
@@ -152,7 +153,7 @@ class Payload:
 
 
 def _prover_id(obj: dict) -> bytes | None:
-    miner = _uint(obj, "miner_id")
+    miner = uint_of(obj, "miner_id")
     given = obj.get("prover_id")
     if given is not None and miner is not None:
         raise InvalidInputError("porep payload: prover_id or miner_id, not both")
@@ -171,7 +172,7 @@ def _prover_id(obj: dict) -> bytes | None:
 
 
 def _sector_id(obj: dict) -> int | None:
-    number, sector = _uint(obj, "sector_number"), _uint(obj, "sector_id")
+    number, sector = uint_of(obj, "sector_number"), uint_of(obj, "sector_id")
     return number if number is not None else sector
 
 

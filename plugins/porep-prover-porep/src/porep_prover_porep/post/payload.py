@@ -33,12 +33,12 @@ from dataclasses import dataclass
 
 from porep_prover.errors import InvalidInputError, VanillaProofError
 
+from ..payload import uint_of
 from . import bincode, vanilla
 from .bincode import FallbackSectorProof
 from .challenges import public_inputs, randomness_of
 from .registered import REGISTERED_POST, PoStProof, post_proof
 
-U64 = (1 << 64) - 1
 MAX_FILE_BYTES = 256 << 20      # a full 32 GiB WindowPoSt partition's proofs are ~59 MB
 KEYS = {"vanilla_proofs", "registered_proof", "sector_size", "randomness", "partition_index", "sector_number",
         "miner_id", "params", "seed"}
@@ -46,13 +46,8 @@ PRELOAD_KEYS = {"sector_size", "registered_proof", "params", "seed"}
 KEEP_READ = 4
 
 
-def _uint(obj: dict, key: str, high: int = U64) -> int | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
-        raise InvalidInputError(f"PoSt payload: {key} must be an integer from 0 to {high}, got {value!r:.60}")
-    return value
+def _uint(obj: dict, key: str) -> int | None:
+    return uint_of(obj, key, what="PoSt payload")
 
 
 def _randomness(value) -> bytes:
