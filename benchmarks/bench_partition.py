@@ -293,12 +293,12 @@ def main() -> None:
     ap.add_argument("--profile-budgets", action="store_true",
                     help="each budget's row with one more region profiled: its steps' device time and its MSMs' "
                          "kernel phases summed over their passes")
-    ap.add_argument("--async-free", default="off", metavar="off|on[,...]",
-                    help="the device pool's work buffers given back without a wait (on) or after one (off); with "
-                         "both, every budget is timed each way, in the order given")
-    ap.add_argument("--onto", default="on", metavar="off|on[,...]",
-                    help="an MSM's later passes start their buckets' runs from the buckets (on: "
-                         "msm_accumulate_onto) or add each run as it ends (off); with both, every budget each way")
+    for name, default, what in (
+            ("--async-free", "off", "the device pool's work buffers given back without a wait (on) or after one"),
+            ("--onto", "on", "an MSM's later passes start their buckets' runs from the buckets (on: "
+                             "msm_accumulate_onto) or add each run as it ends")):
+        ap.add_argument(name, default=default, metavar="off|on[,...]",
+                        help=f"{what} (off); with both, every budget is timed each way, in the order given")
     ap.add_argument("--no-phases", action="store_true",
                     help="only the budgets' regions: not the phases one by one after them")
     ap.add_argument("--json")
