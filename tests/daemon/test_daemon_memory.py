@@ -42,7 +42,9 @@ def test_a_cancelled_job_leaves_the_daemon_s_memory_where_a_finished_one_does(tm
         _cancelled(stub, daemon, 2)            # every path the measured rounds take, run once first
         finished = _finished(stub, daemon, 3)
         cancelled = _cancelled(stub, daemon, 4)
-        assert cancelled <= 1.10 * finished, \
+        # the two readings move by a tenth from run to run on a busy host; a cancelled job whose arrays stayed
+        # would leave the 32 partitions' worth of several MiB each on top
+        assert cancelled <= 1.25 * finished, \
             f"RSS {cancelled >> 20} MiB after a cancelled job, {finished >> 20} MiB after a finished one"
         _finished(stub, daemon, 5)
 
