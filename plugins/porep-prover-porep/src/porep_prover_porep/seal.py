@@ -88,12 +88,10 @@ class PreCommit1:
         return [int(p) for p in self.parents[node]]
 
 
-@dataclass
-class Sealed(PreCommit1):
-    """What PC2 adds: tree_c, the replica and tree_r_last."""
-    tree_c: MerkleTree
-    replica: np.ndarray         # (nodes, 32)
-    tree_r_last: MerkleTree
+class TreeCommitments:
+    """comm_c and comm_r of a sector with a tree_c and a tree_r_last (sealed or sparse)."""
+    tree_c: Openings
+    tree_r_last: Openings
 
     @property
     def comm_c(self) -> bytes:
@@ -102,6 +100,14 @@ class Sealed(PreCommit1):
     @property
     def comm_r(self) -> bytes:
         return poseidon.hash_one([self.tree_c.root, self.tree_r_last.root])
+
+
+@dataclass
+class Sealed(PreCommit1, TreeCommitments):
+    """What PC2 adds: tree_c, the replica and tree_r_last."""
+    tree_c: MerkleTree
+    replica: np.ndarray         # (nodes, 32)
+    tree_r_last: MerkleTree
 
 
 def bytes32(name: str, value) -> bytes:

@@ -49,7 +49,7 @@ from . import _native, graph, poseidon
 from .fr32 import FR32_MASK, sha256_fr32
 from .proofs import C1Output
 from .registered import PorepConfig, SealProof, seal_proof
-from .seal import bytes32, challenges, commit1, label_of, label_parents
+from .seal import TreeCommitments, bytes32, challenges, commit1, label_of, label_parents
 from .trees import SparseTree
 
 MAX_LAYERS = 15
@@ -72,7 +72,7 @@ def off_path_leaves(layers: int, data_node: bytes) -> tuple[bytes, bytes]:
     return poseidon.hash_one(list(column)), _fr_add(column[-1], data_node)
 
 
-class SparseSector:
+class SparseSector(TreeCommitments):
     """A sparse sector laid out for one prover, sector, ticket and seed (see
     the module): what seal.commit1 reads of a sealed sector (seal.SealedSector).
     labels[l - 1]: the challenged nodes' labels in layer l; every other
@@ -113,13 +113,6 @@ class SparseSector:
     def comm_d(self) -> bytes:
         return self.tree_d.root
 
-    @property
-    def comm_c(self) -> bytes:
-        return self.tree_c.root
-
-    @property
-    def comm_r(self) -> bytes:
-        return poseidon.hash_one([self.tree_c.root, self.tree_r_last.root])
 
 
 def sparse_sector(registered_proof: str, prover_id: bytes, sector_id: int, ticket: bytes, seed: bytes,
