@@ -66,7 +66,8 @@ class MemoryWatch:
         pinned_peak (the process's), host_budget; and per device its budget,
         planned and measured peaks and the resident bytes dropped."""
         self.sample()
-        plans = [self.engine.plans.get(s["key"]) for s in self.engine.srs.status()]
+        loaded = self.engine.plans        # None before the engine starts
+        plans = [loaded.get(s["key"]) for s in self.engine.srs.status()] if loaded is not None else []
         plans = [p for p in plans if p is not None]
         out: dict[str, Any] = {
             "host_budget_gib": self.engine.settings.memory_budget_bytes / GIB,

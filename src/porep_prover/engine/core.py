@@ -90,7 +90,7 @@ class Engine:
         self.timeline = Timeline(settings.timeline_events)
         self.devices: list[ProvingDevice] = list(devices) if devices else []
         self.memory = MemoryAdmission(settings.memory_budget_bytes, settings.memory_budget_set)
-        self.plans: SetPlans       # the loaded sets' memory plans (engine.planning), made for the devices at start
+        self.plans: SetPlans | None = None     # the loaded sets' memory plans (engine.planning), made at start
         self.srs = SrsManager(settings.srs_budget_bytes, settings.srs_idle_evict_seconds,
                               on_evict=lambda params: release_parameters(self.devices, params),
                               on_drop=self._drop_plan)
@@ -125,15 +125,15 @@ class Engine:
                 self.devices = discover(list(self.settings.devices))
             # the sets' plans, each device's under the budget the settings give it there (nothing is set on the
             # devices: each region lays the device's memory out by the plan it is handed)
-            self.plans = SetPlans(self.settings, self.memory, self.devices)
-            self.memory.set_base(process_item(self.plans.workers()).total)
+            plans = self.plans = SetPlans(self.settings, self.memory, self.devices)
+            self.memory.set_base(process_item(plans.workers()).total)
             # with prover.stage "arena", or "auto" where a set's plan takes them, partitions laid out in a device's
             # page-locked arenas (portable: every device uploads them as they are)
             lent = [arenas for d in self.devices if (arenas := d.backend.host_arenas()) is not None]
             self.memory.set_arenas(lent[0] if lent and self.settings.stage_in_arenas else None)
             for key, params in preloaded.items():     # a set that does not fit leaves nothing started
-                self.plans.make(key, params, None, f"the preloaded parameters {key}")
-            self._stages = Stages(self.settings, self.jobs, self.memory, self.srs, self.plans, self.timeline,
+                plans.make(key, params, None, f"the preloaded parameters {key}")
+            self._stages = Stages(self.settings, self.jobs, self.memory, self.srs, plans, self.timeline,
                                   self.registry, self._stopped)
             self._workers = WorkerThreads(self._stages, self.settings, self.devices)
             self._workers.start()
@@ -230,7 +230,7 @@ class Engine:
             LOG.warning("shutdown: workers still running, left behind: %s", ", ".join(left))
         if workers is None or not any(workers.is_device_worker(name) for name in left):
             self.srs.clear()          # (a device worker left behind may still read its parameters' device copies)
-            if hasattr(self, "plans"):
+            if self.plans is not None:
                 self.plans.close()    # its plans' layouts end with it: the devices are left unplanned
         SWITCH_INTERVAL.release(self._switch_token)
         self._switch_token = None
@@ -274,12 +274,13 @@ class Engine:
         provider = self.registry.provider(job.kind)
         if self.cluster is not None:
             return self.cluster.preload(job)
-        if not hasattr(self, "plans"):
+        plans = self.plans
+        if plans is None:
             raise EngineError("preload: the engine has not started (its devices, and so its plans, are not known)")
         key = provider.srs_key(job)
         already = self.srs.loaded(key)
         start = time.monotonic()
-        self.srs.get(key, lambda: self.plans.load(key, provider, job, lambda what, method: method(job)))
+        self.srs.get(key, lambda: plans.load(key, provider, job, lambda what, method: method(job)))
         entry = next((e for e in self.srs.status() if e["key"] == key), {"bytes": 0})
         return {"key": key, "seconds": time.monotonic() - start, "bytes": entry["bytes"], "already_loaded": already}
 
@@ -318,5 +319,5 @@ class Engine:
                              time.time() if now is None else now, seconds, whole=self.timeline.emitted == len(events))
 
     def _drop_plan(self, key: str) -> None:
-        if hasattr(self, "plans"):          # (none before the engine starts)
+        if self.plans is not None:          # (none before the engine starts)
             self.plans.drop(key)
