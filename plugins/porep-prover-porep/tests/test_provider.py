@@ -130,6 +130,38 @@ def test_a_damaged_output_is_refused_before_synthesis(sealed, tmp_path):
         Payload.of({"c1": json.dumps(bad).encode()}).output()
 
 
+def test_a_file_is_read_again_once_it_changes(sealed, tmp_path):
+    """A path's output is read once while the file stays as it was (the same
+    inode, size and modification time); rewritten, it is read and checked
+    again, and a damaged rewrite is refused."""
+    from porep_prover_porep import payload as payloads
+    _, path = sealed
+    copy = tmp_path / "c1.json"
+    copy.write_bytes(path.read_bytes())
+    reads = []
+    real_open = open
+
+    def counting_open(file, *args, **kwargs):
+        if os.fspath(file) == os.fspath(copy):
+            reads.append(file)
+        return real_open(file, *args, **kwargs)
+    payloads.open = counting_open          # the module's open: its reads of the file counted
+    try:
+        for _ in range(3):
+            Payload.of({"c1": str(copy)}).output()
+        assert len(reads) == 1
+        obj = json.loads(copy.read_text())
+        obj["comm_r"][0] ^= 1
+        copy.write_text(json.dumps(obj))
+        later = os.stat(copy).st_mtime_ns + 10**9
+        os.utime(copy, ns=(later, later))     # a rewrite within one clock tick of the first write keeps its time
+        with pytest.raises(VanillaProofError, match="comm_r"):
+            Payload.of({"c1": str(copy)}).output()
+        assert len(reads) == 2
+    finally:
+        del payloads.open
+
+
 def test_preload_payloads():
     assert PorepProvider.parse_payload({"sector_size": 32 << 30}, 10) == {"sector_size": 32 << 30}
     assert Payload.of({"sector_size": 2048}).proof.name == "StackedDrg2KiBV1_1"

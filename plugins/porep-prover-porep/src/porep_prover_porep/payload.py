@@ -191,6 +191,7 @@ def _proof_of_source(source) -> SealProof:
 
 _OUTPUTS: collections.OrderedDict[tuple, tuple[C1Output, set]] = collections.OrderedDict()
 _OUTPUTS_LOCK = threading.Lock()
+_FILES: collections.OrderedDict[tuple, tuple] = collections.OrderedDict()   # a file as it was read -> its key
 
 
 def _unwrapped(data: bytes) -> bytes:
@@ -219,13 +220,23 @@ def _read(source) -> tuple[tuple, C1Output]:
                 while len(_OUTPUTS) > KEEP_OUTPUTS:
                     _OUTPUTS.popitem(last=False)
         return key, source
+    file = None
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
     elif isinstance(source, (str, os.PathLike)):
         try:
-            size = os.path.getsize(source)
-            if size > 2 * c1_json.MAX_BYTES:
-                raise VanillaProofError(f"{os.fspath(source)}: {size} bytes, at most {2 * c1_json.MAX_BYTES}")
+            stat = os.stat(source)
+            if stat.st_size > 2 * c1_json.MAX_BYTES:
+                raise VanillaProofError(f"{os.fspath(source)}: {stat.st_size} bytes, at most "
+                                        f"{2 * c1_json.MAX_BYTES}")
+            # a file read before and unchanged since (the same inode, size and time) is not read again: a job's
+            # key, each partition's synthesis and its region each ask for the output of tens of megabytes
+            file = (os.path.realpath(source), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            with _OUTPUTS_LOCK:
+                known = _FILES.get(file)
+                if known is not None and known in _OUTPUTS:
+                    _OUTPUTS.move_to_end(known)
+                    return known, _OUTPUTS[known][0]
             with open(source, "rb") as f:
                 data = f.read()
         except OSError as exc:
@@ -234,14 +245,19 @@ def _read(source) -> tuple[tuple, C1Output]:
         raise InvalidInputError(f"porep payload: c1 is a path, bytes or a C1Output, not {type(source).__name__}")
     key = ("bytes", hashlib.sha256(data).digest())
     with _OUTPUTS_LOCK:
+        found = _OUTPUTS.get(key)
+    c1 = found[0] if found is not None else c1_json.loads(_unwrapped(data))
+    with _OUTPUTS_LOCK:
         if key in _OUTPUTS:
             _OUTPUTS.move_to_end(key)
-            return key, _OUTPUTS[key][0]
-    c1 = c1_json.loads(_unwrapped(data))
-    with _OUTPUTS_LOCK:
-        _OUTPUTS[key] = (c1, set())
-        while len(_OUTPUTS) > KEEP_OUTPUTS:
-            _OUTPUTS.popitem(last=False)
+        else:
+            _OUTPUTS[key] = (c1, set())
+            while len(_OUTPUTS) > KEEP_OUTPUTS:
+                _OUTPUTS.popitem(last=False)
+        if file is not None:
+            _FILES[file] = key
+            while len(_FILES) > 4 * KEEP_OUTPUTS:
+                _FILES.popitem(last=False)
     return key, c1
 
 
