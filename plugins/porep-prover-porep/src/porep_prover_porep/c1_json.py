@@ -27,20 +27,19 @@ from typing import NoReturn
 
 from porep_prover.errors import VanillaProofError
 
-from .proofs import C1Output, Column, ColumnProof, LabelingProof, MerkleProof, PathElement, ReplicaColumnProof, \
-    VanillaProof
+from .proofs import PATH_NAMES, C1Output, Column, ColumnProof, LabelingProof, MerkleProof, PathElement, \
+    ReplicaColumnProof, VanillaProof
 from .registered import REGISTERED, SealProof
 
 MAX_BYTES = 256 << 20      # a 32 GiB sector's output is ~40 MB
 MAX_PATH = 40
-_PATHS = {"Single": ("path",), "Sub": ("base_proof", "sub_proof"), "Top": ("base_proof", "sub_proof", "top_proof")}
 
 # ---------------------------------------------------------------- writing
 
 
 def _merkle(p: MerkleProof) -> dict:
     paths = {name: {"path": [{"hashes": [list(h) for h in e.hashes], "index": e.index} for e in path]}
-             for name, path in zip(_PATHS[p.kind], p.paths, strict=True)}
+             for name, path in zip(PATH_NAMES[p.kind], p.paths, strict=True)}
     if p.kind == "Single":
         return {"data": {"Single": {"root": list(p.root), "leaf": list(p.leaf), **paths}}}
     return {"data": {p.kind: {**paths, "root": list(p.root), "leaf": list(p.leaf)}}}
@@ -148,8 +147,8 @@ def _merkle_in(value, where: str, arities: tuple[int, int, int]) -> MerkleProof:
     if levels is None or levels != 1 + (arities[1] > 0) + (arities[2] > 0):
         _fail(f"{where}.data", f"a {kind!r} proof for a tree of arities {arities}")
     at = f"{where}.data.{kind}"
-    inner = _fields(inner, at, ("root", "leaf", *_PATHS[kind]))
-    paths = tuple(_path(inner[name], f"{at}.{name}", arities[i]) for i, name in enumerate(_PATHS[kind]))
+    inner = _fields(inner, at, ("root", "leaf", *PATH_NAMES[kind]))
+    paths = tuple(_path(inner[name], f"{at}.{name}", arities[i]) for i, name in enumerate(PATH_NAMES[kind]))
     return MerkleProof(kind, _domain(inner["root"], f"{at}.root"), _domain(inner["leaf"], f"{at}.leaf"), paths)
 
 

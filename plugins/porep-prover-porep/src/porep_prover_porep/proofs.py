@@ -19,6 +19,11 @@ class PathElement:
     index: int
 
 
+# a proof's kind by its number of paths (base, sub, top), and its paths' names as serde and bincode write them
+KINDS = ("Single", "Sub", "Top")
+PATH_NAMES = {"Single": ("path",), "Sub": ("base_proof", "sub_proof"), "Top": ("base_proof", "sub_proof", "top_proof")}
+
+
 @dataclass(frozen=True)
 class MerkleProof:
     """An inclusion proof. kind "Single" has one path; "Sub" a base and a sub-tree path;

@@ -24,10 +24,9 @@ from porep_prover.errors import InvalidInputError
 
 from . import _native, poseidon
 from .fr32 import as_nodes, truncate
-from .proofs import MerkleProof, PathElement
+from .proofs import KINDS, MerkleProof, PathElement
 from .registered import tree_arities
 
-KINDS = ("Single", "Sub", "Top")            # a proof's kind by its number of paths (base, sub, top)
 
 
 def hash_children(hasher: str, arity: int, children: np.ndarray) -> np.ndarray:

@@ -18,12 +18,11 @@ from porep_prover.errors import VanillaProofError
 
 from . import graph, poseidon
 from .fr32 import R
-from .proofs import C1Output, ColumnProof, LabelingProof, MerkleProof, VanillaProof
+from .proofs import PATH_NAMES, C1Output, ColumnProof, LabelingProof, MerkleProof, VanillaProof
 from .registered import PorepConfig, SealProof, seal_proof
 from .seal import LABEL_PARENTS, challenges, label_of
 from .trees import path_index, path_root
 
-_PATHS = {"Single": ("path",), "Sub": ("base_proof", "sub_proof"), "Top": ("base_proof", "sub_proof", "top_proof")}
 
 
 def _check(ok: bool, where: str, message: str) -> None:
@@ -34,7 +33,7 @@ def _check(ok: bool, where: str, message: str) -> None:
 def _merkle(p: MerkleProof, where: str, hasher: str, leaf_index: int, root: bytes | None) -> None:
     at = f"{where}.data.{p.kind}"
     path = tuple(e for level in p.paths for e in level)
-    _check(path_index(path) == leaf_index, f"{at}.{_PATHS[p.kind][0]}",
+    _check(path_index(path) == leaf_index, f"{at}.{PATH_NAMES[p.kind][0]}",
            f"the path is for leaf {path_index(path)}, not {leaf_index}")
     try:
         reached = path_root(hasher, p.leaf, path)

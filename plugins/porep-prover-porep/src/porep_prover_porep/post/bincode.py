@@ -24,12 +24,9 @@ from dataclasses import dataclass
 
 from porep_prover.errors import VanillaProofError
 
-from ..proofs import MerkleProof, PathElement
+from ..proofs import KINDS, PATH_NAMES, MerkleProof, PathElement
 from .registered import PoStProof
 
-KINDS = ("Single", "Sub", "Top")
-_PATH_NAMES = {"Single": ("path",), "Sub": ("base_proof", "sub_proof"),
-               "Top": ("base_proof", "sub_proof", "top_proof")}
 MAX_BYTES = 1 << 24         # a 64 GiB WinningPoSt sector's proof is ~170 KB
 
 
@@ -103,7 +100,7 @@ def _merkle(r: _Reader, field: str, kind: str, parts: list[list[int]]) -> Merkle
     if tag >= len(KINDS) or KINDS[tag] != kind:
         raise r.fail(f"a {KINDS[tag] if tag < len(KINDS) else f'tag {tag}'} proof, tree_r_last's are {kind}",
                      f"{field}.data")
-    names = _PATH_NAMES[kind]
+    names = PATH_NAMES[kind]
     if kind == "Single":
         root, leaf = r.element(f"{field}.root"), r.element(f"{field}.leaf")
         return MerkleProof(kind, root, leaf, (_path(r, f"{field}.path", parts[0]),))
