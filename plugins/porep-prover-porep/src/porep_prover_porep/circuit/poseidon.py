@@ -14,6 +14,7 @@ with one constraint, then squared, squared and multiplied.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Sequence
@@ -177,10 +178,13 @@ def _sbox(cs: TraceCS, e: _Elt, pre: int | None, post: int | None) -> _Elt:
     return _Elt(ref=out, value=value)
 
 
-def poseidon_hash(cs: TraceCS, preimage: Sequence[int]) -> int:
+def poseidon_hash(cs: TraceCS, preimage: Sequence[int], tag: int | None = None) -> int:
     """The Merkle-tree Poseidon hash of allocated numbers (refs), as neptune's
-    legacy circuit allocates it; returns the digest's variable."""
+    legacy circuit allocates it (with another domain tag where given: the
+    same constants, state[0] the tag); returns the digest's variable."""
     k = constants(len(preimage))
+    if tag is not None:
+        k = dataclasses.replace(k, tag=tag % R)
     t, rp, half = k.width, k.partial_rounds, FULL_ROUNDS // 2
     state = [_Elt(lc={ONE: k.tag}, value=k.tag)] + [_Elt(ref=r, value=cs.value(r)) for r in preimage]
     offset, rnd = 0, 0
