@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The "snap-update" synthesis provider: a SnapDeals update (Filecoin's
+EmptySectorUpdate) of its registered proof's partitions, one job, from the
+partition proofs the orchestrator hands over (payloads: snap.payload).
+
+The partition proofs are read with every count bounded and verified before
+anything is synthesized (a bad one is refused, VanillaProofError, when the
+job is submitted); the partition circuit is the registered proof's, placed
+once per size and kept (snap.circuit); a partition's witness is generated
+natively, its public inputs held to those a verifier computes from the
+commitments, h and the partition's index. Parameters: Filecoin's canonical
+ones where the payload or POREP_PROVER_SNAP_UPDATE_PARAMS (a file, or a
+folder with parameters.json, whose entry is the circuit's by its
+identifier) names them, else INSECURE ones made once per circuit into the
+parameter cache.
+"""
+from __future__ import annotations
+
+from porep_prover.engine import KeptParams, SrsShape
+from porep_prover.errors import InvalidInputError
+from porep_prover.groth16 import is_mapped_file
+
+from ..parameters import ParamsSpec, spec_parameters, spec_path
+from . import vanilla
+from .circuit import update_circuit
+from .payload import SnapPayload
+from .registered import UpdateProof
+
+KEPT = KeptParams()
+KIND = "snap-update"
+
+
+def params_spec(proof: UpdateProof) -> ParamsSpec:
+    """Where a registered update proof's partition parameters are found."""
+    return ParamsSpec("POREP_PROVER_SNAP_UPDATE_PARAMS", lambda name, entry: name == proof.params_name,
+                      proof.params_name, f"{KIND}-{proof.sector_size}.params", f"the {proof.name} update circuit")
+
+
+class SnapProvider:
+    """Synthesis provider of job kind "snap-update": a job is an update's every partition."""
+
+    kinds = (KIND,)
+    payload_paths = ("vanilla_proofs", "params")
+
+    @staticmethod
+    def payload(obj) -> SnapPayload:
+        return SnapPayload.of(obj)
+
+    def parse_payload(self, obj: dict, partitions: int) -> dict:
+        """The payload of a JSON object (the daemon's jobs), its partition proofs
+        read and verified now: InvalidInputError (VanillaProofError) saying what
+        is wrong, before the job is accepted."""
+        payload = self.payload(obj)
+        if partitions != payload.proof.partitions:
+            raise InvalidInputError(f"a {payload.proof.name} update proves {payload.proof.partitions} "
+                                    f"partition(s), not {partitions}")
+        if payload.source is not None:
+            payload.partition_proofs()
+        return dict(obj)
+
+    def partitions(self, payload: dict) -> int:
+        return self.payload(payload).proof.partitions
+
+    def constraints(self, payload: dict) -> int:
+        return update_circuit(self.payload(payload).proof).shape.n_constraints
+
+    def srs_key(self, job) -> str:
+        p = self.payload(job.payload)
+        return f"{KIND}:{p.proof.sector_size}:{spec_path(params_spec(p.proof), p.params) or 'insecure'}"
+
+    def srs_shape(self, job) -> SrsShape:
+        """The shape of the parameters load_srs gives the job, counted from its circuit."""
+        p = self.payload(job.payload)
+        path = spec_path(params_spec(p.proof), p.params)
+        return update_circuit(p.proof).counts.srs_shape(path is not None and is_mapped_file(path))
+
+    def circuit_stats(self, job) -> dict:
+        return update_circuit(self.payload(job.payload).proof).counts.stats()
+
+    def circuit_bytes(self, job) -> int:
+        return update_circuit(self.payload(job.payload).proof).host_bytes
+
+    def load_srs(self, job):
+        """The parameters of the job's circuit: those in use in this process, else read or made."""
+        p = self.payload(job.payload)
+        return KEPT.get(self.srs_key(job),
+                        lambda: spec_parameters(params_spec(p.proof), update_circuit(p.proof).r1cs, p.params, job))
+
+    def circuit(self, job):
+        return update_circuit(self.payload(job.payload).proof).r1cs
+
+    def synthesis_bytes(self, job) -> int:
+        return update_circuit(self.payload(job.payload).proof).synthesis_bytes
+
+    def synthesize(self, job, partition: int, threads: int, out=None):
+        """Partition k's circuit and witness (written into out when given)."""
+        p = self.payload(job.payload)
+        if not 0 <= partition < p.proof.partitions:
+            raise InvalidInputError(f"partition {partition} of a {KIND} job of {p.proof.partitions}")
+        circuit = update_circuit(p.proof)
+        expected = p.public_inputs(partition)
+        values = vanilla.values(p.proof, p.partition_proofs()[partition], expected)
+        return circuit.r1cs, circuit.partition_witness(values, expected, threads, out)
+
+    def synthesize_into(self, job, partition: int, threads: int, out):
+        return self.synthesize(job, partition, threads, out)[0]
