@@ -11,7 +11,8 @@ python -m porep_prover_porep circuit: a registered proof's partition circuit,
 its shape counted (any size) or its R1CS written (.npz, for porep-prover
 setup and plan); python -m porep_prover_porep post-vanilla: a WinningPoSt's
 or WindowPoSt partition's vanilla proofs as the orchestrator sends them
-(post.command):
+(post.command); python -m porep_prover_porep snap-vanilla: a SnapDeals
+update's partition proofs likewise (snap.command):
 
     python -m porep_prover_porep seal c1.json --proof StackedDrg2KiBV1_1 --miner-id 1000 --sector-number 7
     porep-prover bench batch -t porep --c1 c1.json -c 5 -j 3
@@ -34,6 +35,7 @@ from porep_prover.errors import InvalidInputError
 
 from . import c1_json, pieces, seal, sparse, vanilla
 from .post import command as post_command
+from .snap import command as snap_command
 from .payload import prover_id_of
 from .registered import API_VERSIONS, porep_config, seal_proof
 
@@ -152,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="write the R1CS (.npz) here (sizes up to 512 MiB fit a small host)")
     p.set_defaults(func=cmd_circuit)
     post_command.register(sub, _bytes32, _u64)
+    snap_command.register(sub, _u64)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
