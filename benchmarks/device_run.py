@@ -19,7 +19,8 @@ hold the step table (each step's state, seconds, limit and a figure from
 its report or the last line of its log) and are rewritten as each step
 starts and ends, so a run cut off anywhere keeps them. --out defaults to
 $OUT where it is set, else benchmarks/work/device-run. --quick runs the
-same steps at scale 1/16 with a part of the lane, in under 5 minutes.
+same steps at scale 1/16 with a part of the lane and the real circuit at
+512 MiB, in under 10 minutes.
 --steps picks steps by name (--dry-run prints the plan: each step's name,
 limit and command). Exit status: 0 when every step run passed, else 1.
 """
@@ -73,13 +74,14 @@ def missing_modules() -> list[str]:
 
 
 def install_command(python: str, wheels: pathlib.Path, missing: list[str]) -> str:
-    """The package and the porep-shaped plugin, editable, built here without
+    """The package and the porep and porep-shaped plugins, editable, built here without
     build isolation or dependencies; the wheels in `wheels` first when a
     module is missing (all of them, without an index), or a failure naming
     what is missing where there are none."""
     py = shlex.quote(python)
     build = (f"{py} -m pip install -q --no-deps --no-build-isolation -e . && "
-             f"{py} -m pip install -q --no-deps --no-build-isolation -e plugins/porep-prover-porep-shaped")
+             f"{py} -m pip install -q --no-deps --no-build-isolation -e plugins/porep-prover-porep-shaped && "
+             f"{py} -m pip install -q --no-deps --no-build-isolation -e plugins/porep-prover-porep")
     if not missing:
         return build
     found = sorted(wheels.glob("*.whl")) if wheels.is_dir() else []
@@ -93,11 +95,15 @@ def install_command(python: str, wheels: pathlib.Path, missing: list[str]) -> st
 def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, missing: list[str],
          count: int = 2, concurrency: int = 2) -> list[Step]:
     """The run's steps in order. quick: scale 1/16, a part of the lane, one
-    repetition, the budgets 0 and 16 GiB, no direct setup and no peers; its
-    limits after the install add up to 5 minutes."""
+    repetition, the budgets 0 and 16 GiB, the real circuit at 512 MiB, no
+    direct setup and no peers; its limits after the install add up to 10 minutes."""
     py, scale = shlex.quote(python), "0.0625" if quick else "1"
     peers = f"PEERS=${{PEERS:-{shlex.quote(str(ROOT / '.peers'))}}}"
     budgets = "0,16" if quick else "0,16,24,32"
+    # Filecoin's own circuit, from a commit-phase-1 output made on sparse trees (a 32 GiB one in seconds)
+    sector = "StackedDrg512MiBV1_1" if quick else "StackedDrg32GiBV1_1"
+    work = ROOT / "benchmarks" / "work"         # not under OUT: not sent back
+    c1 = shlex.quote(str(work / f"c1-{'512m' if quick else '32g'}.json"))
 
     def report(name: str) -> str:
         return shlex.quote(str(out / f"{name}.json"))
@@ -107,6 +113,11 @@ def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, miss
         return (f"{py} -m porep_prover.cli bench batch -t porep-shaped --scale {scale} --partitions 10 -c {count} "
                 f"-j {concurrency} --payload save=false --set engine.device_memory_gib={gib} --progress "
                 f"--json {report(name)}")
+
+    def real(gib: int) -> str:
+        name = f"real-{gib or 'card'}"
+        return (f"{py} -m porep_prover.cli bench batch -t porep --c1 {c1} -c {count} -j {concurrency} "
+                f"--set engine.device_memory_gib={gib} --progress --json {report(name)}")
     steps = [
         Step("install", install_command(python, wheels, missing), 300 if quick else 600,
              "the package and the porep-shaped plugin built here (wheels only for what the host lacks)"),
@@ -130,6 +141,15 @@ def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, miss
              "engine-16"),
         Step("engine-card", engine(0), 45 if quick else 600, f"the engine at scale {scale}, the card's budget",
              "engine-card"),
+        Step("real-c1", f"mkdir -p {shlex.quote(str(work))} && "
+                        f"{py} -m porep_prover_porep synth-c1 {c1} --proof {sector}", 60,
+             f"a commit-phase-1 output of {sector} on sparse trees (an input for benchmarks, never a sector)"),
+        # on a fresh host: the circuit built, INSECURE parameters made on the GPU and kept in the parameters
+        # cache (44 GiB at 32 GiB), a warm-up job, then the jobs measured
+        Step("real-card", real(0), 120 if quick else 600, f"the engine on {sector}'s real circuit, the card's budget",
+             "real-card"),
+        Step("real-16", real(16), 120 if quick else 600, f"the engine on {sector}'s real circuit under 16 GiB",
+             "real-16"),
         Step("peers", f"{peers} sh benchmarks/peers/build.sh && "
                       f"{py} benchmarks/bench_peers.py --sections check --json {report('peers')}", 300,
              "sppark's MSMs beside ours, checked (sppark and blst carried in .peers)", "peers"),
