@@ -117,15 +117,20 @@ def _header(b: Builder, proof: UpdateProof, v: PartitionValues):
     apex, partition_path = private[3:3 + proof.apex_leaves], private[3 + proof.apex_leaves:]
     equal(b, poseidon(b, [comm_c, root_r_old]), comm_r_old)
     equal(b, poseidon(b, [comm_c, root_r_new]), comm_r_new)
-    row = apex
-    while len(row) > 1:
-        row = [g.sha256_pair(b, row[i], row[i + 1]) for i in range(0, len(row), 2)]
-    _por(b, [2] * p, kh_bits[:p], row[0], [[s] for s in partition_path], comm_d_new, "sha256")
-    generated = _challenge_bits(b, proof, comm_r_new, partition)
+    apex_por(b, apex, kh_bits[:p], partition_path, comm_d_new)
+    generated = challenge_bits(b, proof, comm_r_new, partition)
     return kh_bits[:p], kh_bits[p:], phi, (root_r_old, root_r_new), apex, generated
 
 
-def _challenge_bits(b: Builder, proof: UpdateProof, comm_r_new: int, partition: int) -> list[list]:
+def apex_por(b: Builder, apex: list[int], partition_bits: list, partition_path: list[int], comm_d: int) -> None:
+    """apex_por: the apex tree over the apex leaves, its root's path by the partition bits to comm_d."""
+    row = apex
+    while len(row) > 1:
+        row = [g.sha256_pair(b, row[i], row[i + 1]) for i in range(0, len(row), 2)]
+    _por(b, [2] * len(partition_bits), partition_bits, row[0], [[s] for s in partition_path], comm_d, "sha256")
+
+
+def challenge_bits(b: Builder, proof: UpdateProof, comm_r_new: int, partition: int) -> list[list]:
     """gen_challenge_bits: each challenge's generated bits, little-endian."""
     bits, per_digest, digests = random_bits(proof), CAPACITY // random_bits(proof), digests_per_partition(proof)
     out: list[list] = []
