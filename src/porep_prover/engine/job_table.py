@@ -109,14 +109,18 @@ class JobTable:
             self._scheduler.push_all([PartitionTask(job, i) for i in job.indices()])
             self._cond.notify_all()
 
-    def next_task(self, timeout: float) -> PartitionTask | None:
+    def next_task(self, timeout: float, urgent: bool = False) -> PartitionTask | None:
         """The scheduler's next partition of a job in the table (those of
         jobs that ended are dropped), in flight from now on; None after
-        timeout seconds without one (also while holding), or once stopping."""
+        timeout seconds without one (also while holding), or once stopping.
+        urgent: only a partition whose priority is higher than that of
+        every partition in flight (some being in flight), and only when the
+        scheduler hands it out next (one it hands out first that is not
+        urgent stays first for the next call without urgent)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while not self.stopping:
-                task = None if self.holding else self._scheduler.pop()
+                task = None if self.holding else self._pop(urgent)
                 if task is not None:
                     state = self._jobs.get(task.job.id)
                     if state is not None:
@@ -128,6 +132,17 @@ class JobTable:
                     return None
                 self._cond.wait(left)
             return None
+
+    def _pop(self, urgent: bool) -> PartitionTask | None:
+        """(caller holds the lock) The scheduler's next partition; urgent: see
+        next_task (the scheduler is asked only while such a partition waits)."""
+        if not urgent:
+            return self._scheduler.pop()
+        flying = [s.job.priority for s in self._jobs.values() if s.in_flight]
+        top = self._scheduler.top_priority()
+        if not flying or top is None or top <= max(flying):
+            return None
+        return self._scheduler.pop_if(lambda task: task.job.priority > max(flying))
 
     def start_synthesis(self, task: PartitionTask, worker: str) -> float | None:
         """The moment the in-flight task's synthesis starts (SYNTH_START,

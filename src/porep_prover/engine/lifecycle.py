@@ -83,9 +83,13 @@ class SwitchInterval:
 SWITCH_INTERVAL = SwitchInterval()
 
 
+URGENT = "synth_urgent"     # the name of the synthesis worker of urgent partitions (stages.Stages)
+
+
 class WorkerThreads:
     """The threads of an engine's stages: partition_workers synthesis
-    workers (synth0, ...), gpu_workers_per_device device workers per device
+    workers (synth0, ...) and one of urgent partitions alone (synth_urgent:
+    see stages), gpu_workers_per_device device workers per device
     (gpu0.w0, gpu0.w1, ...) and one finalizer per device worker
     (finalize_0, ...): the names the timeline's events carry.
 
@@ -108,6 +112,7 @@ class WorkerThreads:
     def start(self) -> None:
         for i in range(self.settings.partition_workers):
             self._synthesis.append(self._spawn(f"synth{i}", self.stages.synthesis_loop))
+        self._synthesis.append(self._spawn(URGENT, self.stages.synthesis_loop, True))
         for device in self.devices:
             for w in range(self.settings.gpu_workers_per_device):
                 self._device.append(self._spawn(f"{device.label}.w{w}", self.stages.device_loop, device))
@@ -123,12 +128,13 @@ class WorkerThreads:
             self._relieved = [t for t in self._relieved if t.is_alive()]
             if self.stages.table.stopping or len(self._relieved) >= self.settings.partition_workers:
                 return False
-            name = f"{stalled.split('.')[0]}.{next(self._stand_in_names)}"
+            kind = stalled.split('.')[0]
+            name = f"{kind}.{next(self._stand_in_names)}"
             LOG.warning("synthesis worker %s stalled in a provider's call past %.3g s "
                         "(engine.provider_stall_seconds): %s takes its place", stalled,
                         self.settings.provider_stall, name)
             self._relieved.append(threading.current_thread())
-            self._synthesis.append(self._spawn(name, self.stages.synthesis_loop))
+            self._synthesis.append(self._spawn(name, self.stages.synthesis_loop, kind == URGENT))
             return True
 
     def is_device_worker(self, name: str) -> bool:

@@ -11,13 +11,17 @@ that does not fit with nothing in flight is refused (HostMemoryError), never
 started: nothing is allocated past the budget. Where the budget is the
 default, a synthesis also waits while the host's available memory, less the
 margin, would not cover it and the syntheses still allocating (other
-processes share the host).
+processes share the host). Waiting syntheses are admitted by priority (their
+job's): none is admitted while one of a higher priority waits, so that the
+room the partitions in flight give back goes to the most urgent first; an
+urgent partition is never admitted past the budget.
 """
 from __future__ import annotations
 
 import logging
 import threading
 import time
+import collections
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import HostMemoryError
@@ -89,6 +93,7 @@ class MemoryAdmission:
         self._closed = False
         self._arenas: ArenaSource | None = None
         self._idle: list[Arena] = []    # arenas left by released partitions
+        self._waiting: collections.Counter[int] = collections.Counter()   # the priorities of the waiting syntheses
 
     def set_arenas(self, source: ArenaSource | None) -> None:
         """Where reservations asking for an arena get one (None: nowhere; they get none)."""
@@ -140,41 +145,28 @@ class MemoryAdmission:
             self._held.pop(key, None)
             self._cond.notify_all()
 
-    def reserve(self, nbytes: int, arena: int = 0) -> Reservation | None:
+    def reserve(self, nbytes: int, arena: int = 0, priority: int = 0) -> Reservation | None:
         """Block until a synthesis of nbytes fits beside the partitions in
-        flight; None when the admission closed first. HostMemoryError when it
-        does not fit with nothing in flight (it never could). arena: the
-        bytes of an arena the partition is laid out in, part of nbytes (0:
-        none; none either without an arena source): an idle one of at least
-        that size taken over, else one made (idle ones given back first where
-        their room is wanted)."""
+        flight and no synthesis of a higher priority waits; None when the
+        admission closed first. HostMemoryError when it does not fit with
+        nothing in flight (it never could). arena: the bytes of an arena the
+        partition is laid out in, part of nbytes (0: none; none either
+        without an arena source): an idle one of at least that size taken
+        over, else one made (idle ones given back first where their room is
+        wanted). priority: its job's (see the module)."""
         source = self._arenas if arena else None
         with self._cond:
-            since = time.monotonic()
-            while not self._fits(nbytes, self._reusable(arena) if source is not None else 0):
-                if self._closed:
-                    return None
-                # idle arenas this one would not take give their room back (the one it would take stays)
-                if self._give_back_idle(keep=self._reusable(arena) if source is not None else 0):
-                    continue
-                if not self.in_flight and nbytes > self._room():
-                    raise HostMemoryError(f"a partition of {nbytes / GIB:.2f} GiB does not fit the host budget's "
-                                          f"{self._room() / GIB:.2f} GiB left for partitions (budget "
-                                          f"{self._budget / GIB:.1f} GiB, the process {self._base / GIB:.1f}, "
-                                          f"loaded sets {sum(self._held.values()) / GIB:.1f})")
-                if since and time.monotonic() - since > WAIT_NOTICE_SECONDS:
-                    since = 0.0     # once per wait
-                    LOG.info("a synthesis of %.1f GiB waits for host memory: %.1f GiB in flight of %.1f GiB left "
-                             "for partitions, %.1f GiB available", nbytes / GIB, self.in_flight / GIB,
-                             self._room() / GIB, (host_available_bytes() or 0) / GIB)
-                self._cond.wait(0.5)
-            if self._closed:
-                return None
-            self._warn_if_short(nbytes)
-            reused = self._take_idle(arena) if source is not None else None
-            fresh = nbytes - (reused.nbytes if reused is not None else 0)
-            self.in_flight += nbytes
-            self.pending += fresh
+            self._waiting[priority] += 1
+            try:
+                admitted = self._admit(nbytes, arena, source, priority)
+            finally:
+                self._waiting[priority] -= 1
+                if not self._waiting[priority]:
+                    del self._waiting[priority]
+                self._cond.notify_all()         # a synthesis it held back may go now
+        if admitted is None:
+            return None
+        reused, fresh = admitted
         if source is None or reused is not None:
             return Reservation(self, nbytes, reused, fresh)
         try:
@@ -183,6 +175,41 @@ class MemoryAdmission:
             self._settle(nbytes, nbytes)
             raise
         return Reservation(self, nbytes, made)
+
+    def _admit(self, nbytes: int, arena: int, source: ArenaSource | None, priority: int
+               ) -> tuple[Arena | None, int] | None:
+        """(caller holds the lock; see reserve) The wait, then nbytes counted
+        in flight: (the idle arena taken over or None, the bytes yet to be
+        allocated); None when the admission closed first."""
+        since = time.monotonic()
+        while True:
+            if self._closed:
+                return None
+            if any(p > priority for p in self._waiting):
+                self._cond.wait(0.5)
+                continue
+            if self._fits(nbytes, self._reusable(arena) if source is not None else 0):
+                break
+            # idle arenas this one would not take give their room back (the one it would take stays)
+            if self._give_back_idle(keep=self._reusable(arena) if source is not None else 0):
+                continue
+            if not self.in_flight and nbytes > self._room():
+                raise HostMemoryError(f"a partition of {nbytes / GIB:.2f} GiB does not fit the host budget's "
+                                      f"{self._room() / GIB:.2f} GiB left for partitions (budget "
+                                      f"{self._budget / GIB:.1f} GiB, the process {self._base / GIB:.1f}, "
+                                      f"loaded sets {sum(self._held.values()) / GIB:.1f})")
+            if since and time.monotonic() - since > WAIT_NOTICE_SECONDS:
+                since = 0.0     # once per wait
+                LOG.info("a synthesis of %.1f GiB waits for host memory: %.1f GiB in flight of %.1f GiB left "
+                         "for partitions, %.1f GiB available", nbytes / GIB, self.in_flight / GIB,
+                         self._room() / GIB, (host_available_bytes() or 0) / GIB)
+            self._cond.wait(0.5)
+        self._warn_if_short(nbytes)
+        reused = self._take_idle(arena) if source is not None else None
+        fresh = nbytes - (reused.nbytes if reused is not None else 0)
+        self.in_flight += nbytes
+        self.pending += fresh
+        return reused, fresh
 
     def _reusable(self, nbytes: int) -> int:
         """(caller holds the lock) Bytes of the idle arena a reservation of an arena of nbytes would take (0: none)."""

@@ -11,6 +11,10 @@ partitions it held are handed out first come, first served from the guard's
 record, with every one pushed after. A call that does not return within
 CALL_SECONDS is a failure too: its thread is left to it (the table's lock,
 held by the caller, is waited on that long once, never again).
+
+pop_if(wanted) takes the scheduler's next partition only when wanted: one
+not wanted is kept aside as the next, and the next pop hands it out first
+(the order the scheduler gave stands; one pushed meanwhile comes after it).
 """
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ class GuardedScheduler:
         # the partitions given and not taken back, in the order given
         self._held: dict[tuple[str, int, int], PartitionTask] = {}
         self.failed: str | None = None          # what went wrong with the scheduler, once it did
+        self._next: PartitionTask | None = None   # popped by pop_if and not wanted: handed out first
         self._lane = PluginLane(f"scheduler.{self.name}", CALL_SECONDS, setting="a scheduler's limit")
 
     @property
@@ -66,6 +71,9 @@ class GuardedScheduler:
 
     def pop(self) -> PartitionTask | None:
         """The next partition, or None when none waits."""
+        if self._next is not None:
+            kept, self._next = self._next, None
+            return kept
         if not self._held:
             return None
         if self.failed is None:
@@ -84,8 +92,25 @@ class GuardedScheduler:
             return None
         return self._held.pop(next(iter(self._held)))
 
+    def pop_if(self, wanted: Callable[[PartitionTask], bool]) -> PartitionTask | None:
+        """The next partition (as pop) when wanted(it); else None, and it stays the next (see the module)."""
+        if self._next is None:
+            self._next = self.pop()
+        task = self._next
+        if task is None or not wanted(task):
+            return None
+        self._next = None
+        return task
+
+    def top_priority(self) -> int | None:
+        """The highest job priority of the partitions waiting (None: none waits)."""
+        waiting = [t.job.priority for t in self._held.values()]
+        if self._next is not None:
+            waiting.append(self._next.job.priority)
+        return max(waiting, default=None)
+
     def __len__(self) -> int:
-        return len(self._held)
+        return len(self._held) + (self._next is not None)
 
     def close(self) -> None:
         """No more calls to the scheduler (what it held is handed out from the

@@ -2,7 +2,8 @@
 """The engine's three stage loops and the queues between them.
 
     synthesis workers (partition_workers)   provider.synthesize, then a, b, c and the scalars
-      ──> ready queue (at most synthesis_lookahead partitions)
+      + one urgent synthesis worker         (only a partition more urgent than all in flight)
+      ──> ready queue (at most synthesis_lookahead partitions, one more if urgent; engine.ready)
     device workers (gpu_workers_per_device per device)
                                             prepare (no lock), then the kernel region under the
                                             device's lock: H, the MSMs h / l / a / b_1
@@ -16,6 +17,17 @@ partition at engine.provider_timeout_seconds and the loop goes on. Every
 stage boundary emits a timeline event, and a partition's timings
 (PartitionTimings) are read from those events' moments. STOP in a queue ends
 one worker.
+
+Priority (the job's; equal priorities keep first come, first served): a
+partition whose priority is higher than that of every partition in flight
+is urgent. The urgent synthesis worker takes it as soon as the scheduler
+hands it out next (the ordinary workers may be busy or waiting for room
+downstream), the host memory admission lets none of a lower priority in
+before it (engine.memory; never past the budget), the ready queue takes it
+past its bound (by one) and hands it out first, and the device's lock goes
+to it next: a worker waiting for the lock with a less urgent partition
+puts that one back and takes it (engine.ready, engine.interlock). So an
+urgent partition waits for the kernel region under way alone.
 """
 from __future__ import annotations
 
@@ -35,10 +47,11 @@ from ..groth16.prover import (Assignment, MsmSums, WitnessAssignment, arena_witn
                               prove_device, synthesize)
 from ..r1cs.system import R1CS
 from .devices import ProvingDevice
-from .interlock import kernel_region
+from .interlock import RegionYielded, kernel_region
 from .jobs import Job, PartitionTask, PartitionTimings
 from .memory import Reservation
 from .plugin_calls import PluginLane, Stopped
+from .ready import ReadyQueue, Turn
 
 if TYPE_CHECKING:
     from ..memory.device_plan import DevicePlan
@@ -109,7 +122,7 @@ class Stages:
         # engine's WorkerThreads set it); True when one started, and the stalled worker ends after its call
         self.stand_in: Callable[[str], bool] = lambda name: False
         self.cpu = get_backend("cpu")      # the host's backend: B_2, assembly, A's input rows
-        self.ready: queue.Queue[SynthesizedPartition | Stop] = queue.Queue(maxsize=settings.synthesis_lookahead)
+        self.ready: ReadyQueue[SynthesizedPartition | Stop] = ReadyQueue(settings.synthesis_lookahead, _priority)
         self.proved: queue.SimpleQueue[ProvedPartition | Stop] = queue.SimpleQueue()
         self.finalizers = Finalizers(self)
 
@@ -131,10 +144,11 @@ class Stages:
 
     # ------------------------------------------------------------ synthesis
 
-    def synthesis_loop(self, name: str) -> None:
+    def synthesis_loop(self, name: str, urgent: bool = False) -> None:
         """Synthesis until the engine stops, or until this worker, stalled in
         a provider's call past engine.provider_stall_seconds, has a stand-in
-        and its call has returned (or failed at its limit)."""
+        and its call has returned (or failed at its limit). urgent: of urgent
+        partitions only (JobTable.next_task)."""
         relieved: list[str] = []
 
         def stalled(what: str) -> None:
@@ -143,19 +157,19 @@ class Stages:
 
         lane = PluginLane(f"{name}.provider", self.settings.provider_timeout, self.settings.provider_stall, stalled)
         try:
-            while not self.table.stopping and not relieved and self._synthesis_step(name, lane):
+            while not self.table.stopping and not relieved and self._synthesis_step(name, lane, urgent):
                 pass
         except Stopped:
             return
         finally:
             lane.close()
 
-    def _synthesis_step(self, name: str, lane: PluginLane) -> bool:
+    def _synthesis_step(self, name: str, lane: PluginLane, urgent: bool = False) -> bool:
         """One partition synthesized and queued for a device (or failed), or an
         idle wait; False when the engine stops. (A step a call: an idle worker
         holds nothing of the last job.) What the step raises (the worker's
         own fault, not the provider's) fails the partition before it goes up."""
-        task = self.table.next_task(IDLE_SECONDS)
+        task = self.table.next_task(IDLE_SECONDS, urgent)
         if task is None:
             self.srs.evict_idle()
             return True
@@ -230,9 +244,9 @@ class Stages:
         running = plan.synthesis.nbytes if plan is not None and plan.synthesis is not None else 0
         if plan is not None and plan.workers.devices and plan.workers.arenas:
             arena = assignment_bytes(params, matvec, gathers)
-            return self.memory.reserve(arena + running, arena=arena)
+            return self.memory.reserve(arena + running, arena=arena, priority=job.priority)
         return self.memory.reserve((self.table.estimate(job.id) or (plan.partition.total if plan is not None else 0))
-                                   + running)
+                                   + running, priority=job.priority)
 
     def _witness(self, provider: SynthesisProvider, task: PartitionTask, lane: PluginLane, params: Parameters,
                  layout: tuple[bool, bool], arena: NDArray[np.uint8] | None) -> tuple[R1CS, FrArray]:
@@ -254,7 +268,8 @@ class Stages:
         return r1cs, witness
 
     def _queue_ready(self, partition: SynthesizedPartition) -> bool:
-        """Into the ready queue, waiting while it is full; False when the engine stops first."""
+        """Into the ready queue, waiting while it has no room for it (ReadyQueue.put); False when
+        the engine stops first."""
         while not self.table.stopping:
             try:
                 self.ready.put(partition, timeout=IDLE_SECONDS)
@@ -277,45 +292,63 @@ class Stages:
 
     def _device_step(self, name: str, device: ProvingDevice, lane: PluginLane) -> bool:
         """The next ready partition through the kernel region, to the
-        finalizers (or failed); False at STOP."""
-        partition = self.ready.get()
-        if partition is STOP:
+        finalizers (or failed), or more urgent ones in its place; False at STOP."""
+        item = self.ready.get(device.identity)
+        if isinstance(item, Stop):
             return False
-        task = partition.task
-        if not self.table.is_active(task.job.id):
-            partition.reservation.release()
-            return True
+        partition: SynthesizedPartition | None = item
+        while partition is not None:
+            partition = self._region_step(name, device, lane, partition)
+        return True
+
+    def _region_step(self, name: str, device: ProvingDevice, lane: PluginLane, partition: SynthesizedPartition
+                     ) -> SynthesizedPartition | None:
+        """partition through the kernel region, to the finalizers (or failed):
+        None; or, when its wait for the lock gave way to a more urgent
+        partition, the partition taken in its place (it back in the ready queue)."""
+        task, swapped = partition.task, None
         try:
+            if not self.table.is_active(task.job.id):
+                partition.reservation.release()
+                return None
             with self.params(partition.provider, task.job, lane) as (key, params):
                 sums, seconds = self._kernel_region(device, name, task, params, partition.assignment,
-                                                    self.plans.for_device(key, device.identity))
+                                                    self.plans.for_device(key, device.identity),
+                                                    self.ready.turn(partition, device.identity))
+        except RegionYielded:
+            swapped = self.ready.swap(partition, device.identity)
+            return swapped if isinstance(swapped, SynthesizedPartition) else None
         except Stopped:
             partition.reservation.release()
             raise
         except Exception as exc:  # noqa: BLE001
             partition.reservation.release()
             self.table.failed(task, exc, name)
-            return True
+            return None
         except BaseException as exc:
             _fail_up(self.table, task, exc, name, partition)
             raise
+        finally:
+            if swapped is None:
+                self.ready.done(partition)
         self.proved.put(ProvedPartition(partition, sums, device, seconds))
-        return True
+        return None
 
     def _kernel_region(self, device: ProvingDevice, name: str, task: PartitionTask, params: Parameters,
-                       assignment: Assignment, plan: DevicePlan | None
+                       assignment: Assignment, plan: DevicePlan | None, turn: Turn[SynthesizedPartition | Stop]
                        ) -> tuple[MsmSums, float]:
         """Prepare (host work: the backend's pinning, and the copies ahead
         where the settings ask them and the plan has room, outside the lock),
-        then the kernel region under the device's lock, by the device's plan
-        of the set, handed to it: its sums, and its seconds."""
+        then the kernel region under the device's lock, asked with turn, by
+        the device's plan of the set, handed to it: its sums, and its
+        seconds. RegionYielded when the turn gave its wait up."""
         backend, job = device.backend, task.job
         self.timeline.emit("PREP_START", job.id, task.index, name, device.identity)
         staged = backend.prepare(assignment, ahead=self.settings.upload_ahead and (plan is None or plan.ahead))
         self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
         try:
             b_g2 = device.kind != "cpu" and self.settings.b_g2_on_device
-            with kernel_region(device.identity, self.timeline, job.id, task.index, name) as region:
+            with kernel_region(device.identity, self.timeline, job.id, task.index, name, turn) as region:
                 sums = prove_device(backend, params, staged.assignment, self.settings.threads, b_g2=b_g2,
                                     host=self.cpu, overlap=self.settings.overlap_msms, plan=plan,
                                     options=self.settings.msm_options)
@@ -396,6 +429,11 @@ def _fail_up(table: JobTable, task: PartitionTask, exc: BaseException, worker: s
     if partition is not None:
         partition.reservation.release()
     table.failed(task, exc, worker)
+
+
+def _priority(item: SynthesizedPartition | Stop) -> int | None:
+    """A ready item's priority (its job's; None for STOP)."""
+    return None if isinstance(item, Stop) else item.task.job.priority
 
 
 def _timings(job: Job, proved: ProvedPartition, end: float) -> PartitionTimings:

@@ -8,6 +8,7 @@ Events (t in seconds since the epoch):
     GPU_QUEUE                      it waits for a device worker
     PREP_START / PREP_END          the device worker's host-side preparation (no lock)
     LOCK_WAIT                      a device worker asks for its device's lock
+    LOCK_YIELD                     it gives its wait up to a more urgent partition (engine.ready)
     GPU_START / GPU_END            the lock is held: the kernel region
     FINALIZE_START / FINALIZE_END  B2 MSM, assembly, verification (no lock)
     PARTITION_RETRY / PARTITION_FAILED, JOB_SUBMIT / JOB_END
