@@ -157,7 +157,8 @@ def test_bad_partition_proofs_are_refused_before_synthesis(daemon, updated):
            "comm_d as comm_r_old": ({"comm_r_old": commitment_cid(to_int(updated.comm_d_new), "comm_d_new")},
                                     "sealed commitment's CID"),
            "an unknown update proof": ({"registered_proof": 7}, "not a registered update proof"),
-           "no sector size": ({"sector_size": 0}, "sector_size"),
+           "another sector size": ({"sector_size": 8 << 20}, "sector_size 8388608 is not StackedDrg2KiBV1's"),
+           "no sector size": ({"sector_size": 12345}, "sector_size 12345 is not a sector size"),
            "no vanilla proofs": ({"vanilla_proofs": []}, "vanilla_proofs is empty")}
     before = len(daemon.stub().ListJobs(own.ListJobsRequest(), timeout=10).jobs)
     for name, (fields, message) in bad.items():
@@ -166,3 +167,13 @@ def test_bad_partition_proofs_are_refused_before_synthesis(daemon, updated):
         err = caught.value
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and message in err.details(), (name, err.details())
     assert len(daemon.stub().ListJobs(own.ListJobsRequest(), timeout=10).jobs) == before
+
+
+def test_a_wire_request_without_sector_size_takes_its_registered_proofs():
+    from porep_prover.daemon.cuzk.requests import wire_job
+    for number, partitions in enumerate((1, 4, 16, 16, 16)):
+        request = cuzk.SubmitProofRequest(proof_kind=cuzk.SNAP_DEALS_UPDATE, registered_proof=number,
+                                          vanilla_proofs=[b"x"])
+        assert wire_job(request).partitions == partitions == REGISTERED_UPDATE[
+            ["StackedDrg2KiBV1", "StackedDrg8MiBV1", "StackedDrg512MiBV1", "StackedDrg32GiBV1",
+             "StackedDrg64GiBV1"][number]].partitions

@@ -21,6 +21,7 @@ HIGH for WindowPoSt, else NORMAL):
                                          the registered seal proof's (0 to 14; non-interactive PoRep,
                                          15 to 19, is refused); sector_size, when given, must be its
     SNAP_DEALS_UPDATE      snap-update   1 (2 KiB), 4 (8 MiB) or 16 (512 MiB and up), by sector_size
+                                         (0: the registered update proof's, 0 to 4)
     WINDOW_POST_PARTITION  window-post   1
     WINNING_POST           winning-post  1
 

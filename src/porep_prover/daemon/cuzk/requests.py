@@ -116,8 +116,8 @@ def wire_job(request: pb.SubmitProofRequest) -> WireJob:
         fields[name] = value.hex()
     if kind != "snap-update":
         fields["partition_index"] = request.partition_index
-    return WireJob(kind, _partitions(kind, request.sector_size), priority, fields, "vanilla_proofs",
-                   vanilla_list(proofs))
+    return WireJob(kind, _partitions(kind, request.sector_size, request.registered_proof), priority, fields,
+                   "vanilla_proofs", vanilla_list(proofs))
 
 
 def _seal_proof_size(registered_proof: int, sector_size: int) -> int:
@@ -134,11 +134,14 @@ def _seal_proof_size(registered_proof: int, sector_size: int) -> int:
     return size
 
 
-def _partitions(kind: str, sector_size: int) -> int:
+def _partitions(kind: str, sector_size: int, registered_proof: int) -> int:
     """A SnapDeals proof's partitions by its sector size (storage-proofs-update's
-    partition_count); one proof of a WindowPoSt partition or a WinningPoSt."""
+    partition_count; sector_size 0: its RegisteredUpdateProof's, 0 to 4 for the
+    sizes in order); one proof of a WindowPoSt partition or a WinningPoSt."""
     if kind != "snap-update":
         return 1
+    if sector_size == 0 and registered_proof < len(SECTOR_SIZES):
+        sector_size = tuple(SECTOR_SIZES.values())[registered_proof]
     if sector_size not in SECTOR_SIZES.values():
         raise InvalidInputError(f"sector_size {sector_size} is not a sector size "
                                 f"({', '.join(map(str, SECTOR_SIZES.values()))})")
