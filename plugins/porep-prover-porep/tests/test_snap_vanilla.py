@@ -131,7 +131,8 @@ def test_payload_forms_and_refusals(updated, tmp_path):
                  {**obj, **cids}, {**obj, "registered_proof": "StackedDrg2KiBV1", "h": 1}):
         assert provider.parse_payload(form, 1)
     assert SnapPayload.of(obj).public_inputs(0) == challenges.public_inputs(TWO_KIB, 0, 1, *comms(updated))
-    assert cids["comm_d_new"].hex().startswith("0181e203922020") and cids["comm_r_new"].hex().startswith("0182e20381e80220")
+    assert cids["comm_d_new"].hex().startswith("0181e203922020")          # CIDv1, fil-commitment-unsealed
+    assert cids["comm_r_new"].hex().startswith("0182e20381e80220")        # fil-commitment-sealed, poseidon
     assert provider.partitions({"sector_size": 32 << 30}) == 16 and provider.constraints(obj) == 1_705_039
     refusals = [
         ({**obj, "comm_r_old": cids["comm_d_new"]}, InvalidInputError, "sealed commitment's CID"),

@@ -46,8 +46,9 @@ def cmd_snap_vanilla(args) -> int:
         f.write(write_list(items))
     comms = {"comm_r_old": updated.comm_r_old.hex(), "comm_d_new": updated.comm_d_new.hex(),
              "comm_r_new": updated.comm_r_new.hex()}
-    print(f"{args.out}: {proof.name}, {'a sector sealed here' if args.sealed else 'a sparse replica'}, h "
-          f"{updated.h}, {len(items)} partition(s), {sum(map(len, items)):,} bytes, {time.perf_counter() - start:.1f} s")
+    what = "a sector sealed here" if args.sealed else "a sparse replica"
+    print(f"{args.out}: {proof.name}, {what}, h {updated.h}, {len(items)} partition(s), {sum(map(len, items)):,} "
+          f"bytes, {time.perf_counter() - start:.1f} s")
     print(f"payload: vanilla_proofs={args.out} registered_proof={proof.number} h={updated.h} "
           + " ".join(f"{k}={v}" for k, v in comms.items()))
     print(f"porep-prover bench batch -t snap-update --payload 'vanilla_proofs=\"{args.out}\"' --payload "
