@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The plugin loads through its entry point and registers the "porep",
-"winning-post" and "window-post" providers; its registered seal proofs follow
+"winning-post", "window-post" and "snap-update" providers; its registered seal proofs follow
 filecoin-proofs' constants."""
 import pytest
 
@@ -14,7 +14,8 @@ from porep_prover_porep.registered import REGISTERED, seal_proof  # noqa: E402
 def test_loaded_through_the_entry_point_registering_its_providers():
     report = collect_registry(plugin_manager()).plugin_report()
     loaded = {p["name"]: p["registered"] for p in report["loaded"]}
-    assert loaded.get("porep") == ["provider porep", "provider winning-post", "provider window-post"]
+    assert loaded.get("porep") == ["provider porep", "provider winning-post", "provider window-post",
+                                   "provider snap-update"]
     assert "porep" not in {p["name"] for p in report.get("skipped", [])}
 
 
