@@ -126,8 +126,12 @@ def test_update_on_the_reference_engines_wire(daemon, vk, updated):
     assert answer.status == cuzk.AwaitProofResponse.COMPLETED, answer.error_message or daemon.log()
     assert len(answer.proof) == 192
     verified(vk, updated, answer.proof)
-    queues = {q.proof_kind for q in wire.GetStatus(cuzk.GetStatusRequest(), timeout=10).queues}
-    assert "snap-update" in queues
+    status = wire.GetStatus(cuzk.GetStatusRequest(), timeout=10)
+    assert "snap-update" in {q.proof_kind for q in status.queues}
+    assert "snap-2k" in {s.circuit_id for s in status.loaded_srs}
+    assert wire.EvictSRS(cuzk.EvictSrsRequest(circuit_id="snap-2k"), timeout=10).was_loaded
+    assert wire.PreloadSRS(cuzk.PreloadSrsRequest(circuit_id="snap-2k"), timeout=60)
+    assert "snap-2k" in {s.circuit_id for s in wire.GetStatus(cuzk.GetStatusRequest(), timeout=10).loaded_srs}
 
 
 def test_update_on_the_daemons_own_service(daemon, vk):

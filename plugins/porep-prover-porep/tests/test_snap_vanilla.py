@@ -134,6 +134,7 @@ def test_payload_forms_and_refusals(updated, tmp_path):
     assert cids["comm_d_new"].hex().startswith("0181e203922020")          # CIDv1, fil-commitment-unsealed
     assert cids["comm_r_new"].hex().startswith("0182e20381e80220")        # fil-commitment-sealed, poseidon
     assert provider.partitions({"sector_size": 32 << 30}) == 16 and provider.constraints(obj) == 1_705_039
+    assert provider.parse_payload({"sector_size": 32 << 30}, 1) == {"sector_size": 32 << 30}     # a preload's
     refusals = [
         ({**obj, "comm_r_old": cids["comm_d_new"]}, InvalidInputError, "sealed commitment's CID"),
         ({**obj, "comm_d_new": "zz"}, InvalidInputError, "comm_d_new must be hex"),

@@ -51,11 +51,12 @@ class SnapProvider:
         read and verified now: InvalidInputError (VanillaProofError) saying what
         is wrong, before the job is accepted."""
         payload = self.payload(obj)
+        if payload.source is None:              # a preload's: the parameters of its size alone
+            return dict(obj)
         if partitions != payload.proof.partitions:
             raise InvalidInputError(f"a {payload.proof.name} update proves {payload.proof.partitions} "
                                     f"partition(s), not {partitions}")
-        if payload.source is not None:
-            payload.partition_proofs()
+        payload.partition_proofs()
         return dict(obj)
 
     def partitions(self, payload: dict) -> int:
