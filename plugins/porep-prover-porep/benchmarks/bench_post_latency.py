@@ -7,10 +7,11 @@ a 2 KiB WinningPoSt alone first (its own proving time: submitted to proved)
 and a 2 KiB PoRep partition (its kernel region, the partition's "region"),
 then is filled with --porep-jobs PoRep jobs (NORMAL, 2); once a region runs
 and the ready queue is full, a WinningPoSt is submitted with no priority (its
-kind's: CRITICAL, 4) and its latency measured, with when its synthesis
-started and how many PoRep regions started between its submission and its
-own. The bound the engine is held to: its own proving time plus one
-partition's region. Sectors are sealed here; parameters are the cache's
+kind's: CRITICAL, 4) and its latency measured, with where it went
+(breakdown: its synthesis, the PoRep region under way at its submission,
+when its own region started, the PoRep regions and syntheses begun before
+it) and the host's load average before and after the row. The bound the
+engine is held to: its own proving time plus one partition's region. Sectors are sealed here; parameters are the cache's
 INSECURE ones (made once: the 2 KiB PoRep's in about 80 s on 2 cores).
 Each --settings row is run on a fresh engine: "default" (the engine's
 defaults) and "tight" (one device worker, a ready queue of one).
@@ -30,6 +31,7 @@ import time
 
 import porep_prover as pp
 from porep_prover.engine import Job
+from porep_prover.engine.timeline import kernel_regions
 from porep_prover.groth16 import verify
 from porep_prover.hooks import collect_registry, plugin_manager
 from porep_prover_porep import pieces, seal
@@ -83,13 +85,32 @@ def run(name: str, porep: dict, winning: dict, porep_jobs: int) -> dict:
             h.result(timeout=3600)
         vk = engine.registry.provider("winning-post").load_srs(Job("winning-post", 1, {"sector_size": 2048})).vk
         assert result.ok and verify(vk, result.public_inputs[0], result.proofs[0])
-        own_gpu = events_of(engine, job.id, "GPU_START")[0]
-        passed = sum(1 for h in handles for t in events_of(engine, h.job.id, "GPU_START") if submitted < t < own_gpu)
         return {"settings": name, "priority": job.priority, "own_s": round(own, 3), "region_s": round(region, 3),
                 "bound_s": round(own + region, 3), "latency_s": round(latency, 3),
-                "synthesis_started_after_s": round(events_of(engine, job.id, "SYNTH_START")[0] - submitted, 3),
-                "porep_regions_before_its_own": passed, "ready_queue_full_s_before": round(submitted - full_at, 3),
-                "within_bound": latency <= own + region}
+                **breakdown(engine, job.id, [h.job.id for h in handles], submitted),
+                "ready_queue_full_s_before": round(submitted - full_at, 3), "within_bound": latency <= own + region}
+
+
+def breakdown(engine, urgent: str, poreps: list[str], submitted: float) -> dict:
+    """Where the WinningPoSt's latency went, from the timeline: its synthesis
+    (when it started, how long, on which worker), the PoRep region under way
+    at its submission (its length under load, and what was left of it), when
+    its own region started, and how many PoRep regions and syntheses began
+    between its submission and its region's start."""
+    events = engine.timeline.events()
+    mine = {e.event: e for e in events if e.job == urgent}
+    own_gpu = mine["GPU_START"].t
+    regions, _ = kernel_regions([e for e in events if e.job in poreps])
+    under_way = [(s.t, e.t) for s, e in regions if s.t <= submitted < e.t]
+    return {"synthesis_started_after_s": round(mine["SYNTH_START"].t - submitted, 3),
+            "synthesis_s": round(mine["SYNTH_END"].t - mine["SYNTH_START"].t, 3),
+            "synthesized_by": mine["SYNTH_START"].worker,
+            "region_under_way_s": round(under_way[0][1] - under_way[0][0], 3) if under_way else 0.0,
+            "region_under_way_left_s": round(under_way[0][1] - submitted, 3) if under_way else 0.0,
+            "its_region_started_after_s": round(own_gpu - submitted, 3),
+            "porep_regions_before_its_own": sum(1 for s, _ in regions if submitted < s.t < own_gpu),
+            "porep_syntheses_begun_before_its_region": sum(
+                1 for e in events if e.job in poreps and e.event == "SYNTH_START" and submitted < e.t < own_gpu)}
 
 
 def main() -> int:
@@ -101,7 +122,9 @@ def main() -> int:
     porep, winning = inputs()
     rows = []
     for name in args.settings.split(","):
-        row = run(name, porep, winning, args.porep_jobs)
+        load = os.getloadavg()[0]
+        row = {**run(name, porep, winning, args.porep_jobs), "load_1min": [round(load, 2),
+                                                                            round(os.getloadavg()[0], 2)]}
         rows.append(row)
         print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

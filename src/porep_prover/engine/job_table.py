@@ -87,6 +87,9 @@ class JobTable:
         self.accepting = False
         self.stopping = False
         self.holding = False                        # no partition is handed out (a drain)
+        # called (under the table's lock, once) the first time an urgent partition waits (see next_task): the
+        # engine's workers start the synthesis worker of urgent partitions then (None: not asked, or called)
+        self.on_urgent: Callable[[], None] | None = None
 
     # ------------------------------------------------------------ in
 
@@ -107,6 +110,7 @@ class JobTable:
             self.counts["submitted"] += 1
             self._timeline.emit("JOB_SUBMIT", job.id)
             self._scheduler.push_all([PartitionTask(job, i) for i in job.indices()])
+            self._notice_urgent()
             self._cond.notify_all()
 
     def next_task(self, timeout: float, urgent: bool = False) -> PartitionTask | None:
@@ -138,11 +142,23 @@ class JobTable:
         next_task (the scheduler is asked only while such a partition waits)."""
         if not urgent:
             return self._scheduler.pop()
+        above = self._urgent_above()
+        if above is None:
+            return None
+        return self._scheduler.pop_if(lambda task: task.job.priority > above)
+
+    def _urgent_above(self) -> int | None:
+        """(caller holds the lock) The highest priority of the partitions in
+        flight, when one of a higher priority waits; else None."""
         flying = [s.job.priority for s in self._jobs.values() if s.in_flight]
         top = self._scheduler.top_priority()
-        if not flying or top is None or top <= max(flying):
-            return None
-        return self._scheduler.pop_if(lambda task: task.job.priority > max(flying))
+        return max(flying) if flying and top is not None and top > max(flying) else None
+
+    def _notice_urgent(self) -> None:
+        """(caller holds the lock) on_urgent called, once, the first time an urgent partition waits."""
+        if self.on_urgent is not None and self._urgent_above() is not None:
+            hook, self.on_urgent = self.on_urgent, None
+            hook()
 
     def start_synthesis(self, task: PartitionTask, worker: str) -> float | None:
         """The moment the in-flight task's synthesis starts (SYNTH_START,
@@ -213,6 +229,7 @@ class JobTable:
             state.proofs[task.index], state.public[task.index] = proof, public
             state.timings[task.index] = timings
             state.left -= 1
+            self._notice_urgent()
             self._cond.notify_all()
             if state.left:
                 return
@@ -227,6 +244,7 @@ class JobTable:
             if state is None:
                 return
             state.in_flight.discard(task.index)
+            self._notice_urgent()
             self._cond.notify_all()
         reason = not_retried(exc)
         if reason is None and task.attempt < self._max_retries:

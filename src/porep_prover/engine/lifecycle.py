@@ -88,8 +88,9 @@ URGENT = "synth_urgent"     # the name of the synthesis worker of urgent partiti
 
 class WorkerThreads:
     """The threads of an engine's stages: partition_workers synthesis
-    workers (synth0, ...) and one of urgent partitions alone (synth_urgent:
-    see stages), gpu_workers_per_device device workers per device
+    workers (synth0, ...), from the first urgent partition on one more, of
+    urgent partitions alone (synth_urgent: see stages; started by the job
+    table's on_urgent), gpu_workers_per_device device workers per device
     (gpu0.w0, gpu0.w1, ...) and one finalizer per device worker
     (finalize_0, ...): the names the timeline's events carry.
 
@@ -108,11 +109,18 @@ class WorkerThreads:
         self._relieved: list[threading.Thread] = []     # stalled workers with a stand-in, until they end
         self._stand_in_names = iter(range(1, sys.maxsize))
         stages.stand_in = self.stand_in
+        stages.table.on_urgent = self.start_urgent
+
+    def start_urgent(self) -> None:
+        """The synthesis worker of urgent partitions started (once: the job
+        table calls this the first time one waits; nothing once stopping)."""
+        with self._lock:
+            if not self.stages.table.stopping:
+                self._synthesis.append(self._spawn(URGENT, self.stages.synthesis_loop, True))
 
     def start(self) -> None:
         for i in range(self.settings.partition_workers):
             self._synthesis.append(self._spawn(f"synth{i}", self.stages.synthesis_loop))
-        self._synthesis.append(self._spawn(URGENT, self.stages.synthesis_loop, True))
         for device in self.devices:
             for w in range(self.settings.gpu_workers_per_device):
                 self._device.append(self._spawn(f"{device.label}.w{w}", self.stages.device_loop, device))

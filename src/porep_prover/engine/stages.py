@@ -2,7 +2,7 @@
 """The engine's three stage loops and the queues between them.
 
     synthesis workers (partition_workers)   provider.synthesize, then a, b, c and the scalars
-      + one urgent synthesis worker         (only a partition more urgent than all in flight)
+      + a synthesis worker of urgent ones   (a partition more urgent than all in flight; from the first on)
       ──> ready queue (at most synthesis_lookahead partitions, one more if urgent; engine.ready)
     device workers (gpu_workers_per_device per device)
                                             prepare (no lock), then the kernel region under the
