@@ -31,7 +31,7 @@ from ..post.vanilla import _roots
 from ..proofs import MerkleProof
 from ..trees import node_hash, path_index
 from . import challenges as ch
-from .bincode import PartitionProof
+from .bincode import ChallengeProof, PartitionProof
 from .circuit import ChallengeValues, PartitionValues
 from .registered import UpdateProof
 
@@ -65,10 +65,8 @@ def _apex_root(leaves: tuple[bytes, ...]) -> bytes:
     return row[0]
 
 
-def verify(proof: UpdateProof, pp: PartitionProof, k: int, h: int, comm_r_old: int, comm_d_new: int,
-           comm_r_new: int, where: str = "vanilla_proofs") -> None:
-    """Partition k's proof checked (see the module); VanillaProofError naming the first failure."""
-    ch.h_select(proof, h)
+def _roots_of(pp: PartitionProof, comm_r_old: int, comm_r_new: int, where: str) -> tuple[bytes, bytes]:
+    """root_r_old and root_r_new (the first challenge's), each held to its comm_r with comm_c."""
     _int(pp.comm_c, f"{where}.comm_c")
     for i, leaf in enumerate(pp.apex_leafs):
         _int(leaf, f"{where}.apex_leafs[{i}]")
@@ -79,32 +77,52 @@ def verify(proof: UpdateProof, pp: PartitionProof, k: int, h: int, comm_r_old: i
         if int.from_bytes(poseidon.hash_one([pp.comm_c, root]), "little") != comm:
             raise VanillaProofError(f"Poseidon-2(comm_c, its root) is not comm_{name[6:]}",
                                     f"{where}.challenge_proofs[0].{name}.root")
-    phi = ch.phi(comm_d_new, comm_r_old)
+    return roots
+
+
+def _opens(cp: ChallengeProof, c: int, roots: tuple[bytes, bytes, bytes], field: str) -> tuple[int, int, int]:
+    """Each of the challenge's proofs opens leaf c under its root: the three leaves."""
+    leaves = []
+    for name, root in zip(("proof_r_old", "proof_d_new", "proof_r_new"), roots):
+        m = getattr(cp, name)
+        if m.root != root:
+            raise VanillaProofError("its root is not the partition's", f"{field}.{name}.root")
+        if path_index(tuple(_levels(m))) != c:
+            raise VanillaProofError(f"opens leaf {path_index(tuple(_levels(m)))}, the challenge is {c}",
+                                    f"{field}.{name}")
+        leaves.append(_int(m.leaf, f"{field}.{name}.leaf"))
+    return leaves[0], leaves[1], leaves[2]
+
+
+def _tree_d(proof: UpdateProof, pp: PartitionProof, cp: ChallengeProof, c: int, field: str):
+    """The TreeD path hashed up to its root through its apex leaf; its partition path (siblings, top node)."""
     below = proof.challenge_bits - proof.partition_bits - proof.apex_bits
+    nodes = _d_nodes(cp.proof_d_new, f"{field}.proof_d_new")
+    if nodes[-1] != cp.proof_d_new.root:
+        raise VanillaProofError("its path does not hash up to its root", f"{field}.proof_d_new")
+    if nodes[below] != pp.apex_leafs[(c >> below) & (proof.apex_leaves - 1)]:
+        raise VanillaProofError("its path does not pass through its apex leaf", f"{field}.proof_d_new")
+    top = below + proof.apex_bits
+    return [e.hashes for e in _levels(cp.proof_d_new)[top:]], nodes[top]
+
+
+def verify(proof: UpdateProof, pp: PartitionProof, k: int, h: int, comm_r_old: int, comm_d_new: int,
+           comm_r_new: int, where: str = "vanilla_proofs") -> None:
+    """Partition k's proof checked (see the module); VanillaProofError naming the first failure."""
+    ch.h_select(proof, h)
+    root_r_old, root_r_new = _roots_of(pp, comm_r_old, comm_r_new, where)
+    roots = (root_r_old, comm_d_new.to_bytes(32, "little"), root_r_new)
+    phi = ch.phi(comm_d_new, comm_r_old)
     apex_root, partition_path = _apex_root(pp.apex_leafs), None
     opened, at = [], []
     for i, (c, cp) in enumerate(zip(ch.challenges(proof, comm_r_new, k), pp.challenge_proofs, strict=True)):
         field = f"{where}.challenge_proofs[{i}]"
-        for name, m, root in (("proof_r_old", cp.proof_r_old, roots[0]), ("proof_d_new", cp.proof_d_new,
-                                                                           comm_d_new.to_bytes(32, "little")),
-                              ("proof_r_new", cp.proof_r_new, roots[1])):
-            if m.root != root:
-                raise VanillaProofError("its root is not the partition's", f"{field}.{name}.root")
-            if path_index(tuple(_levels(m))) != c:
-                raise VanillaProofError(f"opens leaf {path_index(tuple(_levels(m)))}, the challenge is {c}",
-                                        f"{field}.{name}")
-        old, d_new, new = (_int(m.leaf, f"{field}.{n}.leaf") for n, m in (
-            ("proof_r_old", cp.proof_r_old), ("proof_d_new", cp.proof_d_new), ("proof_r_new", cp.proof_r_new)))
+        old, d_new, new = _opens(cp, c, roots, field)
         if (old + d_new * ch.rho(phi, c >> (proof.challenge_bits - h))) % R != new:
             raise VanillaProofError("leaf_r_new is not leaf_r_old + leaf_d_new * rho", f"{field}.proof_r_new.leaf")
-        nodes = _d_nodes(cp.proof_d_new, f"{field}.proof_d_new")
-        if nodes[-1] != cp.proof_d_new.root:
-            raise VanillaProofError("its path does not hash up to its root", f"{field}.proof_d_new")
-        if nodes[below] != pp.apex_leafs[(c >> below) & (proof.apex_leaves - 1)]:
-            raise VanillaProofError("its path does not pass through its apex leaf", f"{field}.proof_d_new")
-        top = [e.hashes for e in _levels(cp.proof_d_new)[below + proof.apex_bits:]]
-        partition_path = top if partition_path is None else partition_path
-        if top != partition_path or nodes[below + proof.apex_bits] != apex_root:
+        path, top = _tree_d(proof, pp, cp, c, field)
+        partition_path = path if partition_path is None else partition_path
+        if path != partition_path or top != apex_root:
             raise VanillaProofError("its partition path is not the partition's", f"{field}.proof_d_new")
         opened += [cp.proof_r_old, cp.proof_r_new]
         at += [f"{field}.proof_r_old", f"{field}.proof_r_new"]
