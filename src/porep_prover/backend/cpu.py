@@ -17,6 +17,7 @@ from ..msm import _cpu as msm_cpu
 from ..ntt import _cpu as ntt_cpu
 from ..ntt.flavor import Flavor
 from .base import NO_ROW, AssignmentT, Capabilities, MsmOptions, OneLane, Prepared, Scalars
+from .stop import check_native, raise_if_stopped, stop_array
 
 if TYPE_CHECKING:
     from ..memory.device_plan import DevicePlan
@@ -37,6 +38,10 @@ def _identity(points: G1Array | G2Array) -> G1Point | G2Point:
 
 
 def _check(rc: int, what: str) -> None:
+    """NativeMemoryError for a native code that is not 0; JobCancelledError
+    for STOPPED (the stop flag of the calling thread's scope was set)."""
+    if check_native(rc, what):
+        return
     if rc == -1:
         raise NativeMemoryError(f"{what}: out of memory")
     if rc:
@@ -71,7 +76,8 @@ class CpuBackend:
     def msm(self, points: G1Array | G2Array, scalars: Scalars, threads: int
             ) -> tuple[G1Point | G2Point, dict[str, int]]:
         out = _identity(points)
-        rc, stats = msm_cpu.msm(points.GROUP, points.limbs, _host(scalars).limbs, out.limbs, resolve_threads(threads))
+        rc, stats = msm_cpu.msm(points.GROUP, points.limbs, _host(scalars).limbs, out.limbs, resolve_threads(threads),
+                                stop_array())
         _check(rc, f"{points.NAME} MSM of {len(points)}")
         return out, stats
 
@@ -79,7 +85,9 @@ class CpuBackend:
         """sum of msm(points, scalars) over parts: one MSM over the concatenation
         (one plan, larger windows)."""
         points = type(parts[0][0]).concat([p for p, _ in parts])
-        return self.msm(points, FrArray.concat([_host(s) for _, s in parts]), threads)[0]
+        scalars = FrArray.concat([_host(s) for _, s in parts])
+        raise_if_stopped("an MSM")           # the copies take a while: a job that ended meanwhile goes no further
+        return self.msm(points, scalars, threads)[0]
 
     def msm_naive(self, points: G1Array | G2Array, scalars: FrArray) -> G1Point | G2Point:
         out = _identity(points)
@@ -100,7 +108,8 @@ class CpuBackend:
     def h_poly(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN) -> FrArray:
         log_n = len(a).bit_length() - 1
         snarkjs = Flavor.of(flavor) is Flavor.SNARKJS
-        _check(ntt_cpu.h_poly(a.limbs, b.limbs, c.limbs, log_n, snarkjs, resolve_threads(threads)), "H polynomial")
+        _check(ntt_cpu.h_poly(a.limbs, b.limbs, c.limbs, log_n, snarkjs, resolve_threads(threads), stop_array()),
+               "H polynomial")
         return FrArray(a.limbs if snarkjs else a.limbs[: len(a) - 1])
 
     def h_scalars(self, a: FrArray, b: FrArray, c: FrArray, threads: int, flavor: Flavor = Flavor.BELLMAN) -> FrArray:

@@ -9,6 +9,7 @@ import itertools
 import uuid
 from typing import TYPE_CHECKING, Any, Callable, Generator, Protocol
 
+from ..backend.stop import StopFlag
 from ..errors import InvalidInputError, JobCancelledError
 
 if TYPE_CHECKING:
@@ -56,6 +57,10 @@ class Job:
         steps and stop, raising JobCancelledError (raise_if_ended): a job cancelled while its
         parameters are made costs no more of them (another job needing the
         same parameters loads them again itself).
+    stop: the flag `ended` reads, which the work for the job reads too
+        without the GIL (backend.stop): the engine runs a partition's
+        kernel region in its scope (the host's kernels stop between their
+        tasks), and a provider may hand stop.array to native code of its own.
     InvalidInputError when partitions, kind or only are out of range.
     """
     kind: str
@@ -68,8 +73,8 @@ class Job:
     only: frozenset[int] | None = None
     on_partition: Callable[["PartitionResult"], None] | None = dataclasses.field(default=None, repr=False,
                                                                                compare=False)
-    # set by the engine when the job concludes (proved, failed or cancelled): see `ended`
-    ended: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
+    # set by the engine when the job concludes (proved, failed or cancelled): see `ended` and `stop`
+    stop: StopFlag = dataclasses.field(default_factory=StopFlag, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.partitions, bool) or not isinstance(self.partitions, int) or \
@@ -89,6 +94,16 @@ class Job:
             self.only = frozenset(only)
         if self.on_partition is not None and not callable(self.on_partition):
             raise InvalidInputError(f"job on_partition must be callable, got {self.on_partition!r}")
+
+    @property
+    def ended(self) -> bool:
+        return self.stop.is_set
+
+    @ended.setter
+    def ended(self, value: bool) -> None:
+        """Set once (the job has concluded); never cleared."""
+        if value:
+            self.stop.set()
 
     def raise_if_ended(self) -> None:
         """JobCancelledError once the job has ended (see `ended`): what a

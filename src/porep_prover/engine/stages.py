@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final
 
 from ..backend import get_backend
+from ..backend.stop import stop_scope
 from ..groth16.proof_check import bellman_suspects, check_proof
 from ..errors import PluginError
 from ..groth16.prover import (Assignment, MsmSums, WitnessAssignment, arena_witness, assignment_bytes, finish,
@@ -213,9 +214,10 @@ class Stages:
                     return None
                 arena = reservation.arena.view if reservation.arena is not None else None
                 r1cs, witness = self._witness(provider, task, lane, params, (matvec, gathers), arena)
-                assignment = synthesize(params, r1cs, witness, settings.synthesis_threads,
-                                        check=settings.check_witness, abc_on_device=matvec, arena=arena,
-                                        gathers=gathers)
+                with stop_scope(job.stop):          # stops between its steps as the job ends
+                    assignment = synthesize(params, r1cs, witness, settings.synthesis_threads,
+                                            check=settings.check_witness, abc_on_device=matvec, arena=arena,
+                                            gathers=gathers)
                 self.plans.circuit_seen(key, r1cs)
             public = witness[1:r1cs.num_inputs].to_ints()
             del witness          # laid out in its arena, the provider's copy goes now
@@ -348,7 +350,8 @@ class Stages:
         self.timeline.emit("PREP_END", job.id, task.index, name, device.identity)
         try:
             b_g2 = device.kind != "cpu" and self.settings.b_g2_on_device
-            with kernel_region(device.identity, self.timeline, job.id, task.index, name, turn) as region:
+            with kernel_region(device.identity, self.timeline, job.id, task.index, name, turn) as region, \
+                    stop_scope(job.stop):      # the host's kernels stop as the job ends
                 sums = prove_device(backend, params, staged.assignment, self.settings.threads, b_g2=b_g2,
                                     host=self.cpu, overlap=self.settings.overlap_msms, plan=plan,
                                     options=self.settings.msm_options)

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..backend import Backend, Flavor
+from ..backend.stop import raise_if_stopped
 from ..config import resolve_threads
 from ..curve.points import G1Point, G2Point
 from ..errors import InvalidInputError
@@ -194,7 +195,9 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
     assignment's arrays are laid out, the witness copied there (its caller
     may drop its own) unless it is there already (arena_witness's); else
     they are allocated. Raises WitnessError, UnsatisfiedError (check=True),
-    ParamsMismatchError; InvalidInputError for an arena too small."""
+    ParamsMismatchError; InvalidInputError for an arena too small;
+    JobCancelledError between its steps once the calling thread's stop
+    flag (backend.stop) is set."""
     threads = resolve_threads(threads)
     params.check_matches(r1cs)
     n, m, k = r1cs.domain_size, r1cs.num_constraints, r1cs.num_inputs
@@ -212,14 +215,17 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
     if abc_on_device:
         return WitnessAssignment(r1cs, witness, check)
     abc = (slots["a"], slots["b"], slots["c"]) if slots else None
+    raise_if_stopped("the synthesis")
     a, b, c = r1cs.evaluate(witness, threads, length=n, out=abc)   # padded in place: no copies of n-row arrays
+    raise_if_stopped("the synthesis")
     if check:
         r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
     a.limbs[m:m + k] = witness.limbs[:k]   # the inputs at rows m .. m + k - 1: bellman's input constraints
     if gathers:
         return AbcWitnessAssignment(a, b, c, r1cs, witness)
-    return HostAssignment(a, b, c, l_scalars=witness[k:],
-                          a_scalars=query_scalars(r1cs, witness, "a", threads, slots.get("a_scalars")),
+    a_scalars = query_scalars(r1cs, witness, "a", threads, slots.get("a_scalars"))
+    raise_if_stopped("the synthesis")
+    return HostAssignment(a, b, c, l_scalars=witness[k:], a_scalars=a_scalars,
                           b_scalars=query_scalars(r1cs, witness, "b", threads, slots.get("b_scalars")))
 
 

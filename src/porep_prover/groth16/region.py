@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
+from ..backend.stop import raise_if_stopped
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import InvalidInputError
 from ..field.fr_array import FrArray
@@ -129,11 +130,14 @@ def run_region(be: Backend, steps: list[Step], threads: int, clock: Clock, optio
     steps on the side lane where be has one), host steps on host. The first
     main step after side steps joins the lanes first (its reads and its
     memory come after theirs). Every slot is given back when the region
-    ends, whichever way. Returns the accumulators."""
+    ends, whichever way. Returns the accumulators. JobCancelledError once
+    the calling thread's stop flag (backend.stop) is set: checked before
+    each step, and by the host's kernels within theirs."""
     sums: dict[str, G1Point | G2Point] = {}
     with Slots(be) as slots, be.region(plan, arrays, options, overlap) as region:
         beside = False                    # side work queued since the last join
         for step in steps:
+            raise_if_stopped("the kernel region")
             on = step.on if not isinstance(step, HStep) else On.MAIN
             if on is On.MAIN and beside and not isinstance(step, HStep):
                 region.join()

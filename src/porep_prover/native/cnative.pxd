@@ -104,6 +104,7 @@ cdef extern from "msm.h" nogil:
     int msm_window_bits(size_t n)
     int msm_simd_available()
     int msm_simd(int enable)
+    void msm_stop_on(const int32_t *flag)
     ctypedef struct msm_stats_t:
         size_t zeros, ones, full
         int window_bits
@@ -122,6 +123,7 @@ cdef extern from "msm.h" nogil:
 cdef extern from "ntt.h" nogil:
     int fr_simd_available()
     int ntt_simd(int enable)
+    void ntt_stop_on(const int32_t *flag)
     void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nthreads)
     void fr_root_of_unity(fr_t *r, int log_n)
     void fr_root_of_unity_snarkjs(fr_t *r, int log_n)

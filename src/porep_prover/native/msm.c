@@ -27,6 +27,8 @@ enum { PAIR_COPY_P = 0, PAIR_COPY_Q = 1, PAIR_INF = 2, PAIR_ADD = 3, PAIR_DBL = 
 
 /* Scalars per chunk of the fixed-base products. */
 #define MSM_FIXED_CHUNK 1024
+/* Points per part of a sum of the ones (the stop flag is read between parts). */
+#define MSM_SUM_PART ((size_t)1 << 17)
 /* Deferred points per streaming window before a forced flush. */
 #define MSM_QUEUE 1024
 
@@ -96,6 +98,15 @@ void msm_signed_digits(int32_t *out, size_t stride, const fr_t *k, int c, size_t
     }
 }
 
+/* The calling thread's stop flag (msm_stop_on; NULL: none): an MSM reads it
+ * between the passes of its plan and its window tasks and returns MSM_STOPPED once it is set. */
+static _Thread_local const volatile int32_t *stop_flag;
+
+void msm_stop_on(const volatile int32_t *flag)
+{
+    stop_flag = flag;
+}
+
 int msm_plan_build(msm_plan_t *plan, const fr_t *scalars, size_t n, const uint8_t *points, size_t point_size,
                    int nthreads)
 {
@@ -117,6 +128,7 @@ int msm_plan_build(msm_plan_t *plan, const fr_t *scalars, size_t n, const uint8_
     }
     free(kind);
     kind = NULL;
+    if (stop_flag && *stop_flag) return 0;      /* the caller reads the flag next: the digits are not needed */
     plan->c = msm_window_bits(plan->nfull);
     plan->windows = 255 / (size_t)plan->c + 1;
     plan->chunks = (2 * (size_t)nthreads + plan->windows - 1) / plan->windows;
@@ -125,9 +137,11 @@ int msm_plan_build(msm_plan_t *plan, const fr_t *scalars, size_t n, const uint8_
     if (plan->nfull) {
         plan->digits = malloc(plan->nfull * plan->windows * sizeof(int32_t));
         if (!plan->digits) goto oom;
+        const volatile int32_t *stop = stop_flag;   /* set: the rest is skipped (the caller reads it next) */
 #pragma omp parallel for num_threads(nthreads) schedule(static)
         for (size_t i = 0; i < plan->nfull; i++) {
             fr_t k;
+            if (stop && *stop) continue;
             fr_from_mont(&k, &scalars[plan->full[i]]);
             msm_signed_digits(plan->digits + i, plan->nfull, &k, plan->c, plan->windows);
         }

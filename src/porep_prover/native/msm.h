@@ -30,6 +30,12 @@ typedef struct {
     int c;
 } msm_plan_t;
 
+/* What an MSM returns when the calling thread's stop flag was set while it
+ * ran (msm_stop_on: the flag's address, NULL for none; read without a lock
+ * between window tasks, so a stop lands within one task): out is unwritten. */
+#define MSM_STOPPED (-3)
+void msm_stop_on(const volatile int32_t *flag);
+
 int msm_window_bits(size_t n);
 /* Signed base-2^c digits of a canonical scalar < 2^255, each in
  * (-2^(c-1), 2^(c-1)]: out[w * stride] for w < windows = 255 / c + 1. */

@@ -171,22 +171,32 @@ static int MN(sum_points)(XYZZ *r, const SPT *points, const uint32_t *idx, size_
     return 0;
 }
 
-/* Sum of the points listed in idx, split across threads. */
+/* Sum of the points listed in idx, split across threads in parts of at
+ * most MSM_SUM_PART (the caller's stop flag read before each). */
 static int MN(sum_list)(XYZZ *r, const SPT *points, const uint32_t *idx, size_t n, int nthreads)
 {
-    int parts = nthreads, failed = 0;
-    if ((size_t)parts > n / 4096 + 1) parts = (int)(n / 4096 + 1);
-    XYZZ *partial = calloc((size_t)parts, sizeof(XYZZ));
+    size_t parts = (size_t)nthreads;
+    const volatile int32_t *stop = stop_flag;
+    int failed = 0, stopped = 0;
+    if (parts > n / 4096 + 1) parts = n / 4096 + 1;
+    if (parts < n / MSM_SUM_PART + 1) parts = n / MSM_SUM_PART + 1;
+    int team = (size_t)nthreads < parts ? nthreads : (int)parts;
+    XYZZ *partial = calloc(parts, sizeof(XYZZ));
     if (!partial) return -1;
-#pragma omp parallel for num_threads(parts) schedule(static, 1) reduction(| : failed)
-    for (int t = 0; t < parts; t++) {
-        size_t lo = n * (size_t)t / (size_t)parts, hi = n * (size_t)(t + 1) / (size_t)parts;
+#pragma omp parallel for num_threads(team) schedule(dynamic, 1) reduction(| : failed, stopped)
+    for (size_t t = 0; t < parts; t++) {
+        size_t lo = n * t / parts, hi = n * (t + 1) / parts;
+        GN(xyzz_set_inf)(&partial[t]);
+        if (stopped || (stop && *stop)) {
+            stopped = 1;
+            continue;
+        }
         failed |= MN(sum_points)(&partial[t], points, idx + lo, hi - lo) != 0;
     }
     GN(xyzz_set_inf)(r);
-    for (int t = 0; t < parts; t++) GN(xyzz_add)(r, r, &partial[t]);
+    for (size_t t = 0; t < parts; t++) GN(xyzz_add)(r, r, &partial[t]);
     free(partial);
-    return failed ? -1 : 0;
+    return failed ? -1 : stopped ? MSM_STOPPED : 0;
 }
 
 /* State of one streaming window (see window_stream). */
@@ -348,9 +358,10 @@ static int MN(pippenger)(XYZZ *r, const SPT *points, const uint32_t *full, const
 {
     size_t ntasks = plan->windows * plan->chunks, nb = (size_t)1 << (plan->c - 1);
     XYZZ *partial = calloc(ntasks, sizeof(XYZZ));
-    int failed = 0;
+    const volatile int32_t *stop = stop_flag;     /* the caller's: the team's threads have none of their own */
+    int failed = 0, stopped = 0;
     if (!partial) return -1;
-#pragma omp parallel num_threads(nthreads) reduction(| : failed)
+#pragma omp parallel num_threads(nthreads) reduction(| : failed, stopped)
     {
         size_t chunk_max = (plan->nfull + plan->chunks - 1) / plan->chunks;
         MN(task_scratch_t) t;
@@ -361,10 +372,18 @@ static int MN(pippenger)(XYZZ *r, const SPT *points, const uint32_t *full, const
             size_t w = k / plan->chunks, ch = k % plan->chunks;
             size_t lo = ch * chunk_max, hi = lo + chunk_max;
             if (hi > plan->nfull) hi = plan->nfull;
-            if (!ok || lo >= hi) continue;
+            if (!ok || lo >= hi || stopped) continue;
+            if (stop && *stop) {
+                stopped = 1;
+                continue;
+            }
             MN(window_task)(&partial[k], points, full, plan->digits + w * plan->nfull, lo, hi, nb, &t);
         }
         if (ok) MN(task_scratch_free)(&t);
+    }
+    if (stopped && !failed) {
+        free(partial);
+        return MSM_STOPPED;
     }
     if (!failed) {
         XYZZ acc;
@@ -389,6 +408,10 @@ static int MN(msm)(AFF *out, const AFF *points, const fr_t *scalars, size_t n, i
     if (nthreads < 1) nthreads = 1;
     rc = msm_plan_build(&plan, scalars, n, (const uint8_t *)points, sizeof(AFF), nthreads);
     if (rc) return rc;
+    if (stop_flag && *stop_flag) {
+        msm_plan_free(&plan);
+        return MSM_STOPPED;
+    }
     if (plan.nfull < MSM_SMALL) {
         /* too small to pay for staging: xyzz buckets on the caller's points */
         rc = GN(pippenger_small)(&part, points, &plan);
@@ -400,7 +423,7 @@ static int MN(msm)(AFF *out, const AFF *points, const fr_t *scalars, size_t n, i
     } else {
         rc = MN(stage)(&st, points, &plan, nthreads);
         if (!rc) {
-            rc = MN(sum_list)(&acc, st.points, st.ones, plan.nones, nthreads);
+            rc = stop_flag && *stop_flag ? MSM_STOPPED : MN(sum_list)(&acc, st.points, st.ones, plan.nones, nthreads);
             if (!rc) rc = MN(pippenger)(&part, st.points, st.full, &plan, nthreads);
             MN(unstage)(&st);
         }

@@ -62,8 +62,10 @@ static int MN(stage)(MN(staged_t) *st, const AFF *points, const msm_plan_t *plan
         return -1;
     }
     st->ones = st->full + plan->nfull;
+    const volatile int32_t *stop = stop_flag;   /* set: the rest is skipped (the caller reads it next) */
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (size_t i = 0; i < n; i++) {
+        if (stop && *stop) continue;
         uint32_t src = i < plan->nfull ? plan->full[i] : plan->ones[i - plan->nfull];
         MN(st_from_affine)(&st->points[i], &points[src]);
         st->full[i] = (uint32_t)i;

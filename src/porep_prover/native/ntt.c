@@ -172,6 +172,23 @@ int fr_ntt(fr_t *data, int log_n, int inverse, int coset, int nthreads)
     return fr_ntt_ex(data, log_n, &omega, inverse, coset ? &g : NULL, nthreads);
 }
 
+static _Thread_local const volatile int32_t *stop_flag;
+
+void ntt_stop_on(const volatile int32_t *flag)
+{
+    stop_flag = flag;
+}
+
+int ntt_stopped(void)
+{
+    return stop_flag && *stop_flag;
+}
+
+const volatile int32_t *ntt_stop_flag(void)
+{
+    return stop_flag;
+}
+
 int fr_h_poly_bellman(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
 {
     size_t n = (size_t)1 << log_n;
@@ -184,13 +201,14 @@ int fr_h_poly_bellman(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
         return fr_h_poly_simd(a, b, c, log_n, &omega, &g, 1, nthreads);
     }
     /* a, b, c: evaluations on <omega> -> coefficients -> evaluations on g<omega> */
-    rc |= fr_ntt(a, log_n, 1, 0, nthreads);
-    rc |= fr_ntt(a, log_n, 0, 1, nthreads);
-    rc |= fr_ntt(b, log_n, 1, 0, nthreads);
-    rc |= fr_ntt(b, log_n, 0, 1, nthreads);
-    rc |= fr_ntt(c, log_n, 1, 0, nthreads);
-    rc |= fr_ntt(c, log_n, 0, 1, nthreads);
+    fr_t *v[3] = {a, b, c};
+    for (int k = 0; k < 3; k++) {
+        if (ntt_stopped()) return NTT_STOPPED;
+        rc |= fr_ntt(v[k], log_n, 1, 0, nthreads);
+        rc |= fr_ntt(v[k], log_n, 0, 1, nthreads);
+    }
     if (rc) return rc;
+    if (ntt_stopped()) return NTT_STOPPED;
     /* Z(x) = x^n - 1 is the constant g^n - 1 on the whole coset. */
     fr_pow_u64(&g_n, &g, (uint64_t)n);
     fr_set_one(&one);
@@ -220,6 +238,7 @@ int fr_h_poly_snarkjs(fr_t *a, fr_t *b, fr_t *c, int log_n, int nthreads)
     else shift = shift32;
     if (log_n >= 3 && ntt_simd(-1)) return fr_h_poly_simd(a, b, c, log_n, &omega, &shift, 0, nthreads);
     for (int k = 0; k < 3; k++) {
+        if (ntt_stopped()) return NTT_STOPPED;
         int rc = fr_ntt_ex(v[k], log_n, &omega, 1, NULL, nthreads);
         if (!rc) rc = fr_ntt_ex(v[k], log_n, &omega, 0, &shift, nthreads);
         if (rc) return rc;

@@ -24,6 +24,14 @@ void fr_powers(fr_t *out, size_t n, const fr_t *start, const fr_t *step, int nth
 /* In place, n = 2^log_n elements. */
 int fr_ntt(fr_t *data, int log_n, int inverse, int coset, int nthreads);
 
+/* The calling thread's stop flag (its address, NULL for none): the H
+ * polynomials read it between their transforms, without a lock, and return
+ * NTT_STOPPED once it is set (a clobbered, its result not to be used). */
+#define NTT_STOPPED (-3)
+void ntt_stop_on(const volatile int32_t *flag);
+int ntt_stopped(void);
+const volatile int32_t *ntt_stop_flag(void);   /* the calling thread's, for a team's threads to read */
+
 /* Bellman-flavour quotient: a, b, c hold A.w, B.w, C.w evaluated on the
  * domain (n = 2^log_n, zero padded); afterwards a holds the coefficients of
  * H = (A B - C) / Z, whose first n - 1 entries are the h-query scalars.

@@ -194,14 +194,16 @@ static void dit(frv *a, const twiddles_t *t, int nthreads)
 {
     int log_n = t->log_n, block_log = log_n < BLOCK_LOG ? log_n : BLOCK_LOG;
     size_t ngroups = ((size_t)1 << log_n) / 8, bg = ((size_t)1 << block_log) / 8;
+    const volatile int32_t *stop = ntt_stop_flag();      /* set: the rest is skipped, a is not to be used */
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (size_t blk = 0; blk < ngroups / bg; blk++) {
         frv *x = a + blk * bg;
+        if (stop && *stop) continue;
         for (size_t g = 0; g < bg; g++)
             for (int k = 0; k < 3; k++) intra_dit(&x[g], t, k);
         for (size_t h = 8; h < ((size_t)1 << block_log); h *= 2) stage_dit(x, 0, bg, h, t->tw + (h - 8) / 8);
     }
-    for (size_t h = (size_t)1 << block_log; h < ((size_t)1 << log_n); h *= 2)
+    for (size_t h = (size_t)1 << block_log; h < ((size_t)1 << log_n) && !(stop && *stop); h *= 2)
         sweep(a, ngroups, h, t->tw + (h - 8) / 8, 0, nthreads);
 }
 
@@ -210,11 +212,13 @@ static void dif(frv *a, const twiddles_t *t, int nthreads)
 {
     int log_n = t->log_n, block_log = log_n < BLOCK_LOG ? log_n : BLOCK_LOG;
     size_t ngroups = ((size_t)1 << log_n) / 8, bg = ((size_t)1 << block_log) / 8;
-    for (size_t h = ((size_t)1 << log_n) / 2; h >= ((size_t)1 << block_log); h /= 2)
+    const volatile int32_t *stop = ntt_stop_flag();      /* set: the rest is skipped, a is not to be used */
+    for (size_t h = ((size_t)1 << log_n) / 2; h >= ((size_t)1 << block_log) && !(stop && *stop); h /= 2)
         sweep(a, ngroups, h, t->tw + (h - 8) / 8, 1, nthreads);
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (size_t blk = 0; blk < ngroups / bg; blk++) {
         frv *x = a + blk * bg;
+        if (stop && *stop) continue;
         for (size_t h = ((size_t)1 << block_log) / 2; h >= 8; h /= 2) stage_dif(x, 0, bg, h, t->tw + (h - 8) / 8);
         for (size_t g = 0; g < bg; g++)
             for (int k = 2; k >= 0; k--) intra_dif(&x[g], t, k);
@@ -325,9 +329,17 @@ int fr_h_poly_simd(fr_t *a, fr_t *b, fr_t *c, int log_n, const fr_t *omega, cons
         twiddles_free(&fwd);
         goto out;
     }
-    to_coset(va, a, &fwd, &inv, shift, nthreads);
-    to_coset(vb, b, &fwd, &inv, shift, nthreads);
-    to_coset(vc, c, &fwd, &inv, shift, nthreads);
+    {
+        frv *to[3] = {va, vb, vc};
+        fr_t *from[3] = {a, b, c};
+        for (int k = 0; k < 3; k++) {
+            if (ntt_stopped()) {
+                rc = NTT_STOPPED;
+                goto stopped;
+            }
+            to_coset(to[k], from[k], &fwd, &inv, shift, nthreads);
+        }
+    }
     {
         frv zv;
         if (bellman) {
@@ -348,6 +360,10 @@ int fr_h_poly_simd(fr_t *a, fr_t *b, fr_t *c, int log_n, const fr_t *omega, cons
             if (bellman) frv_mul(&va[g], &va[g], &zv);
         }
     }
+    if (ntt_stopped()) {
+        rc = NTT_STOPPED;
+        goto stopped;
+    }
     if (bellman) {
         /* back to coefficients: bit-reversed in, natural out, then undo the coset */
         fr_t n_inv, shift_inv;
@@ -359,9 +375,10 @@ int fr_h_poly_simd(fr_t *a, fr_t *b, fr_t *c, int log_n, const fr_t *omega, cons
     } else {
         unpack_all(a, va, log_n, 1, nthreads);
     }
+    rc = 0;
+stopped:
     twiddles_free(&fwd);
     twiddles_free(&inv);
-    rc = 0;
 out:
     free(va);
     free(vb);

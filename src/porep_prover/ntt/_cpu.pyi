@@ -15,8 +15,9 @@ def root_of_unity(log_n: int, snarkjs: bool, out: NDArray[np.uint64]) -> None:
     """out[0] = the primitive 2^log_n-th root (7-based, or snarkjs's 5-based)."""
 
 def h_poly(a: NDArray[np.uint64], b: NDArray[np.uint64], c: NDArray[np.uint64], log_n: int, snarkjs: bool,
-           nthreads: int) -> int:
-    """In place: a = the H scalars; b and c clobbered."""
+           nthreads: int, stop: NDArray[np.int32] | None = None) -> int:
+    """In place: a = the H scalars; b and c clobbered. stop: a one-int32 flag
+    read between the transforms (set: code -3, a not to be used)."""
 
 def simd_available() -> bool: ...
 

@@ -2,11 +2,11 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """CPU NTT entry points, without the GIL. Arrays are n x 4 uint64 (Fr,
 Montgomery) with n a power of two; callers check. Returns the native code
-(0, -1 memory, -2 size)."""
-from libc.stdint cimport uint64_t
+(0, -1 memory, -2 size; h_poly -3: its stop flag was set)."""
+from libc.stdint cimport int32_t, uint64_t
 
 from porep_prover.native.cnative cimport (
-    fr_simd_available, ntt_simd, fr_h_poly_bellman, fr_h_poly_snarkjs, fr_ntt, fr_ntt_ex, fr_root_of_unity, fr_root_of_unity_snarkjs, fr_t)
+    fr_simd_available, ntt_simd, ntt_stop_on, fr_h_poly_bellman, fr_h_poly_snarkjs, fr_ntt, fr_ntt_ex, fr_root_of_unity, fr_root_of_unity_snarkjs, fr_t)
 
 
 def ntt(uint64_t[:, ::1] data, int log_n, bint inverse, bint coset, int nthreads):
@@ -38,15 +38,20 @@ def root_of_unity(int log_n, bint snarkjs, uint64_t[:, ::1] out):
         fr_root_of_unity(<fr_t *> &out[0, 0], log_n)
 
 
-def h_poly(uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] c, int log_n, bint snarkjs, int nthreads):
+def h_poly(uint64_t[:, ::1] a, uint64_t[:, ::1] b, uint64_t[:, ::1] c, int log_n, bint snarkjs, int nthreads,
+           const int32_t[::1] stop=None):
     """In place: a <- H scalars (bellman: coefficients of (A B - C) / Z; snarkjs:
-    (A B - C) on the odd coset); b and c are clobbered."""
+    (A B - C) on the odd coset); b and c are clobbered. stop: a one-int32 flag
+    read between the transforms (set: rc -3, a's values not to be used)."""
     cdef int rc
+    cdef const int32_t *flag = &stop[0] if stop is not None else NULL
     with nogil:
+        ntt_stop_on(flag)
         if snarkjs:
             rc = fr_h_poly_snarkjs(<fr_t *> &a[0, 0], <fr_t *> &b[0, 0], <fr_t *> &c[0, 0], log_n, nthreads)
         else:
             rc = fr_h_poly_bellman(<fr_t *> &a[0, 0], <fr_t *> &b[0, 0], <fr_t *> &c[0, 0], log_n, nthreads)
+        ntt_stop_on(NULL)
     return rc
 
 
