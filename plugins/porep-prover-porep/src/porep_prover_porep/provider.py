@@ -112,13 +112,17 @@ class PorepProvider:
 
     @staticmethod
     def synthesize(job, partition: int, threads: int, out=None):
-        """Partition `partition`'s circuit and witness (written into out when given)."""
+        """Partition `partition`'s circuit and witness (written into out when
+        given); JobCancelledError as soon as the job ends (its stop flag is read
+        between the steps and by the native generator between instances)."""
         p = Payload.of(job.payload)
         c1 = p.output(job.partitions)
         if not 0 <= partition < len(c1.vanilla_proofs):
             raise InvalidInputError(f"partition {partition} of an output of {len(c1.vanilla_proofs)}")
         circuit = partition_circuit(p.proof)
-        return circuit.r1cs, circuit.witness(c1, partition, threads, out, p.config)
+        stop = getattr(job, "stop", None)        # a Job's; None for a job-like object without one
+        return circuit.r1cs, circuit.witness(c1, partition, threads, out, p.config,
+                                             stop.array if stop is not None else None)
 
     def synthesize_into(self, job, partition: int, threads: int, out):
         """synthesize's witness written into out (the engine's arena); the circuit."""

@@ -7,7 +7,7 @@ porep_prover_porep.circuit.witness before it gets here."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 
-from porep_prover.errors import NativeMemoryError, WitnessError
+from porep_prover.errors import JobCancelledError, NativeMemoryError, WitnessError
 
 
 cdef extern from "witness.h" nogil:
@@ -34,6 +34,8 @@ cdef extern from "witness.h" nogil:
         const fr_t *data
         fr_t *w
         uint8_t *bits
+        const int32_t *stop
+    int64_t WT_STOPPED
     int64_t wt_run(const wt_circuit_t *c, const int64_t *tasks, int64_t n_tasks, int threads)
 
 
@@ -45,9 +47,10 @@ def run(int64_t num_inputs, const uint64_t[:, ::1] coefficients not None,
         const int64_t[::1] input_base not None, const int64_t[::1] port_off not None,
         const int64_t[::1] data_off not None, const int64_t[::1] ports not None,
         const uint64_t[:, ::1] data not None, uint64_t[:, ::1] w not None, uint8_t[::1] bits not None,
-        const int64_t[:, ::1] tasks not None, int threads):
+        const int64_t[:, ::1] tasks not None, int threads, const int32_t[::1] stop=None):
     """Fill w (and bits) by running every task's instances; WitnessError names an
-    instance whose rules failed."""
+    instance whose rules failed. stop: a one-int32 flag read before each
+    instance, without the GIL: set, the run stops (JobCancelledError, w partial)."""
     cdef int64_t n_templates = ops_off.shape[0] - 1
     cdef wt_template_t *templates = <wt_template_t *>malloc(max(n_templates, 1) * sizeof(wt_template_t))
     if templates == NULL:
@@ -85,9 +88,12 @@ def run(int64_t num_inputs, const uint64_t[:, ::1] coefficients not None,
         c.data = <const fr_t *>(&data[0, 0] if data.shape[0] else empty_data)
         c.w = <fr_t *>&w[0, 0]
         c.bits = &bits[0]
+        c.stop = &stop[0] if stop is not None else NULL
         with nogil:
             bad = wt_run(&c, &tasks[0, 0], tasks.shape[0], threads)
     finally:
         free(templates)
+    if bad == WT_STOPPED:
+        raise JobCancelledError("the witness's generation stopped: its job has ended")
     if bad >= 0:
         raise WitnessError(f"instance {bad}'s value rules could not be followed")

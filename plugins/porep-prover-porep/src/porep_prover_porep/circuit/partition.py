@@ -15,6 +15,8 @@ VanillaProofError when they differ (a path that is not the graph's).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from porep_prover import FrArray
 
 from ..proofs import C1Output
@@ -39,13 +41,14 @@ class PartitionCircuit(PlacedCircuit):
         return self.data_of(partition_values(c1, k), f"partition {k}")
 
     def witness(self, c1: C1Output, k: int, threads: int | None = None,      # type: ignore[override]
-                out: FrArray | None = None, config: PorepConfig | None = None) -> FrArray:
+                out: FrArray | None = None, config: PorepConfig | None = None,
+                stop: np.ndarray | None = None) -> FrArray:
         """Partition k's witness (the one, the public inputs, the aux), into out when
         given; VanillaProofError when its public inputs are not the ones a verifier
         computes (under config: the job's porep_id and API version, by default the
-        registered proof's)."""
+        registered proof's). stop: the job's stop flag (PlacedCircuit.witness)."""
         return super().witness(partition_values(c1, k), public_inputs(c1, k, config), f"partition {k}", threads,
-                               out)
+                               out, stop)
 
 
 def partition_circuit(proof: SealProof) -> PartitionCircuit:

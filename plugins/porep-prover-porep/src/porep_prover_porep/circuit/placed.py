@@ -15,8 +15,10 @@ import collections
 import threading
 from typing import Callable, Hashable, TypeVar
 
+import numpy as np
+
 from porep_prover import FrArray
-from porep_prover.errors import R1CSError, UnsatisfiedError, VanillaProofError
+from porep_prover.errors import JobCancelledError, R1CSError, UnsatisfiedError, VanillaProofError
 from porep_prover.groth16 import R1CS
 
 from .builder import Builder, Shape
@@ -88,11 +90,16 @@ class PlacedCircuit:
         return builder.shape.data            # type: ignore[return-value]
 
     def witness(self, values, expected: list[int], what: str, threads: int | None = None,
-                out: FrArray | None = None) -> FrArray:
+                out: FrArray | None = None, stop: np.ndarray | None = None) -> FrArray:
         """The witness of values (the one, the public inputs, the aux), into out
         when given; VanillaProofError when its public inputs are not expected
-        (those a verifier computes)."""
-        w = self.program.run(self.data_of(values, what), threads, out)
+        (those a verifier computes). stop: a job's stop flag (Job.stop.array),
+        read after the values are placed and by the native generator before
+        each instance: once set, JobCancelledError."""
+        data = self.data_of(values, what)
+        if stop is not None and stop[0]:
+            raise JobCancelledError(f"the witness of {what} stopped: its job has ended")
+        w = self.program.run(data, threads, out, stop)
         got = w[1:self.shape.num_inputs].to_ints()
         if got != expected:
             bad = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))

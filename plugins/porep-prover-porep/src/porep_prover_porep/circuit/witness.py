@@ -79,11 +79,14 @@ class Program:
                   self.tasks]
         return sum(a.nbytes for a in arrays)
 
-    def run(self, data: list[int], threads: int | None = None, out: FrArray | None = None) -> FrArray:
+    def run(self, data: list[int], threads: int | None = None, out: FrArray | None = None,
+            stop: np.ndarray | None = None) -> FrArray:
         """The witness (inputs first, the one at 0) from the instances' data, in
         placing order, on `threads` threads (default: every core), into `out`
         when given (an FrArray of the witness's size, overwritten); WitnessError
-        when the data or out do not fit the circuit."""
+        when the data or out do not fit the circuit. stop: a job's stop flag
+        (Job.stop.array, one int32), read before each instance: once set, the
+        run stops with JobCancelledError."""
         if len(data) != self.shape.n_data:
             raise WitnessError(f"{len(data)} data values for a circuit that takes {self.shape.n_data}")
         if out is not None and (not isinstance(out, FrArray) or len(out) != self.size):
@@ -94,5 +97,5 @@ class Program:
         _witness.run(self.shape.num_inputs, self.coefficients.limbs, self.ops, self.ops_off, self.sums,
                      self.sums_off, tuple(self.row_ptr), tuple(self.row_ptr_off), tuple(self.refs),
                      tuple(self.coeff), tuple(self.entry_off), self.tmpl, *self.bases, self.ports, values.limbs,
-                     w.limbs, bits, self.tasks, threads or os.cpu_count() or 1)
+                     w.limbs, bits, self.tasks, threads or os.cpu_count() or 1, stop)
         return w

@@ -118,15 +118,20 @@ static int run_instance(const wt_circuit_t *c, int64_t i)
 int64_t wt_run(const wt_circuit_t *c, const int64_t *tasks, int64_t n_tasks, int threads)
 {
     int64_t bad = -1;
+    int stopped = 0;
     c->w[0] = FR_ONE_V;
     c->bits[0] = 1;
     int64_t first = 0;
     while (first < n_tasks) {
         int64_t last = first;
         while (last < n_tasks && tasks[3 * last + 2] == tasks[3 * first + 2]) last++;
-        #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+        #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(| : stopped)
         for (int64_t k = first; k < last; k++) {
             for (int64_t i = tasks[3 * k]; i < tasks[3 * k + 1]; i++) {
+                if (c->stop && *c->stop) {     /* one load an instance: noise beside its rules */
+                    stopped = 1;
+                    break;
+                }
                 if (run_instance(c, i) != 0) {
                     #pragma omp critical(wt_bad)
                     if (bad < 0 || i < bad) bad = i;
@@ -135,6 +140,7 @@ int64_t wt_run(const wt_circuit_t *c, const int64_t *tasks, int64_t n_tasks, int
             }
         }
         if (bad >= 0) return bad;
+        if (stopped) return WT_STOPPED;
         first = last;
     }
     return bad;

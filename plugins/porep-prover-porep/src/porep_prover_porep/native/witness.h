@@ -52,12 +52,16 @@ typedef struct {
     const fr_t *data;            /* Montgomery */
     fr_t *w;                     /* num_inputs + num_aux, Montgomery */
     uint8_t *bits;               /* one byte a witness position */
+    const volatile int32_t *stop; /* NULL, or a flag read before each instance: set, the run stops */
 } wt_circuit_t;
 
+/* What wt_run returns when c->stop was set while it ran (w then partial). */
+#define WT_STOPPED (-2)
+
 /* Run tasks (start instance, end instance, phase; phases ascending) on
- * `threads` threads, each phase's tasks in parallel. Returns -1, or the index
+ * `threads` threads, each phase's tasks in parallel. Returns -1, the index
  * of an instance whose rules could not be followed (a SOLVE with a zero
- * divisor). */
+ * divisor), or WT_STOPPED. */
 int64_t wt_run(const wt_circuit_t *c, const int64_t *tasks, int64_t n_tasks, int threads);
 
 #endif
