@@ -215,8 +215,7 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
     if abc_on_device:
         return WitnessAssignment(r1cs, witness, check)
     abc = (slots["a"], slots["b"], slots["c"]) if slots else None
-    raise_if_stopped("the synthesis")
-    a, b, c = r1cs.evaluate(witness, threads, length=n, out=abc)   # padded in place: no copies of n-row arrays
+    a, b, c = _evaluate(r1cs, witness, threads, n, abc)
     raise_if_stopped("the synthesis")
     if check:
         r1cs.check(witness, threads, abc=(a, b, c))      # padding rows are 0 * 0 = 0
@@ -227,6 +226,17 @@ def synthesize(params: Parameters, r1cs: R1CS, witness: FrArray, threads: int | 
     raise_if_stopped("the synthesis")
     return HostAssignment(a, b, c, l_scalars=witness[k:], a_scalars=a_scalars,
                           b_scalars=query_scalars(r1cs, witness, "b", threads, slots.get("b_scalars")))
+
+
+def _evaluate(r1cs: R1CS, witness: FrArray, threads: int, n: int, out: tuple[FrArray, FrArray, FrArray] | None
+              ) -> tuple[FrArray, FrArray, FrArray]:
+    """r1cs.evaluate (A w, B w, C w zero-padded to n rows, into out where
+    given: no copies of n-row arrays), the stop flag read before each matrix."""
+    got = []
+    for matrix, into in zip((r1cs.a, r1cs.b, r1cs.c), out or (None, None, None)):
+        raise_if_stopped("the synthesis")
+        got.append(matrix.matvec(witness, threads, n, into))
+    return got[0], got[1], got[2]
 
 
 def _copy_rows(dst: NDArray[np.uint64], src: NDArray[np.uint64], threads: int) -> None:
