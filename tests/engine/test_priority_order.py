@@ -167,22 +167,28 @@ def test_pop_if_leaves_a_partition_not_wanted_first_in_line():
 
 
 def test_memory_goes_to_the_higher_priority_waiting_first():
-    admission, got = MemoryAdmission(1000, True), []
+    admission, admitted, got = MemoryAdmission(1000, True), [], []
     held = admission.reserve(900)
+    admit = admission._admit
+
+    def in_order(nbytes, arena, source, priority):        # under the admission's lock: the order admitted
+        out = admit(nbytes, arena, source, priority)
+        admitted.append(priority)
+        return out
+
+    admission._admit = in_order
 
     def reserve(nbytes, priority):
-        threading.Thread(target=lambda: got.append((priority, admission.reserve(nbytes, priority=priority))),
-                         daemon=True).start()
+        threading.Thread(target=lambda: got.append(admission.reserve(nbytes, priority=priority)), daemon=True).start()
 
     reserve(500, 5)                             # does not fit beside 900
     until(lambda: admission._waiting[5] == 1, "the urgent reservation waiting")
     reserve(50, 1)                              # fits, but an urgent one waits
     until(lambda: admission._waiting[1] == 1, "the low reservation waiting")
-    time.sleep(0.05)
-    assert got == [] and admission.in_flight == 900
+    assert admitted == [] and admission.in_flight == 900
     held.release()
     until(lambda: len(got) == 2, "both admitted")
-    assert [p for p, _ in got] == [5, 1] and admission.in_flight == 550
+    assert admitted == [5, 1] and admission.in_flight == 550
 
 
 class GatedBackend(CpuBackend):
