@@ -3,7 +3,8 @@
 the device lock granted by priority (and given up to a more urgent
 partition), the scheduler guard's pop_if, memory admitted by priority, and
 an urgent job under a full engine: its synthesis starts while the ordinary
-worker is blocked and its kernel region comes before every queued one.
+worker is blocked and its kernel region comes before every queued one; and
+the timeline's lock waits, less those given up.
 Orders are read from the timeline's events and the objects' own state,
 never from durations; every wait is bounded."""
 import queue
@@ -22,6 +23,7 @@ from porep_prover.engine.memory import MemoryAdmission
 from porep_prover.engine.ready import ReadyQueue
 from porep_prover.engine.registry import FifoScheduler
 from porep_prover.engine.scheduler_guard import GuardedScheduler
+from porep_prover.engine.timeline import Event, analyze
 from porep_prover.groth16 import insecure_setup, verify
 
 WAIT = 60.0          # the longest any step waits for the state it expects
@@ -262,3 +264,11 @@ def test_equal_priorities_keep_the_order_of_synthesis(circuit):
     regions = [(e.job, e.partition) for e in sorted(events(engine, "GPU_START"), key=lambda e: e.t)]
     assert regions == synthesized == [(h.job.id, i) for h in handles for i in range(2)]
     assert {e.worker for e in events(engine, "SYNTH_START")} == {"synth0"}     # no partition was urgent
+
+
+def test_a_lock_wait_given_up_is_not_counted_as_a_wait():
+    events = [Event("LOCK_WAIT", 0.0, "j", 0, "w0", "d"), Event("LOCK_YIELD", 1.0, "j", 0, "w0", "d"),
+              Event("LOCK_WAIT", 5.0, "j", 0, "w0", "d"), Event("GPU_START", 6.0, "j", 0, "w0", "d"),
+              Event("GPU_END", 7.0, "j", 0, "w0", "d")]
+    waits = analyze(events)["lock_wait"]
+    assert waits["count"] == 1 and waits["max"] == pytest.approx(1.0)

@@ -149,15 +149,19 @@ def stage_pairs(events: list[Event], start: str, end: str) -> list[tuple[Event, 
 
 
 def _pairs(events: Iterable[Event], start: str, end: str,
-           key: Callable[[Event], Hashable] = lambda e: (e.job, e.partition, e.worker)) -> list[tuple[Event, Event]]:
-    """(start event, end event) pairs, matched in order per key."""
+           key: Callable[[Event], Hashable] = lambda e: (e.job, e.partition, e.worker),
+           abandon: str = "") -> list[tuple[Event, Event]]:
+    """(start event, end event) pairs, matched in order per key; an abandon
+    event closes its key's first open start unpaired (a LOCK_WAIT given up)."""
     open_: defaultdict[Hashable, list[Event]] = defaultdict(list)
     out: list[tuple[Event, Event]] = []
     for ev in sorted(events, key=lambda e: e.t):
         if ev.event == start:
             open_[key(ev)].append(ev)
-        elif ev.event == end and open_[key(ev)]:
-            out.append((open_[key(ev)].pop(0), ev))
+        elif ev.event in (end, abandon) and open_[key(ev)]:
+            first = open_[key(ev)].pop(0)
+            if ev.event == end:
+                out.append((first, ev))
     return out
 
 
@@ -265,7 +269,7 @@ def analyze(events: list[Event]) -> dict[str, Any]:
     for worker in sorted({s.worker for s, _ in gpu}):
         mine = sorted((s.t, e.t) for s, e in gpu if s.worker == worker)
         per_worker_gaps += [a1 - b0 for (_, b0), (a1, _) in zip(mine, mine[1:])]
-    waits = [(s, e) for s, e in _pairs(events, "LOCK_WAIT", "GPU_START")]
+    waits = _pairs(events, "LOCK_WAIT", "GPU_START", abandon="LOCK_YIELD")
     jobs = _pairs(events, "JOB_SUBMIT", "JOB_END", key=lambda e: e.job)
     return {
         "devices": devices,
