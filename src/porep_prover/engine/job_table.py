@@ -105,6 +105,7 @@ class JobTable:
                 raise EngineError("the engine is not accepting jobs (not started, or shutting down)")
             if job.id in self._jobs:
                 raise InvalidInputError(f"job {job.id} is in the engine already (submitted and not finished)")
+            job.ended = False               # a job that concluded before may come again
             job.submitted = time.time()
             self._jobs[job.id] = _JobState(job, handle)
             self.counts["submitted"] += 1

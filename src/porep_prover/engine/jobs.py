@@ -101,9 +101,13 @@ class Job:
 
     @ended.setter
     def ended(self, value: bool) -> None:
-        """Set once (the job has concluded); never cleared."""
+        """True: the job has concluded (its flag set, never cleared). False: a
+        job submitted again after it concluded starts on a fresh flag, the old
+        one staying set for what its earlier run still has winding down."""
         if value:
             self.stop.set()
+        elif self.stop.is_set:
+            self.stop = StopFlag()
 
     def raise_if_ended(self) -> None:
         """JobCancelledError once the job has ended (see `ended`): what a
