@@ -168,3 +168,14 @@ def test_registered_proofs_and_parameters_names():
     assert names["StackedDrg64GiBV1"].startswith("v28-empty-sector-update-merkletree-poseidon_hasher-8-8-2-102e1444")
     with pytest.raises(InvalidInputError, match="0 StackedDrg2KiBV1"):
         update_proof(9)
+
+
+def test_a_stopped_jobs_witness_ends(updated):
+    from porep_prover.engine import Job
+    from porep_prover.errors import JobCancelledError
+    job = Job("snap-update", 1, payload_of(updated))
+    provider = SnapProvider()
+    assert provider.synthesize(job, 0, 1)[1][0] == 1
+    job.stop.set()
+    with pytest.raises(JobCancelledError):
+        provider.synthesize(job, 0, 1)

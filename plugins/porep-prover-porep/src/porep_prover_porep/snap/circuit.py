@@ -184,9 +184,10 @@ class UpdateCircuit(PlacedCircuit):
         self.proof = proof
 
     def partition_witness(self, values: PartitionValues, expected: list[int], threads: int | None = None,
-                          out: FrArray | None = None) -> FrArray:
-        """The partition's witness, its public inputs held to expected (a verifier's)."""
-        return self.witness(values, expected, "the update partition", threads, out)
+                          out: FrArray | None = None, stop=None) -> FrArray:
+        """The partition's witness, its public inputs held to expected (a verifier's);
+        stop: a job's stop flag (JobCancelledError once it is set)."""
+        return self.witness(values, expected, "the update partition", threads, out, stop)
 
 
 def update_circuit(proof: UpdateProof) -> UpdateCircuit:

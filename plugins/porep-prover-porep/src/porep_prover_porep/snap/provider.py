@@ -94,14 +94,18 @@ class SnapProvider:
         return update_circuit(self.payload(job.payload).proof).synthesis_bytes
 
     def synthesize(self, job, partition: int, threads: int, out=None):
-        """Partition k's circuit and witness (written into out when given)."""
+        """Partition k's circuit and witness (written into out when given);
+        JobCancelledError as soon as the job ends (its stop flag is read
+        before each instance of the witness)."""
         p = self.payload(job.payload)
         if not 0 <= partition < p.proof.partitions:
             raise InvalidInputError(f"partition {partition} of a {KIND} job of {p.proof.partitions}")
         circuit = update_circuit(p.proof)
         expected = p.public_inputs(partition)
         values = vanilla.values(p.proof, p.partition_proofs()[partition], expected)
-        return circuit.r1cs, circuit.partition_witness(values, expected, threads, out)
+        stop = getattr(job, "stop", None)        # a Job's; None for a job-like object without one
+        return circuit.r1cs, circuit.partition_witness(values, expected, threads, out,
+                                                       stop.array if stop is not None else None)
 
     def synthesize_into(self, job, partition: int, threads: int, out):
         return self.synthesize(job, partition, threads, out)[0]
