@@ -13,6 +13,8 @@ POREP_PROVER_GPU_ASYNC_FREE      1: work buffers of the device's pool given back
 POREP_PROVER_GPU_MSM_ONTO        0: an MSM's later passes add each bucket's run as it ends
                                  (msm_accumulate_into) instead of starting it from what the bucket holds
                                  (msm_accumulate_onto, the default: measured faster on an H100)
+POREP_PROVER_GPU_REGION_STOP     1: a device's kernel region ends between its steps once its job is cancelled
+                                 (default 0: it runs to its end, as measured on a GPU; the host's always stops)
 POREP_PROVER_PARAMS_CACHE      where job kinds keep the parameters they make (default
                                ~/.cache/porep-prover/params; the daemon sets <state_dir>/params-cache)
 POREP_PROVER_PARAMS_CACHE_GIB  the most GiB those files take together, 0 (no bound) to MAX_CACHE_GIB
@@ -169,6 +171,14 @@ def gpu_msm_onto() -> bool:
     return True if value is None else bool(value)
 
 
+def gpu_region_stop() -> bool:
+    """A device's kernel region ends between its steps once its job is
+    cancelled (POREP_PROVER_GPU_REGION_STOP=1; default off until a device
+    run passes with it: the region then runs to its end and its partition
+    is dropped, as before)."""
+    return bool(_env_int("POREP_PROVER_GPU_REGION_STOP", 0, 1))
+
+
 @dataclasses.dataclass(frozen=True)
 class GpuEnvironment:
     """What the environment sets for the GPU backends (the variables above).
@@ -178,13 +188,15 @@ class GpuEnvironment:
     window tables for MSMs of resident points, and at most that many copies
     in one (None: one a window); kernel_cache_dir: where compiled kernels
     are kept; async_free: the pool's work buffers given back without a wait;
-    msm_onto: an MSM's later passes start their runs from their buckets."""
+    msm_onto: an MSM's later passes start their runs from their buckets;
+    region_stop: a region ends between its steps once its job is cancelled."""
     resident_bytes: int | None
     msm_tables: bool
     msm_table_copies: int | None
     kernel_cache_dir: str
     async_free: bool = False
     msm_onto: bool = True
+    region_stop: bool = False
 
 
 @functools.cache
@@ -194,7 +206,7 @@ def gpu_environment() -> GpuEnvironment:
     some and not others). InvalidInputError naming a variable out of its
     range (nothing is kept then: the next call reads again)."""
     return GpuEnvironment(gpu_resident_bytes(), gpu_msm_tables(), gpu_msm_table_copies(), kernel_cache_dir(),
-                          gpu_async_free(), gpu_msm_onto())
+                          gpu_async_free(), gpu_msm_onto(), gpu_region_stop())
 
 
 OMP_WAIT = "POREP_PROVER_OMP_WAIT"

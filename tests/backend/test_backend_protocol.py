@@ -39,7 +39,8 @@ def test_every_backend_has_every_method_and_declares_its_capabilities():
         assert isinstance(cls.capabilities, Capabilities)
     gpu = pytest.importorskip("porep_prover.backend.gpu")
     assert CpuBackend.capabilities == Capabilities(evaluates_witness=False, reference=True)
-    assert gpu.GpuBackend.capabilities == Capabilities(evaluates_witness=True, reference=False)
+    assert gpu.GpuBackend.capabilities == Capabilities(evaluates_witness=True, reference=False,
+                                                       stops_between_steps=False)
 
 
 def test_flavor_is_named_once_and_strings_still_name_it():

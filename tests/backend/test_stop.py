@@ -3,17 +3,20 @@
 an H polynomial and a kernel region whose flag is set end with
 JobCancelledError (an MSM set from another thread while it runs ends
 within a window task, long before it would have finished); a clear flag
-changes no result."""
+changes no result; a device's region that does not stop between its
+steps (a GPU's by default) runs to its end."""
+import contextlib
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
 
-from porep_prover import FrArray, G1Array, G2Array
-from porep_prover.backend import get_backend
+from porep_prover import FrArray, G1Array, G2Array, config
+from porep_prover.backend import Capabilities, get_backend
 from porep_prover.backend.stop import StopFlag, current_stop, raise_if_stopped, stop_scope
-from porep_prover.errors import JobCancelledError
+from porep_prover.errors import InvalidInputError, JobCancelledError
 from porep_prover.field.constants import R
 from porep_prover.groth16.region import MsmStep, run_region
 from porep_prover.groth16.prover import Stopwatch
@@ -83,3 +86,45 @@ def test_a_flag_set_while_an_msm_runs_ends_it_early(rng):
     stopped = time.perf_counter() - start
     timer.join()
     assert stopped < 0.05 + max(0.5, whole / 3), f"stopped after {stopped:.2f} s, the whole MSM takes {whole:.2f} s"
+
+
+class _RunsToEnd:
+    """A device double whose region does not stop between steps (a GPU's,
+    unless POREP_PROVER_GPU_REGION_STOP=1): its lane sums on the host's
+    MSM outside the job's scope, as a device's kernels ignore the flag."""
+
+    capabilities = Capabilities(evaluates_witness=False, reference=False, stops_between_steps=False)
+
+    def __init__(self):
+        self.calls = 0
+
+    def msm(self, points, scalars, threads):
+        self.calls += 1
+        with stop_scope(None):
+            return CPU.msm(points, scalars, threads)
+
+    @contextlib.contextmanager
+    def region(self, plan=None, arrays=None, options=None, overlap=False):
+        yield types.SimpleNamespace(main=self, side=None, join=lambda: None)
+
+
+def test_a_device_that_does_not_stop_between_steps_runs_its_region_to_the_end(rng):
+    points, scalars = _points(G1Array, rng, 256), FrArray.random(256, rng)
+    steps = [MsmStep(("a",), ((points, None),), scalars), MsmStep(("b",), ((points, None),), scalars)]
+    device, flag = _RunsToEnd(), StopFlag()
+    flag.set()
+    with stop_scope(flag):
+        sums = run_region(device, steps, 1, Stopwatch(None))
+    assert device.calls == 2 and sums["a"] == sums["b"] == CPU.msm(points, scalars, 1)[0]
+
+
+@pytest.mark.parametrize("value, stops", [(None, False), ("0", False), ("1", True)])
+def test_the_gpu_region_stop_setting(monkeypatch, value, stops):
+    if value is None:
+        monkeypatch.delenv("POREP_PROVER_GPU_REGION_STOP", raising=False)
+    else:
+        monkeypatch.setenv("POREP_PROVER_GPU_REGION_STOP", value)
+    assert config.gpu_region_stop() is stops
+    monkeypatch.setenv("POREP_PROVER_GPU_REGION_STOP", "2")
+    with pytest.raises(InvalidInputError, match="POREP_PROVER_GPU_REGION_STOP"):
+        config.gpu_region_stop()

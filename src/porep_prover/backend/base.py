@@ -45,9 +45,14 @@ class Capabilities:
         then hands it a WitnessAssignment instead of evaluating them.
     reference: its sums are the reference others are checked against (the
         CPU's); a failed proof made by any other backend is made again here
-        to tell a device fault from a bad key."""
+        to tell a device fault from a bad key.
+    stops_between_steps: a kernel region on it ends early, between its
+        steps, once its job's stop flag is set (backend.stop); the host's
+        kernels read the flag within theirs too. A device's region runs to
+        its end unless POREP_PROVER_GPU_REGION_STOP=1 (unmeasured on a GPU)."""
     evaluates_witness: bool = False
     reference: bool = False
+    stops_between_steps: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

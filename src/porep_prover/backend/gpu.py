@@ -99,10 +99,12 @@ class GpuBackend:
     which makes one backend per device)."""
 
     name = "gpu"
-    capabilities = Capabilities(evaluates_witness=True, reference=False)
+    capabilities = Capabilities(evaluates_witness=True, reference=False, stops_between_steps=False)
 
     def __init__(self, ordinal: int, environment: GpuEnvironment) -> None:
         self.device = device = Device(ordinal, environment)
+        if environment.region_stop:
+            self.capabilities = dataclasses.replace(GpuBackend.capabilities, stops_between_steps=True)
         self.memory = device.memory
         self.ntt_ops = GpuNtt(device)
         self.msm_ops = GpuMsm(device, tables=environment.msm_tables, table_copies=environment.msm_table_copies,

@@ -131,13 +131,16 @@ def run_region(be: Backend, steps: list[Step], threads: int, clock: Clock, optio
     main step after side steps joins the lanes first (its reads and its
     memory come after theirs). Every slot is given back when the region
     ends, whichever way. Returns the accumulators. JobCancelledError once
-    the calling thread's stop flag (backend.stop) is set: checked before
-    each step, and by the host's kernels within theirs."""
+    the calling thread's stop flag (backend.stop) is set, where be stops
+    between steps (its capabilities): checked before each step, and by the
+    host's kernels within theirs."""
     sums: dict[str, G1Point | G2Point] = {}
+    stops = be.capabilities.stops_between_steps
     with Slots(be) as slots, be.region(plan, arrays, options, overlap) as region:
         beside = False                    # side work queued since the last join
         for step in steps:
-            raise_if_stopped("the kernel region")
+            if stops:
+                raise_if_stopped("the kernel region")
             on = step.on if not isinstance(step, HStep) else On.MAIN
             if on is On.MAIN and beside and not isinstance(step, HStep):
                 region.join()
