@@ -3,8 +3,11 @@
 """One device run: on a fresh GPU host, the package built (nothing installed
 that the host already has), then in order the device lane, the porep-shaped
 scale-1 inputs, bench_partition at the card's budget and 16/24/32 GiB, the
-engine at scale 1 under 16 GiB and the card's budget, bench_peers' check,
-and supraseal-c2 beside ours on one scale-1 partition (bench_c2_peer:
+engine at scale 1 under 16 GiB and the card's budget, the engine on
+Filecoin's real 32 GiB partition circuit (a commit-phase-1 output made on
+sparse trees) at the card's budget and 16 GiB, a 32 GiB WinningPoSt, a
+full WindowPoSt partition and a SnapDeals update through the engine (sparse
+inputs), bench_peers' check, and supraseal-c2 beside ours on one scale-1 partition (bench_c2_peer:
 the proofs compared byte for byte); each step a subprocess with its own
 time limit.
 
@@ -20,7 +23,7 @@ its report or the last line of its log) and are rewritten as each step
 starts and ends, so a run cut off anywhere keeps them. --out defaults to
 $OUT where it is set, else benchmarks/work/device-run. --quick runs the
 same steps at scale 1/16 with a part of the lane and the real circuit at
-512 MiB, in under 10 minutes.
+512 MiB and the other kinds at 2 KiB, in under 12 minutes.
 --steps picks steps by name (--dry-run prints the plan: each step's name,
 limit and command). Exit status: 0 when every step run passed, else 1.
 """
@@ -96,12 +99,13 @@ def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, miss
          count: int = 2, concurrency: int = 2) -> list[Step]:
     """The run's steps in order. quick: scale 1/16, a part of the lane, one
     repetition, the budgets 0 and 16 GiB, the real circuit at 512 MiB, no
-    direct setup and no peers; its limits after the install add up to 10 minutes."""
+    direct setup and no peers, the other kinds at 2 KiB; its limits after the install add up to 12 minutes."""
     py, scale = shlex.quote(python), "0.0625" if quick else "1"
     peers = f"PEERS=${{PEERS:-{shlex.quote(str(ROOT / '.peers'))}}}"
     budgets = "0,16" if quick else "0,16,24,32"
     # Filecoin's own circuit, from a commit-phase-1 output made on sparse trees (a 32 GiB one in seconds)
     sector = "StackedDrg512MiBV1_1" if quick else "StackedDrg32GiBV1_1"
+    size = "2KiB" if quick else "32GiB"          # the other kinds' inputs
     work = ROOT / "benchmarks" / "work"         # not under OUT: not sent back
     c1 = shlex.quote(str(work / f"c1-{'512m' if quick else '32g'}.json"))
 
@@ -113,6 +117,16 @@ def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, miss
         return (f"{py} -m porep_prover.cli bench batch -t porep-shaped --scale {scale} --partitions 10 -c {count} "
                 f"-j {concurrency} --payload save=false --set engine.device_memory_gib={gib} --progress "
                 f"--json {report(name)}")
+
+    def other(name: str, make: str, proof: str) -> str:
+        """The engine on a 32 GiB (quick: 2 KiB) input of another kind: the
+        command its input's maker prints, run with -c 2 -j 2 and a report; the
+        parameters cache held to 60 GiB, so one kind's set gives way to the next on a 64 GiB disk."""
+        made = shlex.quote(str(work / f"{name}.bin"))
+        return (f"mkdir -p {shlex.quote(str(work))} && cmd=$({py} -m porep_prover_porep {make} {made} --proof {proof} "
+                f"| tail -1) && export POREP_PROVER_PARAMS_CACHE_GIB=60 && "
+                f"eval \"{py} -m porep_prover.cli ${{cmd#porep-prover }} -c 2 -j 2 --no-progress "
+                f"--json {report(name)}\"")
 
     def real(gib: int) -> str:
         name = f"real-{gib or 'card'}"
@@ -146,10 +160,16 @@ def plan(quick: bool, python: str, out: pathlib.Path, wheels: pathlib.Path, miss
              f"a commit-phase-1 output of {sector} on sparse trees (an input for benchmarks, never a sector)"),
         # on a fresh host: the circuit built, INSECURE parameters made on the GPU and kept in the parameters
         # cache (44 GiB at 32 GiB), a warm-up job, then the jobs measured
-        Step("real-card", real(0), 120 if quick else 600, f"the engine on {sector}'s real circuit, the card's budget",
+        Step("real-card", real(0), 90 if quick else 600, f"the engine on {sector}'s real circuit, the card's budget",
              "real-card"),
-        Step("real-16", real(16), 120 if quick else 600, f"the engine on {sector}'s real circuit under 16 GiB",
+        Step("real-16", real(16), 90 if quick else 600, f"the engine on {sector}'s real circuit under 16 GiB",
              "real-16"),
+        Step("winning", other("winning", "post-vanilla", f"StackedDrgWinning{size}V1"), 60 if quick else 300,
+             f"the engine on a {size} WinningPoSt of sparse sectors", "winning"),
+        Step("window", other("window", "post-vanilla", f"StackedDrgWindow{size}V1"), 60 if quick else 600,
+             f"the engine on a full {size} WindowPoSt partition of sparse sectors", "window"),
+        Step("snap", other("snap", "snap-vanilla", "0" if quick else "3"), 60 if quick else 600,
+             f"the engine on a {size} SnapDeals update of a sparse replica (its partitions)", "snap"),
         Step("peers", f"{peers} sh benchmarks/peers/build.sh && "
                       f"{py} benchmarks/bench_peers.py --sections check --json {report('peers')}", 300,
              "sppark's MSMs beside ours, checked (sppark and blst carried in .peers)", "peers"),

@@ -30,7 +30,7 @@ def test_the_plan_in_order_with_its_limits(device_run, tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     names = [line.split("|")[0].strip() for line in lines if "|" in line]
     assert names == ["install", "warm", "lane", "inputs", "inputs-direct", "partition", "engine-16", "engine-card",
-                     "real-c1", "real-card", "real-16", "peers", "c2"]
+                     "real-c1", "real-card", "real-16", "winning", "window", "snap", "peers", "c2"]
     steps = {s.name: s for s in device_run.plan(False, "python3", tmp_path, tmp_path / "none", [])}
     assert "-m gpu tests/backend tests/msm tests/cuda" in steps["lane"].command
     assert "--device-memory-gib 0,16,24,32" in steps["partition"].command and "--scale 1 " in steps["partition"].command
@@ -43,12 +43,15 @@ def test_the_plan_in_order_with_its_limits(device_run, tmp_path, capsys):
     for name, gib in (("real-16", 16), ("real-card", 0)):
         assert (f"bench batch -t porep --c1 {device_run.ROOT}/benchmarks/work/c1-32g.json -c 2 -j 2 "
                 f"--set engine.device_memory_gib={gib}") in steps[name].command
+    for name, make in (("winning", "post-vanilla"), ("window", "post-vanilla"), ("snap", "snap-vanilla")):
+        assert f"-m porep_prover_porep {make} " in steps[name].command and "32GiB" in steps[name].what
+        assert "-c 2 -j 2 --no-progress" in steps[name].command and f"{name}.json" in steps[name].command
     assert all(0 < s.limit_s <= 600 for s in steps.values())     # each fits one device command
     assert "sh benchmarks/peers/build.sh c2 && " in steps["c2"].command
     assert "bench_c2_peer.py --scale 1 --shrink-to-disk --reps 2 --device-memory-gib 0,16" in steps["c2"].command
     quick = device_run.plan(True, "python3", tmp_path, tmp_path / "none", [])
     assert all("--scale 0.0625" in s.command for s in quick if s.name in ("inputs", "partition", "engine-16"))
-    assert sum(s.limit_s for s in quick if s.name != "install") <= 600
+    assert sum(s.limit_s for s in quick if s.name != "install") <= 720
     assert not {"peers", "c2"} & {s.name for s in quick}
     with pytest.raises(SystemExit):
         device_run.main(["--dry-run", "--steps", "lane,nope"])

@@ -42,7 +42,8 @@ NOT_RUN |= {"python3 benchmarks/device_run.py --dry-run", "python3 benchmarks/de
             "python3 benchmarks/device_run.py --steps install,warm,lane",
             "python3 benchmarks/device_run.py --steps inputs,inputs-direct,partition",
             "python3 benchmarks/device_run.py --steps engine-16,engine-card,peers",
-            "python3 benchmarks/device_run.py --steps real-c1,real-card"}
+            "python3 benchmarks/device_run.py --steps real-c1,real-card",
+            "python3 benchmarks/device_run.py --steps winning,window"}
 # a sector sealed here by the porep plugin (README "The real PoRep"; plugins/porep-prover-porep/tests/test_provider.py
 # runs it)
 NOT_RUN |= {"python3 -m porep_prover_porep seal c1.json --proof StackedDrg2KiBV1_1 --miner-id 1000 --sector-number 7"}
