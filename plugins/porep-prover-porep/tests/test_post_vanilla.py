@@ -65,7 +65,7 @@ def test_sizes_at_32gib(rng):
         sp = vanilla.sector_proof(proof, sparse_replica(rng, proof), 5, r)
         raw = bincode.write(sp)
         assert len(raw) == size
-        assert len(bincode._write_merkle(sp.sectors[0].inclusion_proofs[0])) == 2_484
+        assert len(bincode.write_merkle(sp.sectors[0].inclusion_proofs[0])) == 2_484
         assert bincode.read(raw, proof) == sp
 
 

@@ -55,7 +55,11 @@ def _shape(proof: PoStProof) -> tuple[str, list[int]]:
     return kind, parts                                      # type: ignore[return-value]
 
 
-class _Reader:
+class BincodeReader:
+    """Bincode bytes read in order, every length checked against what is left
+    before it is taken: fail() and take()'s errors are VanillaProofErrors
+    naming the field at where.field and the byte they stopped at."""
+
     def __init__(self, data: bytes, where: str):
         self.data, self.at, self.where = memoryview(data), 0, where
 
@@ -82,7 +86,7 @@ class _Reader:
         return self.take(32, field)
 
 
-def _path(r: _Reader, field: str, arities: list[int]) -> tuple[PathElement, ...]:
+def _path(r: BincodeReader, field: str, arities: list[int]) -> tuple[PathElement, ...]:
     r.count(field, len(arities))
     out = []
     for i, arity in enumerate(arities):
@@ -95,7 +99,10 @@ def _path(r: _Reader, field: str, arities: list[int]) -> tuple[PathElement, ...]
     return tuple(out)
 
 
-def _merkle(r: _Reader, field: str, kind: str, parts: list[list[int]]) -> MerkleProof:
+def read_merkle(r: BincodeReader, field: str, kind: str, parts: list[list[int]]) -> MerkleProof:
+    """A MerkleProof of kind read from r, its paths' levels of the arities in
+    parts (a list of them a path): VanillaProofError naming field where its
+    tag, lengths or paths do not fit."""
     tag = struct.unpack("<I", r.take(4, f"{field}.data"))[0]
     if tag >= len(KINDS) or KINDS[tag] != kind:
         raise r.fail(f"a {KINDS[tag] if tag < len(KINDS) else f'tag {tag}'} proof, tree_r_last's are {kind}",
@@ -116,13 +123,13 @@ def read(data: bytes, proof: PoStProof, where: str = "vanilla_proof") -> Fallbac
         raise VanillaProofError(f"bytes expected, got {type(data).__name__}", where)
     if len(data) > MAX_BYTES:
         raise VanillaProofError(f"{len(data)} bytes, at most {MAX_BYTES}", where)
-    r = _Reader(bytes(data), where)
+    r = BincodeReader(bytes(data), where)
     kind, parts = _shape(proof)
     sector_id, comm_r = r.u64("sector_id"), r.element("comm_r")
     r.count("vanilla_proof.sectors", 1)
     field = "vanilla_proof.sectors[0].inclusion_proofs"
     r.count(field, proof.sector_challenges)
-    inclusion = tuple(_merkle(r, f"{field}[{i}]", kind, parts) for i in range(proof.sector_challenges))
+    inclusion = tuple(read_merkle(r, f"{field}[{i}]", kind, parts) for i in range(proof.sector_challenges))
     comm_c = r.element("vanilla_proof.sectors[0].comm_c")
     comm_r_last = r.element("vanilla_proof.sectors[0].comm_r_last")
     if r.at != len(r.data):
@@ -137,7 +144,8 @@ def _write_path(path: tuple[PathElement, ...]) -> bytes:
     return b"".join(out)
 
 
-def _write_merkle(p: MerkleProof) -> bytes:
+def write_merkle(p: MerkleProof) -> bytes:
+    """p in bincode, as read_merkle reads it."""
     tag = struct.pack("<I", KINDS.index(p.kind))
     paths = b"".join(_write_path(path) for path in p.paths)
     return tag + (p.root + p.leaf + paths if p.kind == "Single" else paths + p.root + p.leaf)
@@ -147,7 +155,7 @@ def write(p: FallbackSectorProof) -> bytes:
     """bincode::serialize of a FallbackPoStSectorProof."""
     out = [struct.pack("<Q", p.sector_id), p.comm_r, struct.pack("<Q", len(p.sectors))]
     for s in p.sectors:
-        out += [struct.pack("<Q", len(s.inclusion_proofs)), *(_write_merkle(m) for m in s.inclusion_proofs),
+        out += [struct.pack("<Q", len(s.inclusion_proofs)), *(write_merkle(m) for m in s.inclusion_proofs),
                 s.comm_c, s.comm_r_last]
     return b"".join(out)
 
@@ -156,7 +164,7 @@ def read_list(data: bytes, where: str = "vanilla_proofs", limit: int = 1 << 16) 
     """A list of byte strings as bincode writes a Vec<Vec<u8>> (how a job's
     vanilla proofs travel in one file); VanillaProofError past limit items or
     the data's end."""
-    r = _Reader(bytes(data), where)
+    r = BincodeReader(bytes(data), where)
     n = r.u64("")
     if n > limit or n * 8 > len(r.data) - r.at:
         raise r.fail(f"{n} items", "")

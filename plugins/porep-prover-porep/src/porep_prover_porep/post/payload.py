@@ -135,7 +135,12 @@ _READ: collections.OrderedDict[tuple, list[FallbackSectorProof]] = collections.O
 _READ_LOCK = threading.Lock()
 
 
-def _items(source) -> list[bytes]:
+def vanilla_items(source, what: str = "PoSt payload") -> list[bytes]:
+    """The vanilla proofs' byte strings of source: a list of 1 to 65,536 byte
+    strings, bincode bytes, or a file of them (at most MAX_FILE_BYTES, its size
+    checked before it is read). VanillaProofError for a list or bincode that
+    does not fit; InvalidInputError, starting with what, for a file that
+    cannot be read or a source of another type."""
     if isinstance(source, (list, tuple)):
         if not 1 <= len(source) <= 1 << 16 or not all(isinstance(x, (bytes, bytearray)) for x in source):
             raise VanillaProofError("a list of 1 to 65536 byte strings expected", "vanilla_proofs")
@@ -151,13 +156,13 @@ def _items(source) -> list[bytes]:
             with open(source, "rb") as f:
                 return bincode.read_list(f.read())
         except OSError as exc:
-            raise InvalidInputError(f"PoSt payload: the vanilla proofs cannot be read: {exc}") from None
-    raise InvalidInputError(f"PoSt payload: vanilla_proofs is a path, bytes or a list of bytes, not "
+            raise InvalidInputError(f"{what}: the vanilla proofs cannot be read: {exc}") from None
+    raise InvalidInputError(f"{what}: vanilla_proofs is a path, bytes or a list of bytes, not "
                             f"{type(source).__name__}")
 
 
 def _checked(source, proof: PoStProof, randomness: bytes, partition: int) -> list[FallbackSectorProof]:
-    items = _items(source)
+    items = vanilla_items(source)
     key = (hashlib.sha256(b"".join(hashlib.sha256(x).digest() for x in items)).digest(), proof.name, randomness,
            partition)
     with _READ_LOCK:

@@ -80,7 +80,7 @@ def _int(value: bytes, where: str) -> int:
     return got
 
 
-def _roots(proofs: list[MerkleProof], where: list[str]) -> list[bytes]:
+def merkle_roots(proofs: list[MerkleProof], where: list[str]) -> list[bytes]:
     """Each proof's root recomputed from its leaf and path, a level of every proof at once."""
     levels = [e for p in proofs[:1] for path in p.paths for e in path]
     cur = np.frombuffer(b"".join(p.leaf for p in proofs), np.uint8).reshape(-1, 32).copy()
@@ -129,7 +129,7 @@ def verify(proof: PoStProof, sector_proofs: Sequence[FallbackSectorProof], rando
                                         f"given) is leaf {challenge}", at)
             opened.append(m)
             where.append(at)
-    for m, root, at in zip(opened, _roots(opened, where), where):
+    for m, root, at in zip(opened, merkle_roots(opened, where), where):
         if root != m.root:
             raise VanillaProofError("its path does not hash up to its root", at)
 

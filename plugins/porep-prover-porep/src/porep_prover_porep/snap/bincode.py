@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from porep_prover.errors import VanillaProofError
 
-from ..post.bincode import _merkle, _Reader, _write_merkle
+from ..post.bincode import BincodeReader, read_merkle, write_merkle
 from ..proofs import KINDS, MerkleProof
 from .registered import UpdateProof
 
@@ -58,7 +58,7 @@ def read(data: bytes, proof: UpdateProof, where: str = "vanilla_proofs") -> Part
         raise VanillaProofError(f"bytes expected, got {type(data).__name__}", where)
     if len(data) > MAX_BYTES:
         raise VanillaProofError(f"{len(data)} bytes, at most {MAX_BYTES}", where)
-    r = _Reader(bytes(data), where)
+    r = BincodeReader(bytes(data), where)
     kind, parts = tree_r_shape(proof)
     d_parts = [[2] * proof.challenge_bits]
     comm_c = r.element("comm_c")
@@ -68,9 +68,9 @@ def read(data: bytes, proof: UpdateProof, where: str = "vanilla_proofs") -> Part
     out = []
     for i in range(proof.challenges):
         field = f"challenge_proofs[{i}]"
-        old = _merkle(r, f"{field}.proof_r_old", kind, parts)
-        d_new = _merkle(r, f"{field}.proof_d_new", "Single", d_parts)
-        new = _merkle(r, f"{field}.proof_r_new", kind, parts)
+        old = read_merkle(r, f"{field}.proof_r_old", kind, parts)
+        d_new = read_merkle(r, f"{field}.proof_d_new", "Single", d_parts)
+        new = read_merkle(r, f"{field}.proof_r_new", kind, parts)
         out.append(ChallengeProof(old, d_new, new))
     if r.at != len(r.data):
         raise r.fail(f"{len(r.data) - r.at} bytes past the proof's end", "")
@@ -81,5 +81,5 @@ def write(p: PartitionProof) -> bytes:
     """bincode::serialize of a PartitionProof."""
     out = [p.comm_c, struct.pack("<Q", len(p.apex_leafs)), *p.apex_leafs, struct.pack("<Q", len(p.challenge_proofs))]
     for c in p.challenge_proofs:
-        out += [_write_merkle(c.proof_r_old), _write_merkle(c.proof_d_new), _write_merkle(c.proof_r_new)]
+        out += [write_merkle(c.proof_r_old), write_merkle(c.proof_d_new), write_merkle(c.proof_r_new)]
     return b"".join(out)

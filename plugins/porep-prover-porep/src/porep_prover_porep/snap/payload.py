@@ -36,7 +36,7 @@ from porep_prover.errors import InvalidInputError, VanillaProofError
 
 from ..fr32 import R
 from ..payload import uint_of
-from ..post.payload import _items
+from ..post.payload import vanilla_items
 from . import bincode, challenges, vanilla
 from .bincode import PartitionProof
 from .registered import BY_SIZE, UpdateProof, update_proof
@@ -176,7 +176,7 @@ _READ_LOCK = threading.Lock()
 
 
 def _checked(p: SnapPayload) -> list[PartitionProof]:
-    items = _items(p.source)
+    items = vanilla_items(p.source, "snap-update payload")
     key = (hashlib.sha256(b"".join(hashlib.sha256(x).digest() for x in items)).digest(), p.proof.name,
            p.commitments, p.h)
     with _READ_LOCK:

@@ -27,7 +27,7 @@ from porep_prover.errors import VanillaProofError
 
 from .. import poseidon
 from ..fr32 import R
-from ..post.vanilla import _roots
+from ..post.vanilla import merkle_roots
 from ..proofs import MerkleProof
 from ..trees import node_hash, path_index
 from . import challenges as ch
@@ -126,7 +126,7 @@ def verify(proof: UpdateProof, pp: PartitionProof, k: int, h: int, comm_r_old: i
             raise VanillaProofError("its partition path is not the partition's", f"{field}.proof_d_new")
         opened += [cp.proof_r_old, cp.proof_r_new]
         at += [f"{field}.proof_r_old", f"{field}.proof_r_new"]
-    for m, root, field in zip(opened, _roots(opened, at), at):
+    for m, root, field in zip(opened, merkle_roots(opened, at), at):
         if root != m.root:
             raise VanillaProofError("its path does not hash up to its root", field)
 
