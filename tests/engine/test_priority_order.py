@@ -3,8 +3,9 @@
 the device lock granted by priority (and given up to a more urgent
 partition), the scheduler guard's pop_if, memory admitted by priority, and
 an urgent job under a full engine: its synthesis starts while the ordinary
-worker is blocked and its kernel region comes before every queued one; and
-the timeline's lock waits, less those given up.
+worker is blocked and its kernel region comes before every queued one, and
+no synthesis of a lower priority starts until that region does; and the
+timeline's lock waits, less those given up.
 Orders are read from the timeline's events and the objects' own state,
 never from durations; every wait is bounded."""
 import queue
@@ -220,14 +221,20 @@ def events(engine, name, job=None):
     return [e for e in engine.timeline.events() if e.event == name and (job is None or e.job == job)]
 
 
+def gated_engine(lookahead, device_workers):
+    """A gated backend and an engine on it (not started): one synthesis worker, the priority scheduler."""
+    backend = GatedBackend()
+    config = load_config(overrides={"engine.partition_workers": 1, "engine.synthesis_lookahead": lookahead,
+                                    "engine.gpu_workers_per_device": device_workers, "engine.threads": 1,
+                                    "engine.scheduler": "priority", "engine.devices": ["cpu"]})
+    return backend, Engine(config, devices=[ProvingDevice("gated-0", "gated0", "gpu", backend)])
+
+
 def test_an_urgent_job_synthesizes_at_once_and_takes_the_next_region_under_a_full_engine(circuit):
     params, r1cs, ws = circuit
-    backend = GatedBackend()
-    config = load_config(overrides={"engine.partition_workers": 1, "engine.synthesis_lookahead": 1,
-                                    "engine.gpu_workers_per_device": 2, "engine.threads": 1,
-                                    "engine.scheduler": "priority", "engine.devices": ["cpu"]})
+    backend, engine = gated_engine(lookahead=1, device_workers=2)
     try:
-        with Engine(config, devices=[ProvingDevice("gated-0", "gated0", "gpu", backend)]) as engine:
+        with engine:
             low = engine.submit(inline_job(params, r1cs, ws[:5], priority=1))
             lid = low.job.id
             # full: one region running (gated), a worker waiting for the lock, the ready queue full, and the
@@ -250,6 +257,35 @@ def test_an_urgent_job_synthesizes_at_once_and_takes_the_next_region_under_a_ful
     starts = sorted(events(engine, "GPU_START"), key=lambda e: e.t)
     assert [e.job for e in starts] == [lid, uid, lid, lid, lid, lid]
     assert sorted(e.partition for e in starts if e.job == lid) == [0, 1, 2, 3, 4]
+
+
+def test_no_lower_synthesis_starts_while_an_urgent_partition_waits_for_its_region(circuit):
+    params, r1cs, ws = circuit
+    backend, engine = gated_engine(lookahead=4, device_workers=1)
+    try:
+        with engine:
+            first = engine.submit(inline_job(params, r1cs, ws[:1], priority=1))
+            until(lambda: events(engine, "GPU_START", first.job.id), "the low partition's region (gated)")
+            urgent = engine.submit(inline_job(params, r1cs, ws[5:6], priority=9))
+            uid = urgent.job.id
+            until(lambda: events(engine, "GPU_QUEUE", uid), "the urgent partition synthesized")
+            later = engine.submit(inline_job(params, r1cs, ws[1:3], priority=1))   # a worker is free for it
+            lid = later.job.id
+            deadline = time.monotonic() + 1.0        # long enough for a free worker to start a synthesis
+            while not events(engine, "SYNTH_START", lid) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            started = events(engine, "SYNTH_START", lid)
+            backend.gate.set()
+            assert started == []            # held back: the urgent partition's region comes first
+            results = [first.result(WAIT), urgent.result(WAIT), later.result(WAIT)]
+    finally:
+        backend.gate.set()
+    assert all(r.ok for r in results)
+    timeline = engine.timeline.events()
+    place = {(e.event, e.job, e.partition): i for i, e in enumerate(timeline)}
+    assert all(place[("SYNTH_START", lid, i)] > place[("GPU_START", uid, 0)] for i in range(2))
+    starts = [e.job for e in timeline if e.event == "GPU_START"]
+    assert starts == [first.job.id, uid, lid, lid]
 
 
 def test_equal_priorities_keep_the_order_of_synthesis(circuit):

@@ -53,7 +53,7 @@ def not_retried(exc: BaseException) -> str | None:
 class _JobState:
     """A job in the table: its handle, its partitions' proofs as they come,
     and the partitions in flight (handed out, not yet back)."""
-    __slots__ = ("job", "handle", "proofs", "public", "timings", "left", "estimate", "in_flight")
+    __slots__ = ("job", "handle", "proofs", "public", "timings", "left", "estimate", "in_flight", "urgent")
 
     def __init__(self, job: Job, handle: JobHandle):
         self.job, self.handle = job, handle
@@ -63,6 +63,7 @@ class _JobState:
         self.left = len(job.only) if job.only is not None else job.partitions
         self.estimate = 0   # bytes of this job's last synthesized partition
         self.in_flight: set[int] = set()
+        self.urgent: set[int] = set()   # those in flight handed out urgent, until their kernel region starts
 
 
 class JobTable:
@@ -114,21 +115,37 @@ class JobTable:
             self._notice_urgent()
             self._cond.notify_all()
 
-    def next_task(self, timeout: float, urgent: bool = False) -> PartitionTask | None:
+    def next_task(self, timeout: float, urgent: bool = False, synthesis: bool = False) -> PartitionTask | None:
         """The scheduler's next partition of a job in the table (those of
         jobs that ended are dropped), in flight from now on; None after
         timeout seconds without one (also while holding), or once stopping.
         urgent: only a partition whose priority is higher than that of
         every partition in flight (some being in flight), and only when the
         scheduler hands it out next (one it hands out first that is not
-        urgent stays first for the next call without urgent)."""
+        urgent stays first for the next call without urgent).
+
+        synthesis: the caller is a synthesis worker of this engine (a
+        cluster's node is not). Then a partition handed out urgent (its
+        priority higher than that of every partition in flight, some being
+        in flight) holds the syntheses of lower priorities back until its
+        kernel region starts (region_started), or it fails or its job ends:
+        no partition of a lower priority is handed out meanwhile (the
+        worker waits, as for an empty scheduler; the urgent worker goes on)
+        and none handed out before starts (start_synthesis puts it back).
+        So the cores are the urgent partition's and the region's under way.
+        Equal priorities, and engines that never see an urgent partition,
+        are never held back."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while not self.stopping:
-                task = None if self.holding else self._pop(urgent)
+                task = None if self.holding else self._pop(urgent, self._held_below() if synthesis else None)
                 if task is not None:
                     state = self._jobs.get(task.job.id)
                     if state is not None:
+                        if synthesis:
+                            flying = self._flying_top()
+                            if flying is not None and task.job.priority > flying:
+                                state.urgent.add(task.index)
                         state.in_flight.add(task.index)
                         return task
                     continue
@@ -138,22 +155,44 @@ class JobTable:
                 self._cond.wait(left)
             return None
 
-    def _pop(self, urgent: bool) -> PartitionTask | None:
+    def _pop(self, urgent: bool, held: int | None = None) -> PartitionTask | None:
         """(caller holds the lock) The scheduler's next partition; urgent: see
-        next_task (the scheduler is asked only while such a partition waits)."""
+        next_task (the scheduler is asked only while such a partition waits);
+        held: only one of this priority or higher (None: any)."""
         if not urgent:
-            return self._scheduler.pop()
+            if held is None:
+                return self._scheduler.pop()
+            return self._scheduler.pop_if(lambda task: task.job.priority >= held)
         above = self._urgent_above()
         if above is None:
             return None
         return self._scheduler.pop_if(lambda task: task.job.priority > above)
 
+    def _flying_top(self) -> int | None:
+        """(caller holds the lock) The highest priority of the partitions in flight (None: none is)."""
+        return max((s.job.priority for s in self._jobs.values() if s.in_flight), default=None)
+
+    def _held_below(self) -> int | None:
+        """(caller holds the lock) The priority of the most urgent partition
+        handed out urgent whose kernel region has not started: syntheses of
+        a lower one wait (next_task); None when there is none."""
+        return max((s.job.priority for s in self._jobs.values() if s.urgent), default=None)
+
+    def region_started(self, task: PartitionTask) -> None:
+        """The in-flight task's kernel region started: as an urgent
+        partition, it no longer holds lower syntheses back (next_task)."""
+        with self._cond:
+            state = self._jobs.get(task.job.id)
+            if state is not None and task.index in state.urgent:
+                state.urgent.discard(task.index)
+                self._cond.notify_all()
+
     def _urgent_above(self) -> int | None:
         """(caller holds the lock) The highest priority of the partitions in
         flight, when one of a higher priority waits; else None."""
-        flying = [s.job.priority for s in self._jobs.values() if s.in_flight]
+        flying = self._flying_top()
         top = self._scheduler.top_priority()
-        return max(flying) if flying and top is not None and top > max(flying) else None
+        return flying if flying is not None and top is not None and top > flying else None
 
     def _notice_urgent(self) -> None:
         """(caller holds the lock) on_urgent called, once, the first time an urgent partition waits."""
@@ -167,15 +206,19 @@ class JobTable:
         job's end), or None: its job ended (cancelled) while its worker
         waited for parameters or memory, and the task is dropped; or a drain
         came meanwhile, and the task goes back to the scheduler, no longer in
-        flight (the drain does not wait for it; it resumes with its job)."""
+        flight (the drain does not wait for it; it resumes with its job); so
+        does a task of a lower priority than an urgent partition before its
+        kernel region (next_task: it waits for that region)."""
         with self._cond:
             if task.job.id not in self._jobs:
                 return None
-            if not self.holding:
+            held = self._held_below()
+            if not self.holding and (held is None or task.job.priority >= held):
                 return self._timeline.emit("SYNTH_START", task.job.id, task.index, worker).t
             state = self._jobs.get(task.job.id)
             if state is not None and task.index in state.in_flight:
                 state.in_flight.discard(task.index)
+                state.urgent.discard(task.index)
                 self._scheduler.push(task)
             self._cond.notify_all()
             return None
@@ -227,6 +270,7 @@ class JobTable:
             if state is None:
                 return
             state.in_flight.discard(task.index)
+            state.urgent.discard(task.index)
             state.proofs[task.index], state.public[task.index] = proof, public
             state.timings[task.index] = timings
             state.left -= 1
@@ -245,6 +289,7 @@ class JobTable:
             if state is None:
                 return
             state.in_flight.discard(task.index)
+            state.urgent.discard(task.index)
             self._notice_urgent()
             self._cond.notify_all()
         reason = not_retried(exc)
@@ -279,6 +324,7 @@ class JobTable:
             if state is None:
                 return
             state.in_flight.discard(task.index)
+            state.urgent.discard(task.index)
             self._scheduler.push(task)
             self._cond.notify_all()
 

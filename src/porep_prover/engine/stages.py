@@ -27,7 +27,10 @@ before it (engine.memory; never past the budget), the ready queue takes it
 past its bound (by one) and hands it out first, and the device's lock goes
 to it next: a worker waiting for the lock with a less urgent partition
 puts that one back and takes it (engine.ready, engine.interlock). So an
-urgent partition waits for the kernel region under way alone.
+urgent partition waits for the kernel region under way alone. And from the
+moment it is handed out until its region starts, no synthesis of a lower
+priority starts (JobTable.next_task): the host's cores are its synthesis's
+and the region's under way (on the host, the region is CPU work too).
 """
 from __future__ import annotations
 
@@ -170,7 +173,7 @@ class Stages:
         idle wait; False when the engine stops. (A step a call: an idle worker
         holds nothing of the last job.) What the step raises (the worker's
         own fault, not the provider's) fails the partition before it goes up."""
-        task = self.table.next_task(IDLE_SECONDS, urgent)
+        task = self.table.next_task(IDLE_SECONDS, urgent, synthesis=True)
         if task is None:
             self.srs.evict_idle()
             return True
@@ -352,6 +355,7 @@ class Stages:
             b_g2 = device.kind != "cpu" and self.settings.b_g2_on_device
             with kernel_region(device.identity, self.timeline, job.id, task.index, name, turn) as region, \
                     stop_scope(job.stop):      # the host's kernels stop as the job ends
+                self.table.region_started(task)     # an urgent partition holds lower syntheses back no longer
                 sums = prove_device(backend, params, staged.assignment, self.settings.threads, b_g2=b_g2,
                                     host=self.cpu, overlap=self.settings.overlap_msms, plan=plan,
                                     options=self.settings.msm_options)
