@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""A WinningPoSt's latency while PoRep partitions fill the engine, on the CPU.
+"""A WinningPoSt's latency while PoRep partitions fill the engine.
 
-An engine (CPU device, the priority scheduler, one synthesis worker) proves
-a 2 KiB WinningPoSt alone first (its own proving time: submitted to proved)
-and a 2 KiB PoRep partition (its kernel region, the partition's "region"),
+An engine (--devices, the CPU by default; the priority scheduler, one
+synthesis worker) proves a WinningPoSt of --size (2KiB: sealed here; any
+other registered size: a sparse replica and a sparse sector's
+commit-phase-1 output, benchmark inputs) alone first (its own proving time: submitted to proved)
+and a PoRep partition of the same size (its kernel region, the partition's "region"),
 then is filled with --porep-jobs PoRep jobs (NORMAL, 2); once a region runs
 and the ready queue is full, a WinningPoSt is submitted with no priority (its
 kind's: CRITICAL, 4) and its latency measured, with where it went
@@ -18,7 +20,8 @@ defaults) and "tight" (one device worker, a ready queue of one).
 
 Usage:
     python plugins/porep-prover-porep/benchmarks/bench_post_latency.py [--porep-jobs 5]
-        [--settings default,tight] [--json out.json]
+        [--settings default,tight] [--size 2KiB] [--devices cpu] [--json out.json]
+    python plugins/porep-prover-porep/benchmarks/bench_post_latency.py --size 32GiB --devices gpu
 """
 from __future__ import annotations
 
@@ -34,27 +37,45 @@ from porep_prover.engine import Job
 from porep_prover.engine.timeline import kernel_regions
 from porep_prover.groth16 import verify
 from porep_prover.hooks import collect_registry, plugin_manager
-from porep_prover_porep import pieces, seal
+from porep_prover_porep import pieces, seal, sparse
+from porep_prover_porep.fr32 import R
 from porep_prover_porep.payload import prover_id_of
 from porep_prover_porep.post import bincode, vanilla
 from porep_prover_porep.post.registered import post_proof
 
 SETTINGS = {"default": [], "tight": ["engine.gpu_workers_per_device=1", "engine.synthesis_lookahead=1"]}
-WINNING = post_proof("StackedDrgWinning2KiBV1")
 MINER, SECTOR = 1000, 7
 
 
-def inputs():
-    """A 2 KiB sector sealed here: its commit-phase-1 output and a WinningPoSt payload of it."""
+def inputs(size: str = "2KiB"):
+    """A sector's commit-phase-1 output and a WinningPoSt payload of it: a 2 KiB
+    sector sealed here, else a sparse sector's and replica's of size."""
+    if size != "2KiB":
+        return sparse_inputs(size)
+    winning_proof = post_proof("StackedDrgWinning2KiBV1")
     data = pieces.sector_data([pieces.random_piece(2048, secrets.randbelow(1 << 32))], 2048)
     ticket, seed = secrets.token_bytes(32), secrets.token_bytes(32)
     sealed = seal.precommit2(seal.precommit1("StackedDrg2KiBV1_1", data, prover_id_of(MINER), SECTOR, ticket))
     c1 = seal.commit1(sealed, ticket, seed)
     r = bytearray(secrets.token_bytes(32))
     r[31] &= 0x3F
-    proof = vanilla.sector_proof(WINNING, sealed, SECTOR, bytes(r))
+    proof = vanilla.sector_proof(winning_proof, sealed, SECTOR, bytes(r))
     winning = {"vanilla_proofs": bincode.write_list([bincode.write(proof)]), "randomness": bytes(r).hex(),
-               "registered_proof": WINNING.number}
+               "registered_proof": winning_proof.number}
+    return {"c1": c1, "miner_id": MINER, "sector_id": SECTOR}, winning
+
+
+def sparse_inputs(size: str):
+    """inputs() of a sparse sector of size (e.g. 32GiB): benchmark inputs, never a sector."""
+    winning_proof = post_proof(f"StackedDrgWinning{size}V1")
+    ticket, seed = secrets.token_bytes(32), secrets.token_bytes(32)
+    c1 = sparse.sparse_c1(f"StackedDrg{size}V1_1", prover_id_of(MINER), SECTOR, ticket, seed)
+    leaf, comm_c = ((secrets.randbelow(R)).to_bytes(32, "little") for _ in range(2))
+    r = bytearray(secrets.token_bytes(32))
+    r[31] &= 0x3F
+    proof = vanilla.sector_proof(winning_proof, vanilla.SparseReplica(winning_proof, leaf, comm_c), SECTOR, bytes(r))
+    winning = {"vanilla_proofs": bincode.write_list([bincode.write(proof)]), "randomness": bytes(r).hex(),
+               "registered_proof": winning_proof.number}
     return {"c1": c1, "miner_id": MINER, "sector_id": SECTOR}, winning
 
 
@@ -62,10 +83,10 @@ def events_of(engine, job_id: str, name: str) -> list[float]:
     return [e.t for e in engine.timeline.events() if e.job == job_id and e.event == name]
 
 
-def run(name: str, porep: dict, winning: dict, porep_jobs: int) -> dict:
+def run(name: str, porep: dict, winning: dict, porep_jobs: int, devices: str = "cpu") -> dict:
     pm = plugin_manager()
-    config = pp.load_config(overrides=["engine.devices=cpu", "engine.partition_workers=1", "engine.scheduler=priority",
-                                       *SETTINGS[name]])
+    config = pp.load_config(overrides=[f"engine.devices={devices}", "engine.partition_workers=1",
+                                       "engine.scheduler=priority", *SETTINGS[name]])
     with pp.Engine(config, registry=collect_registry(pm), plugins=pm) as engine:
         engine.prove(Job("winning-post", 1, winning))             # its parameters loaded
         alone = engine.prove(Job("winning-post", 1, winning))
@@ -117,20 +138,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--porep-jobs", type=int, default=5)
     parser.add_argument("--settings", default="default,tight")
+    parser.add_argument("--size", default="2KiB", help="the sectors' size as registered proofs name it: 2KiB, 32GiB")
+    parser.add_argument("--devices", default="cpu", help="engine.devices: cpu, gpu or gpu:N")
     parser.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results", "bench_post_latency.json"))
     args = parser.parse_args()
-    porep, winning = inputs()
+    porep, winning = inputs(args.size)
     rows = []
     for name in args.settings.split(","):
         load = os.getloadavg()[0]
-        row = {**run(name, porep, winning, args.porep_jobs), "load_1min": [round(load, 2),
+        row = {**run(name, porep, winning, args.porep_jobs, args.devices), "load_1min": [round(load, 2),
                                                                             round(os.getloadavg()[0], 2)]}
         rows.append(row)
         print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
             json.dump({"date": time.strftime("%Y-%m-%d %H:%M"), "host": platform.node(), "cpus": os.cpu_count(),
-                       "porep_jobs": args.porep_jobs, "rows": rows}, f, indent=1)
+                       "porep_jobs": args.porep_jobs, "size": args.size, "devices": args.devices, "rows": rows},
+                      f, indent=1)
     return 0
 
 
