@@ -49,15 +49,21 @@ def sha256(b: Builder, message: Sequence[Boolean]) -> list[Boolean]:
     return digest_bits([UInt32(state[i:i + WORD_BITS], None) for i in range(0, 256, WORD_BITS)])
 
 
-def _sha256_level(cs: TraceCS, leaves: list, data: list) -> list:
-    bits, children = path_level(cs, leaves[0], data)
+def sha256_children(cs: TraceCS, children: Sequence[int]) -> int:
+    """The SHA-256 node of children (each field element's bits in Filecoin's
+    order, the digest cut to 254 bits): a binary tree's parent, in R1CS."""
     message: list[Boolean] = []
     for child in children:
         message += reverse_bit_numbering(to_bits_le(cs, child))
     state = iv()
     for block in padded_blocks(message):
         state = compress(cs, block, state)
-    return bits + [pack_bits(cs, reverse_bit_numbering(digest_bits(state))[:254])]
+    return pack_bits(cs, reverse_bit_numbering(digest_bits(state))[:254])
+
+
+def _sha256_level(cs: TraceCS, leaves: list, data: list) -> list:
+    bits, children = path_level(cs, leaves[0], data)
+    return bits + [sha256_children(cs, children)]
 
 
 def sha256_level(b: Builder, cur: int, index: int | None, sibling: int | None) -> tuple[Boolean, int]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Protocol
 
 from porep_prover.errors import VanillaProofError
 
@@ -46,13 +47,22 @@ class FallbackSectorProof:
     sectors: tuple[SectorProof, ...]
 
 
-def _shape(proof: PoStProof) -> tuple[str, list[int]]:
+class TreeShaped(Protocol):
+    """A registered proof whose tree_r_last has Filecoin's shape: tree (base
+    arity, sub-tree arity or 0, top-tree arity or 0) and its levels' arities."""
+    @property
+    def tree(self) -> tuple[int, int, int]: ...
+
+    @property
+    def tree_arities(self) -> list[int]: ...
+
+
+def tree_r_shape(proof: TreeShaped) -> tuple[str, list[list[int]]]:
     """tree_r_last's proof kind and each path's levels' arities (base, then sub and top)."""
     arities = proof.tree_arities
     extra = sum(1 for a in proof.tree[1:] if a)
-    kind = KINDS[extra]
     parts = [arities[:len(arities) - extra]] + [[a] for a in arities[len(arities) - extra:]]
-    return kind, parts                                      # type: ignore[return-value]
+    return KINDS[extra], parts
 
 
 class BincodeReader:
@@ -62,6 +72,16 @@ class BincodeReader:
 
     def __init__(self, data: bytes, where: str):
         self.data, self.at, self.where = memoryview(data), 0, where
+
+    @classmethod
+    def of(cls, data: object, where: str, max_bytes: int) -> "BincodeReader":
+        """A reader of data, checked to be bytes of at most max_bytes first
+        (VanillaProofError at where when not)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise VanillaProofError(f"bytes expected, got {type(data).__name__}", where)
+        if len(data) > max_bytes:
+            raise VanillaProofError(f"{len(data)} bytes, at most {max_bytes}", where)
+        return cls(bytes(data), where)
 
     def fail(self, message: str, field: str) -> VanillaProofError:
         return VanillaProofError(f"{message} (byte {self.at})", f"{self.where}.{field}" if field else self.where)
@@ -119,12 +139,8 @@ def read_merkle(r: BincodeReader, field: str, kind: str, parts: list[list[int]])
 def read(data: bytes, proof: PoStProof, where: str = "vanilla_proof") -> FallbackSectorProof:
     """A FallbackPoStSectorProof of a sector of proof's (see the module);
     VanillaProofError naming the field that does not fit."""
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise VanillaProofError(f"bytes expected, got {type(data).__name__}", where)
-    if len(data) > MAX_BYTES:
-        raise VanillaProofError(f"{len(data)} bytes, at most {MAX_BYTES}", where)
-    r = BincodeReader(bytes(data), where)
-    kind, parts = _shape(proof)
+    r = BincodeReader.of(data, where, MAX_BYTES)
+    kind, parts = tree_r_shape(proof)
     sector_id, comm_r = r.u64("sector_id"), r.element("comm_r")
     r.count("vanilla_proof.sectors", 1)
     field = "vanilla_proof.sectors[0].inclusion_proofs"

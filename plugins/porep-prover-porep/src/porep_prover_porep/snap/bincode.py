@@ -18,10 +18,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from porep_prover.errors import VanillaProofError
 
-from ..post.bincode import BincodeReader, read_merkle, write_merkle
-from ..proofs import KINDS, MerkleProof
+from ..post.bincode import BincodeReader, read_merkle, tree_r_shape, write_merkle
+from ..proofs import MerkleProof
 from .registered import UpdateProof
 
 MAX_BYTES = 1 << 22         # a 64 GiB partition's proof is ~600 KB
@@ -43,22 +42,10 @@ class PartitionProof:
     challenge_proofs: tuple[ChallengeProof, ...]
 
 
-def tree_r_shape(proof: UpdateProof) -> tuple[str, list[list[int]]]:
-    """TreeR's proof kind and each path's levels' arities (base, then sub and top)."""
-    arities = proof.tree_arities
-    extra = sum(1 for a in proof.tree[1:] if a)
-    parts = [arities[:len(arities) - extra]] + [[a] for a in arities[len(arities) - extra:]]
-    return KINDS[extra], parts
-
-
 def read(data: bytes, proof: UpdateProof, where: str = "vanilla_proofs") -> PartitionProof:
     """A PartitionProof of an update of proof's (see the module);
     VanillaProofError naming the field that does not fit."""
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise VanillaProofError(f"bytes expected, got {type(data).__name__}", where)
-    if len(data) > MAX_BYTES:
-        raise VanillaProofError(f"{len(data)} bytes, at most {MAX_BYTES}", where)
-    r = BincodeReader(bytes(data), where)
+    r = BincodeReader.of(data, where, MAX_BYTES)
     kind, parts = tree_r_shape(proof)
     d_parts = [[2] * proof.challenge_bits]
     comm_c = r.element("comm_c")

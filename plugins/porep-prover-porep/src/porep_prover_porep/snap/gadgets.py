@@ -23,9 +23,9 @@ from typing import Sequence
 
 from ..circuit.boolean import Boolean, bit, is_
 from ..circuit.builder import Builder
-from ..circuit.gadgets import alloc_num, insert, pack_bits, pick, reverse_bit_numbering, to_bits_le
+from ..circuit.gadgets import alloc_num, insert, pack_bits, pick
+from ..circuit.hashes import sha256_children
 from ..circuit.poseidon import poseidon_hash
-from ..circuit.sha256 import compress, digest_bits, iv, padded_blocks
 from ..circuit.system import ONE, LC, TraceCS
 from ..fr32 import R
 from .challenges import GEN_TAG
@@ -111,25 +111,15 @@ def label_r_new(b: Builder, leaf_r_old: int, leaf_d_new: int, rho: int) -> int:
     return b.call("label_r_new", _label_r_new, [leaf_r_old, leaf_d_new, rho])[0]
 
 
-def _sha256_children(cs: TraceCS, children: Sequence[int]) -> int:
-    message: list[Boolean] = []
-    for child in children:
-        message += reverse_bit_numbering(to_bits_le(cs, child))
-    state = iv()
-    for block in padded_blocks(message):
-        state = compress(cs, block, state)
-    return pack_bits(cs, reverse_bit_numbering(digest_bits(state))[:254])
-
-
 def sha256_pair(b: Builder, x: int, y: int) -> int:
-    return b.call("sha256 pair", lambda cs, leaves, data: [_sha256_children(cs, leaves)], [x, y])[0]
+    return b.call("sha256 pair", lambda cs, leaves, data: [sha256_children(cs, leaves)], [x, y])[0]
 
 
 def _por_level(cs: TraceCS, leaves: list, data: list, arity: int, hasher: str) -> list:
     n_bits = arity.bit_length() - 1
     cur, bits, siblings = leaves[0], leaves[1:1 + n_bits], leaves[1 + n_bits:]
     children = insert(cs, cur, bits, siblings)
-    return [_sha256_children(cs, children) if hasher == "sha256" else poseidon_hash(cs, children)]
+    return [sha256_children(cs, children) if hasher == "sha256" else poseidon_hash(cs, children)]
 
 
 def por_level(b: Builder, cur: int, bits: Sequence[Boolean], siblings: Sequence[int], hasher: str) -> int:
