@@ -67,6 +67,18 @@ def prover_id_of(miner_id: int) -> bytes:
             return bytes(out) + bytes(32 - len(out))
 
 
+def keys_checked(obj, allowed: set[str] | frozenset[str], kind: str, module: str) -> dict:
+    """obj, a job of kind's payload dict with no key outside allowed;
+    InvalidInputError naming the type or the unknown keys (and module, where
+    the keys are documented) otherwise."""
+    if not isinstance(obj, dict):
+        raise InvalidInputError(f"a {kind} job's payload is a dict, got {type(obj).__name__}")
+    unknown = sorted(set(obj) - allowed, key=str)
+    if unknown:
+        raise InvalidInputError(f"{kind} payload: unknown keys {', '.join(map(str, unknown))} (see {module})")
+    return obj
+
+
 def uint_of(obj: dict, key: str, high: int = U64, what: str = "porep payload") -> int | None:
     """obj[key], an integer from 0 to high, or None when absent; InvalidInputError naming it (in what) otherwise."""
     value = obj.get(key)
@@ -111,13 +123,8 @@ class Payload:
     @classmethod
     def of(cls, obj) -> "Payload":
         """From a payload dict (any of the forms above); InvalidInputError naming what is wrong."""
-        if not isinstance(obj, dict):
-            raise InvalidInputError(f"a porep job's payload is a dict, got {type(obj).__name__}")
-        daemon = "vanilla_proof" in obj
-        unknown = sorted(set(obj) - (DAEMON_KEYS if daemon else API_KEYS), key=str)
-        if unknown:
-            raise InvalidInputError(f"porep payload: unknown keys {', '.join(map(str, unknown))} (see "
-                                    "porep_prover_porep.payload)")
+        daemon = isinstance(obj, dict) and "vanilla_proof" in obj
+        keys_checked(obj, DAEMON_KEYS if daemon else API_KEYS, "porep", "porep_prover_porep.payload")
         source = obj.get("vanilla_proof" if daemon else "c1")
         size = uint_of(obj, "sector_size")
         proof = seal_proof_of(obj["registered_proof"]) if obj.get("registered_proof") is not None else None

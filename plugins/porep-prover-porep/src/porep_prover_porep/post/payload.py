@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from porep_prover.errors import InvalidInputError, VanillaProofError
 
-from ..payload import uint_of
+from ..payload import keys_checked, uint_of
 from . import bincode, vanilla
 from .bincode import FallbackSectorProof
 from .challenges import public_inputs, randomness_of
@@ -92,12 +92,7 @@ class PostPayload:
     def of(cls, obj, kind: str) -> "PostPayload":
         """From a payload dict of a job of kind ("winning" or "window");
         InvalidInputError naming what is wrong."""
-        if not isinstance(obj, dict):
-            raise InvalidInputError(f"a PoSt job's payload is a dict, got {type(obj).__name__}")
-        unknown = sorted(set(obj) - KEYS, key=str)
-        if unknown:
-            raise InvalidInputError(f"PoSt payload: unknown keys {', '.join(map(str, unknown))} (see "
-                                    "porep_prover_porep.post.payload)")
+        keys_checked(obj, KEYS, "PoSt", "porep_prover_porep.post.payload")
         proof = _proof_of(kind, obj)
         params = obj.get("params")
         if params is not None and (not isinstance(params, (str, os.PathLike)) or not os.path.isfile(params)):

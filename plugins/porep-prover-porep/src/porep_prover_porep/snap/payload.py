@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from porep_prover.errors import InvalidInputError, VanillaProofError
 
 from ..fr32 import R
-from ..payload import uint_of
+from ..payload import keys_checked, uint_of
 from ..post.payload import vanilla_items
 from . import bincode, challenges, vanilla
 from .bincode import PartitionProof
@@ -134,12 +134,7 @@ class SnapPayload:
     @classmethod
     def of(cls, obj) -> "SnapPayload":
         """From a payload dict; InvalidInputError naming what is wrong."""
-        if not isinstance(obj, dict):
-            raise InvalidInputError(f"a snap-update job's payload is a dict, got {type(obj).__name__}")
-        unknown = sorted(set(obj) - KEYS, key=str)
-        if unknown:
-            raise InvalidInputError(f"snap-update payload: unknown keys {', '.join(map(str, unknown))} (see "
-                                    "porep_prover_porep.snap.payload)")
+        keys_checked(obj, KEYS, "snap-update", "porep_prover_porep.snap.payload")
         proof = _proof_of(obj)
         params = obj.get("params")
         if params is not None and (not isinstance(params, str) or not os.path.isfile(params)):
