@@ -17,11 +17,12 @@ ones made once per circuit into the parameter cache.
 """
 from __future__ import annotations
 
-from porep_prover.engine import KeptParams, SrsShape
+from porep_prover.engine import KeptParams
 from porep_prover.errors import InvalidInputError
-from porep_prover.groth16 import is_mapped_file
 
-from ..parameters import ParamsSpec, spec_parameters, spec_path
+from ..circuit.placed import PlacedCircuit
+from ..parameters import ParamsSpec
+from ..placed_provider import PlacedProvider
 from .circuit import post_circuit
 from .payload import PostPayload
 from .registered import PoStProof
@@ -38,7 +39,7 @@ def params_spec(proof: PoStProof) -> ParamsSpec:
                       f"the {proof.name} partition circuit")
 
 
-class PostProvider:
+class PostProvider(PlacedProvider):
     """Synthesis provider of one PoSt kind: PostProvider("winning") serves
     job kind "winning-post", PostProvider("window") "window-post"."""
 
@@ -50,8 +51,16 @@ class PostProvider:
         self.post_kind = kind
         self.kinds = (KINDS[kind],)
 
+    kept = KEPT
+
     def payload(self, obj) -> PostPayload:
         return PostPayload.of(obj, self.post_kind)
+
+    def placed(self, proof: PoStProof) -> PlacedCircuit:
+        return post_circuit(proof)
+
+    def spec(self, proof: PoStProof) -> ParamsSpec:
+        return params_spec(proof)
 
     def parse_payload(self, obj: dict, partitions: int) -> dict:
         """The payload of a JSON object (the daemon's jobs), its vanilla proofs
@@ -69,37 +78,6 @@ class PostProvider:
         """A PoSt job's partitions: 1 (a WindowPoSt's partitions are jobs of their own, as the wire sends them)."""
         return 1
 
-    def constraints(self, payload: dict) -> int:
-        return post_circuit(self.payload(payload).proof).shape.n_constraints
-
-    def srs_key(self, job) -> str:
-        p = self.payload(job.payload)
-        return f"{self.kinds[0]}:{p.proof.sector_size}:{spec_path(params_spec(p.proof), p.params) or 'insecure'}"
-
-    def srs_shape(self, job) -> SrsShape:
-        """The shape of the parameters load_srs gives the job, counted from its circuit."""
-        p = self.payload(job.payload)
-        path = spec_path(params_spec(p.proof), p.params)
-        return post_circuit(p.proof).counts.srs_shape(path is not None and is_mapped_file(path))
-
-    def circuit_stats(self, job) -> dict:
-        return post_circuit(self.payload(job.payload).proof).counts.stats()
-
-    def circuit_bytes(self, job) -> int:
-        return post_circuit(self.payload(job.payload).proof).host_bytes
-
-    def load_srs(self, job):
-        """The parameters of the job's circuit: those in use in this process, else read or made."""
-        p = self.payload(job.payload)
-        return KEPT.get(self.srs_key(job),
-                        lambda: spec_parameters(params_spec(p.proof), post_circuit(p.proof).r1cs, p.params, job))
-
-    def circuit(self, job):
-        return post_circuit(self.payload(job.payload).proof).r1cs
-
-    def synthesis_bytes(self, job) -> int:
-        return post_circuit(self.payload(job.payload).proof).synthesis_bytes
-
     def synthesize(self, job, partition: int, threads: int, out=None):
         """The partition's circuit and witness (written into out when given)."""
         if partition != 0:
@@ -108,6 +86,3 @@ class PostProvider:
         circuit = post_circuit(p.proof)
         return circuit.r1cs, circuit.slots_witness(slots(p.proof, p.sector_proofs()), p.public_inputs(), threads,
                                                    out)
-
-    def synthesize_into(self, job, partition: int, threads: int, out):
-        return self.synthesize(job, partition, threads, out)[0]

@@ -16,11 +16,12 @@ parameter cache.
 """
 from __future__ import annotations
 
-from porep_prover.engine import KeptParams, SrsShape
+from porep_prover.engine import KeptParams
 from porep_prover.errors import InvalidInputError
-from porep_prover.groth16 import is_mapped_file
 
-from ..parameters import ParamsSpec, spec_parameters, spec_path
+from ..circuit.placed import PlacedCircuit
+from ..parameters import ParamsSpec
+from ..placed_provider import PlacedProvider
 from . import vanilla
 from .circuit import update_circuit
 from .payload import SnapPayload
@@ -36,15 +37,22 @@ def params_spec(proof: UpdateProof) -> ParamsSpec:
                       proof.params_name, f"{KIND}-{proof.sector_size}.params", f"the {proof.name} update circuit")
 
 
-class SnapProvider:
+class SnapProvider(PlacedProvider):
     """Synthesis provider of job kind "snap-update": a job is an update's every partition."""
 
     kinds = (KIND,)
     payload_paths = ("vanilla_proofs", "params")
 
-    @staticmethod
-    def payload(obj) -> SnapPayload:
+    kept = KEPT
+
+    def payload(self, obj) -> SnapPayload:
         return SnapPayload.of(obj)
+
+    def placed(self, proof: UpdateProof) -> PlacedCircuit:
+        return update_circuit(proof)
+
+    def spec(self, proof: UpdateProof) -> ParamsSpec:
+        return params_spec(proof)
 
     def parse_payload(self, obj: dict, partitions: int) -> dict:
         """The payload of a JSON object (the daemon's jobs), its partition proofs
@@ -62,37 +70,6 @@ class SnapProvider:
     def partitions(self, payload: dict) -> int:
         return self.payload(payload).proof.partitions
 
-    def constraints(self, payload: dict) -> int:
-        return update_circuit(self.payload(payload).proof).shape.n_constraints
-
-    def srs_key(self, job) -> str:
-        p = self.payload(job.payload)
-        return f"{KIND}:{p.proof.sector_size}:{spec_path(params_spec(p.proof), p.params) or 'insecure'}"
-
-    def srs_shape(self, job) -> SrsShape:
-        """The shape of the parameters load_srs gives the job, counted from its circuit."""
-        p = self.payload(job.payload)
-        path = spec_path(params_spec(p.proof), p.params)
-        return update_circuit(p.proof).counts.srs_shape(path is not None and is_mapped_file(path))
-
-    def circuit_stats(self, job) -> dict:
-        return update_circuit(self.payload(job.payload).proof).counts.stats()
-
-    def circuit_bytes(self, job) -> int:
-        return update_circuit(self.payload(job.payload).proof).host_bytes
-
-    def load_srs(self, job):
-        """The parameters of the job's circuit: those in use in this process, else read or made."""
-        p = self.payload(job.payload)
-        return KEPT.get(self.srs_key(job),
-                        lambda: spec_parameters(params_spec(p.proof), update_circuit(p.proof).r1cs, p.params, job))
-
-    def circuit(self, job):
-        return update_circuit(self.payload(job.payload).proof).r1cs
-
-    def synthesis_bytes(self, job) -> int:
-        return update_circuit(self.payload(job.payload).proof).synthesis_bytes
-
     def synthesize(self, job, partition: int, threads: int, out=None):
         """Partition k's circuit and witness (written into out when given);
         JobCancelledError as soon as the job ends (its stop flag is read
@@ -106,6 +83,3 @@ class SnapProvider:
         stop = getattr(job, "stop", None)        # a Job's; None for a job-like object without one
         return circuit.r1cs, circuit.partition_witness(values, expected, threads, out,
                                                        stop.array if stop is not None else None)
-
-    def synthesize_into(self, job, partition: int, threads: int, out):
-        return self.synthesize(job, partition, threads, out)[0]
