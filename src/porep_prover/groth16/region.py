@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
-from ..backend.stop import raise_if_stopped
+from ..backend.stop import current_stop, raise_if_stopped, stop_scope
 from ..curve.points import G1Array, G1Point, G2Array, G2Point
 from ..errors import InvalidInputError
 from ..field.fr_array import FrArray
@@ -133,14 +133,14 @@ def run_region(be: Backend, steps: list[Step], threads: int, clock: Clock, optio
     ends, whichever way. Returns the accumulators. JobCancelledError once
     the calling thread's stop flag (backend.stop) is set, where be stops
     between steps (its capabilities): checked before each step, and by the
-    host's kernels within theirs."""
+    host's kernels within theirs; where it does not, the region runs to its
+    end outside the flag's scope, its host steps too."""
     sums: dict[str, G1Point | G2Point] = {}
-    stops = be.capabilities.stops_between_steps
-    with Slots(be) as slots, be.region(plan, arrays, options, overlap) as region:
+    flag = current_stop() if be.capabilities.stops_between_steps else None
+    with stop_scope(flag), Slots(be) as slots, be.region(plan, arrays, options, overlap) as region:
         beside = False                    # side work queued since the last join
         for step in steps:
-            if stops:
-                raise_if_stopped("the kernel region")
+            raise_if_stopped("the kernel region")
             on = step.on if not isinstance(step, HStep) else On.MAIN
             if on is On.MAIN and beside and not isinstance(step, HStep):
                 region.join()
